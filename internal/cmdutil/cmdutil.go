@@ -1,0 +1,95 @@
+// Package cmdutil holds what every jikken command shares: the factory that hands commands their
+// streams and store, the documented exit codes, and output-format handling.
+package cmdutil
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/jikken-dev/jikken/internal/iostreams"
+)
+
+// Exit codes, documented in `jikken --help` and docs/cli.md. One place maps errors to them.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1 // the command failed: bad input, unreachable store, ...
+	ExitUsage       = 2 // wrong flags or arguments
+	ExitTrialFailed = 3 // the run finished but some trials did not succeed
+	ExitInterrupted = 130
+)
+
+// ExitError carries an exit code other than ExitError through cobra to main.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Silent is an ExitError whose message was already shown to the user.
+func Silent(code int) error { return &ExitError{Code: code} }
+
+// UsageError marks an error as a usage mistake (exit code 2).
+func UsageError(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// CodeOf returns the exit code an error maps to.
+func CodeOf(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}
+
+// Factory hands commands what they need, so tests can build commands with buffers and temp dirs.
+type Factory struct {
+	IO *iostreams.IOStreams
+	// StoreURL is the --store flag value after defaults (JIKKEN_STORE, then ./.jikken).
+	StoreURL string
+	// Executable is the path of the running jikken binary (for --detach and in-container executors).
+	Executable string
+}
+
+// DefaultStoreURL returns JIKKEN_STORE or ./.jikken.
+func DefaultStoreURL() string {
+	if s := os.Getenv("JIKKEN_STORE"); s != "" {
+		return s
+	}
+	return ".jikken"
+}
+
+// Format is an output format chosen with -o.
+type Format string
+
+// CheckFormat returns an error naming the allowed values when f is not one of them.
+func CheckFormat(f string, allowed ...string) (Format, error) {
+	for _, a := range allowed {
+		if f == a {
+			return Format(f), nil
+		}
+	}
+	return "", UsageError("unknown output format %q; use one of %v", f, allowed)
+}
+
+// WriteJSON writes v as indented JSON followed by a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

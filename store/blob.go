@@ -1,0 +1,113 @@
+// Package store keeps runs: a small blob contract that a local folder and S3 both satisfy, and the
+// run/trial layout written once on top of it.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrNotFound is returned (wrapped) by Blob methods when a key does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrExists is returned (wrapped) by Blob.Create when the key already exists.
+var ErrExists = errors.New("already exists")
+
+// Info describes one stored object.
+type Info struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+}
+
+// Blob is a flat object store addressed by slash-separated keys (see ValidKey).
+//
+// Contract, checked for every implementation by storetest.Run:
+//   - Put replaces the object atomically: a concurrent or later reader sees the old object or the
+//     whole new one, never a part. size is the length of r, or -1 when unknown.
+//   - Create is Put that fails with ErrExists when the key exists; exactly one of many concurrent
+//     Creates of a key succeeds. It backs the run lock.
+//   - Get and Stat return an error wrapping ErrNotFound for a missing key.
+//   - List calls fn for every key under prefix (a key prefix, not only a folder) in lexical
+//     order; an error from fn stops the listing and is returned.
+//   - Delete is idempotent: deleting a missing key is not an error.
+//   - Transient failures are retried inside the implementation; an error that comes out is final.
+type Blob interface {
+	Put(ctx context.Context, key string, r io.Reader, size int64) error
+	Create(ctx context.Context, key string, r io.Reader, size int64) error
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
+	Stat(ctx context.Context, key string) (Info, error)
+	List(ctx context.Context, prefix string, fn func(Info) error) error
+	Delete(ctx context.Context, key string) error
+	// Location is the store's URL as the user wrote it, without credentials.
+	Location() string
+}
+
+// FileUploader is implemented by blobs that can take a finished local file more cheaply than
+// through a reader (the folder store renames it when it is on the same file system).
+// PutFile may consume (move) the file at path.
+type FileUploader interface {
+	PutFile(ctx context.Context, key, path string) error
+}
+
+// PutFile stores the file at path under key, moving it when the blob can.
+func PutFile(ctx context.Context, b Blob, key, path string) error {
+	if fu, ok := b.(FileUploader); ok {
+		return fu.PutFile(ctx, key, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return b.Put(ctx, key, f, size)
+}
+
+// ValidKey reports why key cannot be stored, or nil. Keys are relative, slash-separated, valid
+// UTF-8, with no empty, "." or ".." segments and no control characters, so that a trial name or an
+// artifact path can never escape its prefix in a folder or a bucket.
+func ValidKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("empty key")
+	}
+	if !utf8.ValidString(key) {
+		return fmt.Errorf("key %q is not valid UTF-8", key)
+	}
+	if strings.HasPrefix(key, "/") {
+		return fmt.Errorf("key %q is absolute", key)
+	}
+	for _, seg := range strings.Split(key, "/") {
+		switch seg {
+		case "":
+			return fmt.Errorf("key %q has an empty path segment", key)
+		case ".", "..":
+			return fmt.Errorf("key %q has a %q segment", key, seg)
+		}
+	}
+	for _, r := range key {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return fmt.Errorf("key %q has a control character or backslash", key)
+		}
+	}
+	return nil
+}
+
+// ReadAll reads the whole object at key.
+func ReadAll(ctx context.Context, b Blob, key string) ([]byte, error) {
+	rc, err := b.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
