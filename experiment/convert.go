@@ -1,0 +1,276 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// plain turns decoded JSON numbers into int64 when whole, float64 otherwise, recursively.
+func plain(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plain(e)
+		}
+		return out
+	}
+	return v
+}
+
+func toCommand(v any) (Command, error) {
+	switch x := v.(type) {
+	case string:
+		if strings.TrimSpace(x) == "" {
+			return Command{}, fmt.Errorf("is empty")
+		}
+		return Command{Shell: x}, nil
+	case []any:
+		if len(x) == 0 {
+			return Command{}, fmt.Errorf("is an empty array")
+		}
+		argv := make([]string, len(x))
+		for i, e := range x {
+			s, ok := scalarString(e)
+			if !ok {
+				return Command{}, fmt.Errorf("element %d must be a string or number", i)
+			}
+			argv[i] = s
+		}
+		return Command{Argv: argv}, nil
+	}
+	return Command{}, fmt.Errorf("must be a string (run by sh -c) or an array of strings (argv)")
+}
+
+// scalarString renders strings, numbers and booleans as text.
+func scalarString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+func toStringMap(v any, scalars bool) (map[string]string, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an object of name: value")
+	}
+	out := make(map[string]string, len(m))
+	for k, e := range m {
+		s, ok := scalarString(e)
+		if !ok || (!scalars && isNonString(e)) {
+			return nil, fmt.Errorf("value of %q must be a string", k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+func isNonString(v any) bool { _, ok := v.(string); return !ok }
+
+func toStringList(v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an array")
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		s, ok := scalarString(e)
+		if !ok {
+			return nil, fmt.Errorf("element %d must be a string", i)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func toInt(v any) (int64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("must be a whole number")
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return 0, fmt.Errorf("%s is not a whole number", n)
+	}
+	return i, nil
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func validEnvName(s string) bool { return envName.MatchString(s) }
+
+func toResources(v any) (Resources, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Resources{}, fmt.Errorf("must be an object with cpu, memory and/or gpu")
+	}
+	var r Resources
+	for _, k := range sortedKeys(m) {
+		e := m[k]
+		switch k {
+		case "cpu":
+			c, err := parseCPU(e)
+			if err != nil {
+				return r, fmt.Errorf("cpu: %v", err)
+			}
+			r.CPU = c
+		case "memory":
+			b, err := parseMemory(e)
+			if err != nil {
+				return r, fmt.Errorf("memory: %v", err)
+			}
+			r.Memory = b
+		case "gpu":
+			n, err := toInt(e)
+			if err != nil || n < 0 {
+				return r, fmt.Errorf("gpu: must be a whole number >= 0")
+			}
+			r.GPU = int(n)
+		default:
+			return r, fmt.Errorf("unknown resource %q%s; use cpu, memory, gpu", k, suggest(k, []string{"cpu", "memory", "gpu"}))
+		}
+	}
+	return r, nil
+}
+
+// parseCPU reads cores as a number or a Kubernetes quantity ("500m", "2").
+func parseCPU(v any) (float64, error) {
+	s, ok := scalarString(v)
+	if !ok {
+		return 0, fmt.Errorf("want a number of cores or a quantity like \"500m\"")
+	}
+	mult := 1.0
+	if strings.HasSuffix(s, "m") {
+		s, mult = strings.TrimSuffix(s, "m"), 0.001
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("want a positive number of cores or a quantity like \"500m\"")
+	}
+	return f * mult, nil
+}
+
+var memUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
+	{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
+}
+
+// parseMemory reads bytes as a number or a quantity ("512Mi", "2G").
+func parseMemory(v any) (int64, error) {
+	s, ok := scalarString(v)
+	if !ok {
+		return 0, fmt.Errorf("want bytes or a quantity like \"512Mi\" or \"2G\"")
+	}
+	mult := 1.0
+	for _, u := range memUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 || f*mult > math.MaxInt64/2 {
+		return 0, fmt.Errorf("want a positive amount of bytes or a quantity like \"512Mi\" or \"2G\"")
+	}
+	return int64(f * mult), nil
+}
+
+func toHealth(v any) (*Health, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an object with cmd or tcp, and optional interval and timeout")
+	}
+	h := &Health{}
+	for _, k := range sortedKeys(m) {
+		e := m[k]
+		switch k {
+		case "cmd":
+			c, err := toCommand(e)
+			if err != nil {
+				return nil, fmt.Errorf("cmd %v", err)
+			}
+			h.Cmd = c
+		case "tcp":
+			s, ok := e.(string)
+			if !ok || !strings.Contains(s, ":") {
+				return nil, fmt.Errorf("tcp must be a host:port string")
+			}
+			h.TCP = s
+		case "interval", "timeout":
+			b, _ := json.Marshal(e)
+			var d Duration
+			if err := d.UnmarshalJSON(b); err != nil {
+				return nil, fmt.Errorf("%s: %v", k, err)
+			}
+			if k == "interval" {
+				h.Interval = d
+			} else {
+				h.Timeout = d
+			}
+		default:
+			return nil, fmt.Errorf("unknown field %q; use cmd, tcp, interval, timeout", k)
+		}
+	}
+	if h.Cmd.IsZero() == (h.TCP == "") {
+		return nil, fmt.Errorf("set exactly one of cmd and tcp")
+	}
+	return h, nil
+}
+
+var portSpec = regexp.MustCompile(`^(?:(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):)?(?:(\d{1,5}(?:-\d{1,5})?):)?(\d{1,5}(?:-\d{1,5})?)(?:/(?:tcp|udp|sctp))?$`)
+
+// checkPort accepts Docker's port syntax: [ip:][hostPort:]containerPort[/proto].
+func checkPort(s string) error {
+	m := portSpec.FindStringSubmatch(s)
+	if m == nil {
+		return fmt.Errorf("port %q: use [ip:][host_port:]container_port[/tcp|udp], e.g. \"8080:80\"", s)
+	}
+	for _, group := range m[1:3] {
+		for _, part := range strings.Split(group, "-") {
+			if n, _ := strconv.Atoi(part); n > 65535 {
+				return fmt.Errorf("port %q: %d is above 65535", s, n)
+			}
+		}
+	}
+	return nil
+}
+
+// checkVolume accepts source:target[:ro|rw] where source is a host path or a volume name.
+func checkVolume(s string) error {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
+		return fmt.Errorf("volume %q: use source:target[:ro], where source is a host path or a volume name", s)
+	}
+	if !strings.HasPrefix(parts[1], "/") {
+		return fmt.Errorf("volume %q: the target %q must be an absolute path in the container", s, parts[1])
+	}
+	if len(parts) == 3 && parts[2] != "ro" && parts[2] != "rw" {
+		return fmt.Errorf("volume %q: mode %q must be ro or rw", s, parts[2])
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package experiment
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadCombuArray(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "combu.jsonnet", `
+local uuid = "UUID";
+local modes = ["fast", "slow"];
+[
+  { name: "cache", image: "redis", cmd: "redis-server", ports: ["6379"], networks: ["net-" + uuid] },
+] + [
+  {
+    name: "sim-%d-%s" % [i, m],
+    image: "sim:" + uuid,
+    cmd: "make simulation ID=%d MODE=%s" % [i, m],
+    depends: ["cache"],
+    volumes: ["/tmp/data:/data:ro"],
+  }
+  for i in std.range(1, 3) for m in modes
+]`)
+	exp, err := Load(p, Options{RunID: "run-123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exp.Form != "combu" || len(exp.Trials) != 7 {
+		t.Fatalf("form %s, %d trials; want combu, 7", exp.Form, len(exp.Trials))
+	}
+	sim := exp.Trials[1]
+	if sim.Name != "sim-1-fast" || sim.Cmd.Shell != "make simulation ID=1 MODE=fast" || sim.Image != "sim:run-123" {
+		t.Fatalf("trial 1 = %+v", sim)
+	}
+	if len(sim.Depends) != 1 || sim.Depends[0] != (Dependency{Trial: "cache", Condition: Started}) {
+		t.Fatalf("depends = %+v", sim.Depends)
+	}
+	if exp.Trials[0].Networks[0] != "net-run-123" {
+		t.Fatalf("UUID literal not replaced: %v", exp.Trials[0].Networks)
+	}
+	if _, ok := exp.Sources["combu.jsonnet"]; !ok {
+		t.Fatalf("sources = %v", exp.SourceNames())
+	}
+}
+
+func TestLoadMatrixWithDefaultsImportAndVars(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "algos.libsonnet", `["ga", "pso"]`)
+	p := writeFile(t, dir, "exp.jsonnet", `
+local algos = import "algos.libsonnet";
+function(budget="100") {
+  name: "opt",
+  defaults: { env: { BUDGET: budget, MODE: std.extVar("mode") }, timeout: "1m", retries: 1 },
+  trials: [
+    { name: "build", cmd: ["go", "build", "-o", "opt", "."] },
+    { name: "summary", cmd: "echo done", after: ["run"] },
+  ],
+  matrix: {
+    name: "run",
+    params: { algo: algos, fn: ["sphere", "rastrigin"] },
+    seeds: 3,
+    exclude: [{ algo: "pso", fn: "rastrigin" }],
+    cmd: "./opt --algo {{algo}} --fn {{fn}} --seed {{seed}}",
+    env: { TAG: "{{trial}}" },
+    after: ["build"],
+  },
+}`)
+	exp, err := Load(p, Options{ExtStr: map[string]string{"mode": "quick"}, TLAStr: map[string]string{"budget": "7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// build, summary, then 3 combos x 3 seeds.
+	if got := len(exp.Trials); got != 2+9 {
+		t.Fatalf("%d trials, want 11", got)
+	}
+	r := exp.Trials[2]
+	if r.Name != "run-ga-sphere-s0" || r.Cmd.Shell != "./opt --algo ga --fn sphere --seed 0" || *r.Seed != 0 {
+		t.Fatalf("first matrix trial = %+v", r)
+	}
+	if r.Env["BUDGET"] != "7" || r.Env["MODE"] != "quick" || r.Env["TAG"] != r.Name || r.Retries != 1 {
+		t.Fatalf("env/defaults not applied: %+v", r)
+	}
+	if r.Params["algo"] != "ga" || r.Group != "run" || len(r.After) != 1 || r.After[0] != "build" {
+		t.Fatalf("params/group/after = %v %q %v", r.Params, r.Group, r.After)
+	}
+	for _, tr := range exp.Trials {
+		if tr.Params["algo"] == "pso" && tr.Params["fn"] == "rastrigin" {
+			t.Fatalf("excluded combination present: %s", tr.Name)
+		}
+	}
+	// summary waits for the whole group.
+	if got := len(exp.Trials[1].After); got != 9 {
+		t.Fatalf("summary waits for %d trials, want 9", got)
+	}
+	if lv := Levels(exp.Trials); len(lv) != 3 || len(lv[1]) != 9 {
+		t.Fatalf("levels = %v", lv)
+	}
+	if _, ok := exp.Sources["algos.libsonnet"]; !ok {
+		t.Fatalf("import not recorded: %v", exp.SourceNames())
+	}
+}
+
+func TestValidationErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string // substrings of the error
+	}{
+		{"syntax", `[{name: "a", cmd: "x"`, []string{"bad.jsonnet:1:", "Expected"}},
+		{"runtime", `[{name: "a", cmd: error "boom"}]`, []string{"bad.jsonnet:1:", "boom"}},
+		{"unknown field", `[{name: "a", cmd: "x", dpends: ["b"]}]`, []string{`trial "a": dpends: unknown field (did you mean "depends"?)`}},
+		{"unknown top", `{trails: []}`, []string{`trails: unknown top-level field (did you mean "trials"?)`}},
+		{"missing name", `[{cmd: "x"}]`, []string{"trial #0: name: missing"}},
+		{"duplicate", `[{name: "a", cmd: "x"}, {name: "a", cmd: "y"}]`, []string{`duplicate name: trials #0 and #1 are both called "a"`}},
+		{"missing dep", `[{name: "a", cmd: "x", depends: ["cach"]}, {name: "cache", cmd: "y"}]`, []string{`trial "a": depends: unknown trial "cach" (did you mean "cache"?)`}},
+		{"missing after", `[{name: "a", cmd: "x", after: ["zzz"]}]`, []string{`trial "a": after: unknown trial "zzz"`}},
+		{"cycle", `[{name: "a", cmd: "x", after: ["b"]}, {name: "b", cmd: "y", after: ["c"]}, {name: "c", cmd: "z", depends: ["a"]}]`, []string{"dependency cycle: a -> b -> c -> a"}},
+		{"self cycle", `[{name: "a", cmd: "x", after: ["a"]}]`, []string{"dependency cycle: a -> a"}},
+		{"bad name", `[{name: "sim 1/../x", cmd: "x"}]`, []string{`"sim 1/../x" is not a valid name`}},
+		{"bad cmd", `[{name: "a", cmd: 3}]`, []string{`trial "a": cmd: must be a string`}},
+		{"bad port", `[{name: "a", cmd: "x", ports: ["99999:80"]}]`, []string{"99999 is above 65535"}},
+		{"bad volume", `[{name: "a", cmd: "x", volumes: ["/data"]}]`, []string{`volume "/data": use source:target`}},
+		{"bad timeout", `[{name: "a", cmd: "x", timeout: "soon"}]`, []string{`timeout: duration "soon"`}},
+		{"bad resource", `[{name: "a", cmd: "x", resources: {gpus: 1}}]`, []string{`unknown resource "gpus" (did you mean "gpu"?)`}},
+		{"after service", `[{name: "s", cmd: "x", service: true}, {name: "a", cmd: "y", after: ["s"]}]`, []string{`"s" is a service`}},
+		{"healthy without check", `[{name: "s", cmd: "x", service: true}, {name: "a", cmd: "y", depends: [{trial: "s", condition: "healthy"}]}]`, []string{"has no health check"}},
+		{"not a list", `"hello"`, []string{"evaluates to a string"}},
+		{"empty", `[]`, []string{"no trials"}},
+		{"matrix placeholder", `{matrix: {params: {a: [1]}, cmd: "run {{b}}"}}`, []string{"{{b}} is not a param of this matrix"}},
+		{"matrix seeds", `{matrix: {seeds: 0, cmd: "x"}}`, []string{"matrix[0].seeds: a count must be"}},
+		{"group clash", `{trials: [{name: "run", cmd: "x"}], matrix: {name: "run", params: {a: [1]}, cmd: "x"}}`, []string{`both called "run"`}},
+		{"several problems", `[{name: "a", cmd: "x", foo: 1}, {name: "b", cmd: "x", bar: 2}]`, []string{"2 problems", "foo", "bar"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := writeFile(t, dir, "bad.jsonnet", c.src)
+			_, err := Load(p, Options{})
+			if err == nil {
+				t.Fatalf("no error for %s", c.src)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+			if !strings.Contains(err.Error(), "bad.jsonnet") {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
+
+func TestValidationErrorType(t *testing.T) {
+	_, err := Parse("x.json", []byte(`[{"name":"a","cmd":"x","after":["nope"]}]`))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Field != "after" {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+func TestMatrixNamesFallBackToIndex(t *testing.T) {
+	exp, err := Parse("m.json", []byte(`{"matrix":{"name":"g","params":{"x":["a b","a/b"]},"cmd":"echo {{x}}"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "a b" and "a/b" both sanitise to "a-b": names must fall back to indices.
+	if exp.Trials[0].Name != "g-0" || exp.Trials[1].Name != "g-1" {
+		t.Fatalf("names = %s, %s", exp.Trials[0].Name, exp.Trials[1].Name)
+	}
+	if exp.Trials[1].Cmd.Shell != "echo a/b" {
+		t.Fatalf("cmd = %q", exp.Trials[1].Cmd.Shell)
+	}
+}
+
+func TestDependsHealthyByDefaultWhenChecked(t *testing.T) {
+	exp, err := Parse("h.json", []byte(`[{"name":"db","cmd":"x","service":true,"health":{"tcp":"127.0.0.1:5432"}},{"name":"a","cmd":"y","depends":["db"]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := exp.Trials[1].Depends[0].Condition; got != Healthy {
+		t.Fatalf("condition = %s, want healthy", got)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`[{"name":"a","cmd":"x","depends":["b"]},{"name":"b","cmd":["y"],"after":[]}]`))
+	f.Add([]byte(`{"name":"e","defaults":{"env":{"A":"1"}},"matrix":{"params":{"a":[1,2]},"seeds":[1,2],"cmd":"{{a}}"}}`))
+	f.Add([]byte(`[{"name":"s","service":true,"health":{"cmd":"true"}},{"name":"t","depends":[{"trial":"s","condition":"healthy"}],"resources":{"cpu":"500m","memory":"1Gi","gpu":1},"ports":["127.0.0.1:80:80/tcp"]}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		exp, err := Parse("fuzz.json", data)
+		if err != nil {
+			var ve *ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) == 0 {
+				t.Fatalf("error is not a ValidationError with problems: %v", err)
+			}
+			return
+		}
+		// A valid plan has unique, valid names, resolvable edges and no cycle.
+		seen := map[string]bool{}
+		for i, tr := range exp.Trials {
+			if !validName.MatchString(tr.Name) || seen[tr.Name] || tr.Index != i {
+				t.Fatalf("bad trial %d: %+v", i, tr)
+			}
+			seen[tr.Name] = true
+		}
+		for _, tr := range exp.Trials {
+			for _, d := range tr.Depends {
+				if !seen[d.Trial] {
+					t.Fatalf("dangling depends %q", d.Trial)
+				}
+			}
+			for _, a := range tr.After {
+				if !seen[a] {
+					t.Fatalf("dangling after %q", a)
+				}
+			}
+		}
+		if findCycle(exp.Trials) != nil {
+			t.Fatal("cycle in a valid plan")
+		}
+	})
+}

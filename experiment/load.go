@@ -1,0 +1,112 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+
+	"github.com/google/go-jsonnet"
+)
+
+// Experiment is an evaluated, validated experiment file.
+type Experiment struct {
+	// Name is the experiment's name: its `name` field, else the file name without extension.
+	Name string `json:"name"`
+	// Path is the absolute path of the file; Dir its folder, where relative paths resolve.
+	Path string `json:"path"`
+	Dir  string `json:"dir"`
+	// Form is "combu" for a top-level array of trials, "jikken" for the object form.
+	Form string `json:"form"`
+	// Sources maps each file that was read (the experiment and its imports), relative to Dir when
+	// inside it, to its content, so a run keeps the exact text it came from.
+	Sources map[string]string `json:"sources"`
+	// Evaluated is the JSON the file evaluated to.
+	Evaluated json.RawMessage `json:"evaluated"`
+	// Trials in declaration order, matrices expanded.
+	Trials []Trial `json:"trials"`
+}
+
+// Options change how a file is evaluated.
+type Options struct {
+	ExtStr map[string]string // std.extVar values
+	TLAStr map[string]string // top-level arguments
+	// RunID replaces every "UUID" string literal in the experiment file (combu's convention for
+	// a per-run id), so the evaluated plan carries this run's id.
+	RunID string
+}
+
+var uuidLiteral = regexp.MustCompile(`"UUID"|'UUID'`)
+
+// Load evaluates the Jsonnet (or JSON) file at path and validates the trials it describes.
+func Load(path string, opts Options) (*Experiment, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("load experiment: %w", err)
+	}
+	code := string(src)
+	if opts.RunID != "" {
+		code = uuidLiteral.ReplaceAllString(code, fmt.Sprintf("%q", opts.RunID))
+	}
+	dir := filepath.Dir(abs)
+	imp := &recordingImporter{inner: &jsonnet.FileImporter{JPaths: []string{dir}}, dir: dir, seen: map[string]string{}}
+	vm := jsonnet.MakeVM()
+	vm.Importer(imp)
+	for k, v := range opts.ExtStr {
+		vm.ExtVar(k, v)
+	}
+	for k, v := range opts.TLAStr {
+		vm.TLAVar(k, v)
+	}
+	out, err := vm.EvaluateAnonymousSnippet(abs, code)
+	if err != nil {
+		// go-jsonnet's messages carry file:line:col and a trace; keep them whole.
+		return nil, fmt.Errorf("evaluate %s:\n%w", path, err)
+	}
+	exp, err := Parse(path, []byte(out))
+	if err != nil {
+		return nil, err
+	}
+	exp.Path, exp.Dir = abs, dir
+	exp.Sources = imp.seen
+	exp.Sources[imp.rel(abs)] = string(src)
+	return exp, nil
+}
+
+// recordingImporter keeps the content of every imported file for the run manifest.
+type recordingImporter struct {
+	inner *jsonnet.FileImporter
+	dir   string
+	seen  map[string]string
+}
+
+func (r *recordingImporter) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
+	c, found, err := r.inner.Import(importedFrom, importedPath)
+	if err == nil {
+		r.seen[r.rel(found)] = c.String()
+	}
+	return c, found, err
+}
+
+func (r *recordingImporter) rel(p string) string {
+	if rel, err := filepath.Rel(r.dir, p); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+// SourceNames returns the keys of Sources in order.
+func (e *Experiment) SourceNames() []string {
+	names := make([]string, 0, len(e.Sources))
+	for k := range e.Sources {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}

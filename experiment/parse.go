@@ -1,0 +1,500 @@
+package experiment
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var trialFields = []string{
+	"name", "image", "cmd", "env", "params", "seed", "workdir", "timeout", "retries", "backoff",
+	"resources", "service", "health", "depends", "after", "ports", "volumes", "networks",
+	"node_selector", "labels",
+}
+
+var topFields = []string{"name", "description", "defaults", "trials", "matrix"}
+
+var matrixOnly = []string{"params", "seeds", "exclude"}
+
+// validName is what a trial or group name may look like: usable as a file name, a container
+// name and a Kubernetes label value.
+var validName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$`)
+
+// Parse validates evaluated experiment JSON. file names the source in error messages.
+func Parse(file string, evaluated []byte) (*Experiment, error) {
+	ps := &problems{file: file}
+	exp := &Experiment{Evaluated: json.RawMessage(evaluated), Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
+	var top any
+	dec := json.NewDecoder(bytes.NewReader(evaluated))
+	dec.UseNumber()
+	if err := dec.Decode(&top); err != nil {
+		ps.add("", "", "not JSON: %v", err)
+		return nil, ps.err()
+	}
+	p := &parser{ps: ps, groups: map[string][]string{}}
+	switch t := top.(type) {
+	case []any:
+		exp.Form = "combu"
+		for i, raw := range t {
+			if tr, ok := p.trial(raw, i, nil); ok {
+				p.trials = append(p.trials, tr)
+			}
+		}
+	case map[string]any:
+		exp.Form = "jikken"
+		p.object(t, exp)
+	default:
+		ps.add("", "", "the file evaluates to %s; want an array of trials or an object with trials and/or matrix", jsonKind(top))
+	}
+	if len(ps.list) == 0 && len(p.trials) == 0 {
+		ps.add("", "", "no trials; add a trials array or a matrix")
+	}
+	if len(ps.list) == 0 {
+		p.link()
+	}
+	if err := ps.err(); err != nil {
+		return nil, err
+	}
+	for i := range p.trials {
+		p.trials[i].Index = i
+	}
+	exp.Trials = p.trials
+	return exp, nil
+}
+
+type parser struct {
+	ps     *problems
+	trials []Trial
+	groups map[string][]string // matrix group name -> its trial names
+	// rawDeps keep depends as written (strings may name a group) until all trials are known.
+	rawDeps []rawDep
+}
+
+type rawDep struct {
+	trial int
+	name  string
+	cond  Condition // empty: started, or healthy when the target has a health check
+}
+
+func (p *parser) object(m map[string]any, exp *Experiment) {
+	for _, k := range sortedKeys(m) {
+		if !contains(topFields, k) {
+			p.ps.add("", k, "unknown top-level field%s; the object form has %s", suggest(k, topFields), strings.Join(topFields, ", "))
+		}
+	}
+	if n, ok := m["name"]; ok {
+		if s, ok := n.(string); ok && s != "" {
+			exp.Name = s
+		} else {
+			p.ps.add("", "name", "must be a non-empty string")
+		}
+	}
+	var defaults map[string]any
+	if d, ok := m["defaults"]; ok {
+		defaults, ok = d.(map[string]any)
+		if !ok {
+			p.ps.add("", "defaults", "must be an object of trial fields")
+		} else {
+			for _, k := range sortedKeys(defaults) {
+				if k == "name" || !contains(trialFields, k) {
+					p.ps.add("", "defaults."+k, "not a field defaults can set%s", suggest(k, trialFields))
+				}
+			}
+		}
+	}
+	if ts, ok := m["trials"]; ok {
+		arr, ok := ts.([]any)
+		if !ok {
+			p.ps.add("", "trials", "must be an array of trial objects")
+		}
+		for i, raw := range arr {
+			if tr, ok := p.trial(raw, i, defaults); ok {
+				p.trials = append(p.trials, tr)
+			}
+		}
+	}
+	if mx, ok := m["matrix"]; ok {
+		var list []any
+		switch x := mx.(type) {
+		case map[string]any:
+			list = []any{x}
+		case []any:
+			list = x
+		default:
+			p.ps.add("", "matrix", "must be an object (or an array of objects) with params and/or seeds")
+		}
+		for i, e := range list {
+			mo, ok := e.(map[string]any)
+			if !ok {
+				p.ps.add("", fmt.Sprintf("matrix[%d]", i), "must be an object with params and/or seeds")
+				continue
+			}
+			p.matrix(mo, i, defaults)
+		}
+	}
+}
+
+// trial parses one trial object merged over defaults. at is its position, for messages.
+func (p *parser) trial(raw any, at int, defaults map[string]any) (Trial, bool) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		p.ps.add(fmt.Sprintf("#%d", at), "", "must be an object, got %s", jsonKind(raw))
+		return Trial{}, false
+	}
+	where := fmt.Sprintf("#%d", at)
+	if n, ok := m["name"].(string); ok && n != "" {
+		where = strconv.Quote(n)
+	}
+	for _, k := range sortedKeys(m) {
+		if !contains(trialFields, k) {
+			p.ps.add(where, k, "unknown field%s", suggest(k, trialFields))
+		}
+	}
+	merged := mergeDefaults(defaults, m)
+	before := len(p.ps.list)
+	tr := p.fields(merged, where, len(p.trials))
+	if _, ok := m["name"]; !ok {
+		p.ps.add(where, "name", "missing; every trial needs a unique name")
+	}
+	return tr, len(p.ps.list) == before
+}
+
+// mergeDefaults returns t over d; env, params and labels are merged key by key.
+func mergeDefaults(d, t map[string]any) map[string]any {
+	if len(d) == 0 {
+		return t
+	}
+	out := make(map[string]any, len(d)+len(t))
+	for k, v := range d {
+		out[k] = v
+	}
+	for k, v := range t {
+		dm, dok := out[k].(map[string]any)
+		tm, tok := v.(map[string]any)
+		if dok && tok && (k == "env" || k == "params" || k == "labels" || k == "node_selector") {
+			mm := make(map[string]any, len(dm)+len(tm))
+			for kk, vv := range dm {
+				mm[kk] = vv
+			}
+			for kk, vv := range tm {
+				mm[kk] = vv
+			}
+			out[k] = mm
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// fields decodes the trial fields of m. idx is the index the trial will have, for depends.
+func (p *parser) fields(m map[string]any, where string, idx int) Trial {
+	var t Trial
+	bad := func(field, format string, args ...any) { p.ps.add(where, field, format, args...) }
+	if v, ok := m["name"]; ok {
+		s, isStr := v.(string)
+		switch {
+		case !isStr:
+			bad("name", "must be a string")
+		case !validName.MatchString(s):
+			bad("name", "%q is not a valid name: use 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", s)
+		default:
+			t.Name = s
+		}
+	}
+	str := func(field string, dst *string) {
+		if v, ok := m[field]; ok {
+			if s, ok := v.(string); ok {
+				*dst = s
+			} else {
+				bad(field, "must be a string")
+			}
+		}
+	}
+	str("image", &t.Image)
+	str("workdir", &t.Workdir)
+	if v, ok := m["cmd"]; ok {
+		c, err := toCommand(v)
+		if err != nil {
+			bad("cmd", "%v", err)
+		}
+		t.Cmd = c
+	}
+	if v, ok := m["env"]; ok {
+		env, err := toStringMap(v, true)
+		if err != nil {
+			bad("env", "%v", err)
+		}
+		for k := range env {
+			if !validEnvName(k) {
+				bad("env", "%q is not a valid environment variable name", k)
+			}
+		}
+		t.Env = env
+	}
+	for _, f := range []string{"labels", "node_selector"} {
+		if v, ok := m[f]; ok {
+			sm, err := toStringMap(v, false)
+			if err != nil {
+				bad(f, "%v", err)
+			}
+			if f == "labels" {
+				t.Labels = sm
+			} else {
+				t.NodeSelector = sm
+			}
+		}
+	}
+	if v, ok := m["params"]; ok {
+		pm, isObj := v.(map[string]any)
+		if !isObj {
+			bad("params", "must be an object of name: value")
+		} else {
+			t.Params = make(map[string]any, len(pm))
+			for k, pv := range pm {
+				if !validEnvName(strings.ToUpper(k)) {
+					bad("params", "%q is not a valid parameter name: use letters, digits and '_'", k)
+				}
+				t.Params[k] = plain(pv)
+			}
+		}
+	}
+	if v, ok := m["seed"]; ok {
+		n, err := toInt(v)
+		if err != nil {
+			bad("seed", "%v", err)
+		} else {
+			t.Seed = &n
+		}
+	}
+	if v, ok := m["retries"]; ok {
+		n, err := toInt(v)
+		if err != nil || n < 0 {
+			bad("retries", "must be a whole number >= 0")
+		}
+		t.Retries = int(n)
+	}
+	dur := func(field string, dst *Duration) {
+		if v, ok := m[field]; ok {
+			b, _ := json.Marshal(v)
+			if err := dst.UnmarshalJSON(b); err != nil {
+				bad(field, "%v", err)
+			}
+		}
+	}
+	dur("timeout", &t.Timeout)
+	dur("backoff", &t.Backoff)
+	if v, ok := m["service"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			bad("service", "must be true or false")
+		}
+		t.Service = b
+	}
+	if v, ok := m["resources"]; ok {
+		r, err := toResources(v)
+		if err != nil {
+			bad("resources", "%v", err)
+		}
+		t.Resources = r
+	}
+	if v, ok := m["health"]; ok {
+		h, err := toHealth(v)
+		if err != nil {
+			bad("health", "%v", err)
+		}
+		t.Health = h
+	}
+	for _, f := range []string{"ports", "volumes", "networks", "after"} {
+		v, ok := m[f]
+		if !ok {
+			continue
+		}
+		list, err := toStringList(v)
+		if err != nil {
+			bad(f, "%v", err)
+			continue
+		}
+		switch f {
+		case "ports":
+			for _, pt := range list {
+				if err := checkPort(pt); err != nil {
+					bad(f, "%v", err)
+				}
+			}
+			t.Ports = list
+		case "volumes":
+			for _, vol := range list {
+				if err := checkVolume(vol); err != nil {
+					bad(f, "%v", err)
+				}
+			}
+			t.Volumes = list
+		case "networks":
+			t.Networks = list
+		case "after":
+			t.After = list
+		}
+	}
+	if v, ok := m["depends"]; ok {
+		p.depends(v, where, idx)
+	}
+	return t
+}
+
+func (p *parser) depends(v any, where string, idx int) {
+	list, ok := v.([]any)
+	if !ok {
+		p.ps.add(where, "depends", "must be an array of trial names or {trial, condition} objects")
+		return
+	}
+	for _, e := range list {
+		switch d := e.(type) {
+		case string:
+			p.rawDeps = append(p.rawDeps, rawDep{trial: idx, name: d})
+		case map[string]any:
+			name, _ := d["trial"].(string)
+			cond, _ := d["condition"].(string)
+			for _, k := range sortedKeys(d) {
+				if k != "trial" && k != "condition" {
+					p.ps.add(where, "depends", "unknown field %q in a dependency; use trial and condition", k)
+				}
+			}
+			if name == "" {
+				p.ps.add(where, "depends", "a dependency object needs trial: NAME")
+				continue
+			}
+			c := Condition(cond)
+			switch c {
+			case "", Started, Healthy, Completed, Succeeded:
+			default:
+				p.ps.add(where, "depends", "condition %q is not one of started, healthy, completed, succeeded", cond)
+			}
+			p.rawDeps = append(p.rawDeps, rawDep{trial: idx, name: name, cond: c})
+		default:
+			p.ps.add(where, "depends", "must be an array of trial names or {trial, condition} objects")
+		}
+	}
+}
+
+// link checks names are unique, resolves dependencies (a name may be a matrix group) and
+// rejects cycles.
+func (p *parser) link() {
+	byName := make(map[string]int, len(p.trials))
+	for i, t := range p.trials {
+		if j, dup := byName[t.Name]; dup {
+			p.ps.add(strconv.Quote(t.Name), "name", "duplicate name: trials #%d and #%d are both called %q", j, i, t.Name)
+			continue
+		}
+		byName[t.Name] = i
+	}
+	for g := range p.groups {
+		if _, clash := byName[g]; clash {
+			p.ps.add(strconv.Quote(g), "name", "a trial and a matrix group are both called %q; rename one", g)
+		}
+	}
+	expand := func(name string) []string {
+		if members, ok := p.groups[name]; ok {
+			return members
+		}
+		return []string{name}
+	}
+	for _, d := range p.rawDeps {
+		t := &p.trials[d.trial]
+		for _, target := range expand(d.name) {
+			ti, ok := byName[target]
+			if !ok {
+				p.ps.add(strconv.Quote(t.Name), "depends", "unknown trial %q%s", d.name, suggest(d.name, p.names()))
+				continue
+			}
+			cond := d.cond
+			if cond == "" {
+				cond = Started
+				if p.trials[ti].Health != nil {
+					cond = Healthy
+				}
+			}
+			if cond == Healthy && p.trials[ti].Health == nil {
+				p.ps.add(strconv.Quote(t.Name), "depends", "waits for %q to be healthy, but %q has no health check", target, target)
+			}
+			t.Depends = append(t.Depends, Dependency{Trial: target, Condition: cond})
+		}
+	}
+	for i := range p.trials {
+		t := &p.trials[i]
+		var after []string
+		for _, a := range t.After {
+			for _, target := range expand(a) {
+				ti, ok := byName[target]
+				switch {
+				case !ok:
+					p.ps.add(strconv.Quote(t.Name), "after", "unknown trial %q%s", a, suggest(a, p.names()))
+				case p.trials[ti].Service:
+					p.ps.add(strconv.Quote(t.Name), "after", "%q is a service, which runs until its dependants end, so it never succeeds first; use depends", target)
+				default:
+					after = append(after, target)
+				}
+			}
+		}
+		t.After = after
+	}
+	if len(p.ps.list) > 0 {
+		return
+	}
+	if cycle := findCycle(p.trials); cycle != nil {
+		p.ps.add(strconv.Quote(cycle[0]), "depends", "dependency cycle: %s", strings.Join(cycle, " -> "))
+	}
+}
+
+func (p *parser) names() []string {
+	out := make([]string, 0, len(p.trials)+len(p.groups))
+	for _, t := range p.trials {
+		out = append(out, t.Name)
+	}
+	for g := range p.groups {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

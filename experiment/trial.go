@@ -1,0 +1,155 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Trial is one unit of work: a command run once per attempt on some backend.
+type Trial struct {
+	Name  string `json:"name"`
+	Index int    `json:"index"`
+	// Group is the matrix group a trial was expanded from, or empty.
+	Group string `json:"group,omitempty"`
+
+	Image   string            `json:"image,omitempty"`
+	Cmd     Command           `json:"cmd"`
+	Env     map[string]string `json:"env,omitempty"`
+	Params  map[string]any    `json:"params,omitempty"`
+	Seed    *int64            `json:"seed,omitempty"`
+	Workdir string            `json:"workdir,omitempty"`
+
+	Timeout Duration `json:"timeout,omitempty"`
+	Retries int      `json:"retries,omitempty"`
+	Backoff Duration `json:"backoff,omitempty"`
+
+	Resources Resources `json:"resources,omitzero"`
+	Service   bool      `json:"service,omitempty"`
+	Health    *Health   `json:"health,omitempty"`
+
+	// Depends are trials that must have started (or be healthy, or have completed) first.
+	Depends []Dependency `json:"depends,omitempty"`
+	// After are trials that must have succeeded first.
+	After []string `json:"after,omitempty"`
+
+	Ports    []string `json:"ports,omitempty"`
+	Volumes  []string `json:"volumes,omitempty"`
+	Networks []string `json:"networks,omitempty"`
+
+	NodeSelector map[string]string `json:"node_selector,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+// Command is what a trial runs: a shell string (run by sh -c) or an argv array.
+type Command struct {
+	Shell string
+	Argv  []string
+}
+
+// IsZero reports whether no command is set.
+func (c Command) IsZero() bool { return c.Shell == "" && len(c.Argv) == 0 }
+
+// String renders the command for people.
+func (c Command) String() string {
+	if c.Shell != "" {
+		return c.Shell
+	}
+	return strings.Join(c.Argv, " ")
+}
+
+// MarshalJSON writes a string or an array, as the command was given.
+func (c Command) MarshalJSON() ([]byte, error) {
+	if c.Argv != nil {
+		return json.Marshal(c.Argv)
+	}
+	return json.Marshal(c.Shell)
+}
+
+// UnmarshalJSON reads a string or an array of strings.
+func (c *Command) UnmarshalJSON(b []byte) error {
+	*c = Command{}
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '[' {
+		if err := json.Unmarshal(b, &c.Argv); err != nil {
+			return fmt.Errorf("cmd must be a string or an array of strings")
+		}
+		return nil
+	}
+	if err := json.Unmarshal(b, &c.Shell); err != nil {
+		return fmt.Errorf("cmd must be a string or an array of strings")
+	}
+	return nil
+}
+
+// Dependency is an edge to a trial that must reach Condition before this one starts.
+type Dependency struct {
+	Trial     string    `json:"trial"`
+	Condition Condition `json:"condition"`
+}
+
+// Condition is the state a dependency must reach.
+type Condition string
+
+// The conditions a dependency may wait for.
+const (
+	Started   Condition = "started"
+	Healthy   Condition = "healthy"
+	Completed Condition = "completed" // ended, whatever the exit code
+	Succeeded Condition = "succeeded"
+)
+
+// Health is a readiness probe for a service: a command that exits 0, or a TCP address that
+// accepts connections, checked every Interval until Timeout.
+type Health struct {
+	Cmd      Command  `json:"cmd,omitzero"`
+	TCP      string   `json:"tcp,omitempty"`
+	Interval Duration `json:"interval,omitempty"`
+	Timeout  Duration `json:"timeout,omitempty"`
+}
+
+// Resources a trial asks for. CPU is in cores, Memory in bytes.
+type Resources struct {
+	CPU    float64 `json:"cpu,omitempty"`
+	Memory int64   `json:"memory,omitempty"`
+	GPU    int     `json:"gpu,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("90s", "1h30m") or a number of
+// seconds.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch x := v.(type) {
+	case float64:
+		if x < 0 {
+			return fmt.Errorf("duration %v is negative", x)
+		}
+		*d = Duration(x * float64(time.Second))
+	case string:
+		p, err := time.ParseDuration(x)
+		if err != nil {
+			return fmt.Errorf("duration %q: use a number of seconds or a string like \"90s\" or \"1h30m\"", x)
+		}
+		if p < 0 {
+			return fmt.Errorf("duration %q is negative", x)
+		}
+		*d = Duration(p)
+	case nil:
+		*d = 0
+	default:
+		return fmt.Errorf("duration must be a number of seconds or a string like \"90s\"")
+	}
+	return nil
+}
