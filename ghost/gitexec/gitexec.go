@@ -1,0 +1,145 @@
+package gitexec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// repoEnv lists the variables that point git at a particular repository or index. git exports
+// some of them to aliases and hooks (git-ghost runs as `git ghost`), and an inherited GIT_DIR or
+// GIT_INDEX_FILE would silently redirect every command, so the client removes them all and sets
+// only what a call asks for.
+var repoEnv = []string{
+	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX",
+	"GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_QUARANTINE_PATH",
+}
+
+// Error is a git command that could not start or exited non-zero.
+type Error struct {
+	Args     []string // arguments after "git"
+	Dir      string
+	ExitCode int // -1 when git did not start
+	Stderr   string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	name := "git"
+	if len(e.Args) > 0 {
+		name += " " + e.Args[0]
+	}
+	return fmt.Sprintf("%s: %s", name, firstLines(msg, 5))
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ExitCode returns the exit status of the git command behind err, or -1 when err is not a git
+// failure.
+func ExitCode(err error) int {
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge.ExitCode
+	}
+	return -1
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "; ")
+}
+
+// Client runs git in one repository. The zero value runs in the current directory.
+type Client struct {
+	// Dir is the working directory of every command (passed as -C is not used, so relative paths
+	// in arguments resolve against it).
+	Dir string
+	// Env holds extra KEY=VALUE entries, appended after the cleaned process environment.
+	Env []string
+}
+
+// With returns a copy of c with extra environment entries.
+func (c Client) With(env ...string) Client {
+	c.Env = append(append([]string(nil), c.Env...), env...)
+	return c
+}
+
+// Run runs git with args and returns its standard output.
+func (c Client) Run(ctx context.Context, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	err := c.Stream(ctx, nil, &out, args...)
+	return out.Bytes(), err
+}
+
+// Line runs git and returns its output with surrounding white space removed.
+func (c Client) Line(ctx context.Context, args ...string) (string, error) {
+	out, err := c.Run(ctx, args...)
+	return strings.TrimSpace(string(out)), err
+}
+
+// Input runs git with stdin and returns its standard output.
+func (c Client) Input(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	err := c.Stream(ctx, stdin, &out, args...)
+	return out.Bytes(), err
+}
+
+// Stream runs git with stdin and stdout connected to the given reader and writer (either may be
+// nil).
+func (c Client) Stream(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = c.Dir
+	cmd.Env = c.environ()
+	cmd.Stdin = stdin
+	cmd.Stdout = stdout
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return &Error{Args: args, Dir: c.Dir, ExitCode: code, Stderr: stderr.String(), Err: err}
+	}
+	return nil
+}
+
+func (c Client) environ() []string {
+	env := make([]string, 0, len(os.Environ())+len(c.Env)+2)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if isRepoVar(name) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	// Output is parsed, so it must not depend on the user's language or a pager.
+	env = append(env, "LC_ALL=C", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
+	return append(env, c.Env...)
+}
+
+func isRepoVar(name string) bool {
+	for _, v := range repoEnv {
+		if name == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,133 @@
+package ghost
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind says what a ghost carries.
+type Kind string
+
+const (
+	// KindDiff is a patch from a base commit to a working state: branch
+	// <prefix>/<base>/<sha1 of the patch>, file local-mod.patch (git-ghost's "diff branch").
+	KindDiff Kind = "diff"
+	// KindCommits is a range of local commits: branch <prefix>/<from>-<to>, file commits.patch
+	// (git-ghost's "commits branch"); jikken adds the commit objects themselves as commits.pack.
+	KindCommits Kind = "commits"
+)
+
+// File names inside a ghost commit. The first two are git-ghost's; the others are jikken's
+// additions, which git-ghost ignores.
+const (
+	diffFile      = "local-mod.patch"
+	commitsFile   = "commits.patch"
+	indexFile     = "index.patch"
+	commitsPack   = "commits.pack"
+	ghostSubject  = "Create ghost commit"
+	branchRefRoot = "refs/heads/"
+)
+
+// Ghost names one ghost branch in a ghost repository.
+type Ghost struct {
+	Kind   Kind   `json:"kind"`
+	Prefix string `json:"prefix"`
+	// From is the base commit: the commit a diff applies to, or the commit a range starts after.
+	From string `json:"from"`
+	// To is the last commit of a commits ghost.
+	To string `json:"to,omitempty"`
+	// Hash is the SHA-1 of a diff ghost's patch.
+	Hash string `json:"hash,omitempty"`
+	// Commit is the ghost commit the branch points at, when known.
+	Commit string `json:"commit,omitempty"`
+	// Meta is what jikken recorded when it pushed the ghost; nil for ghosts written by git-ghost
+	// or when it was not fetched.
+	Meta *Meta `json:"meta,omitempty"`
+}
+
+// Branch returns the ghost's branch name without refs/heads/.
+func (g Ghost) Branch() string {
+	if g.Kind == KindCommits {
+		return fmt.Sprintf("%s/%s-%s", g.Prefix, g.From, g.To)
+	}
+	return fmt.Sprintf("%s/%s/%s", g.Prefix, g.From, g.Hash)
+}
+
+// Ref returns the ghost's full ref name.
+func (g Ghost) Ref() string { return branchRefRoot + g.Branch() }
+
+// ID returns the pair git-ghost prints for the ghost: "<from> <to>" or "<from> <hash>".
+func (g Ghost) ID() string {
+	if g.Kind == KindCommits {
+		return g.From + " " + g.To
+	}
+	return g.From + " " + g.Hash
+}
+
+// ParseBranch reads a branch name (with or without refs/heads/) written under prefix. Unlike
+// git-ghost, which only recognises prefixes of [a-z0-9], any prefix that is a valid ref
+// component path works, because the prefix is stripped literally before the hashes are parsed.
+func ParseBranch(prefix, name string) (Ghost, bool) {
+	name = strings.TrimPrefix(name, branchRefRoot)
+	prefix = strings.Trim(prefix, "/")
+	if prefix == "" {
+		return Ghost{}, false
+	}
+	rest, ok := strings.CutPrefix(name, prefix+"/")
+	if !ok {
+		return Ghost{}, false
+	}
+	if from, hash, ok := strings.Cut(rest, "/"); ok {
+		if isObjectName(from) && isObjectName(hash) {
+			return Ghost{Kind: KindDiff, Prefix: prefix, From: from, Hash: hash}, true
+		}
+		return Ghost{}, false
+	}
+	if from, to, ok := strings.Cut(rest, "-"); ok && isObjectName(from) && isObjectName(to) {
+		return Ghost{Kind: KindCommits, Prefix: prefix, From: from, To: to}, true
+	}
+	return Ghost{}, false
+}
+
+// isObjectName reports whether s is a full lower-case SHA-1 or SHA-256 object name.
+func isObjectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return isHex(s)
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// CheckPrefix returns an error when prefix cannot be used as the leading part of a branch name.
+func CheckPrefix(prefix string) error {
+	p := strings.Trim(prefix, "/")
+	if p == "" {
+		return fmt.Errorf("ghost prefix %q is empty; pass --ghost-prefix with a name such as ghost", prefix)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." || strings.HasPrefix(part, ".") ||
+			strings.HasSuffix(part, ".lock") || strings.ContainsAny(part, " ~^:?*[\\\x7f") ||
+			strings.Contains(part, "..") || strings.Contains(part, "@{") || hasControl(part) {
+			return fmt.Errorf("ghost prefix %q is not a valid branch name part; use letters, digits, '-', '_' and '/'", prefix)
+		}
+	}
+	return nil
+}
+
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,350 @@
+package ghost
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/jikken-dev/jikken/ghost/gitexec"
+)
+
+// worktree is the user's repository, always addressed at its top level: git-ghost ran patches
+// relative to the current directory, which silently dropped changes outside it.
+type worktree struct {
+	git  gitexec.Client
+	root string
+}
+
+func openWorktree(ctx context.Context, dir string) (*worktree, error) {
+	if dir == "" {
+		dir = "."
+	}
+	c := gitexec.Client{Dir: dir}
+	root, err := c.Line(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not inside a git working tree; run the command in a repository or pass --src-dir: %w", dir, err)
+	}
+	return &worktree{git: gitexec.Client{Dir: root}, root: root}, nil
+}
+
+// head returns the commit HEAD points at.
+func (w *worktree) head(ctx context.Context) (string, error) {
+	h, err := w.git.Line(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil || h == "" {
+		return "", errors.New("the repository has no commit yet; commit once before taking a ghost")
+	}
+	return h, nil
+}
+
+// resolve returns the full commit name of rev.
+func (w *worktree) resolve(ctx context.Context, rev string) (string, error) {
+	h, err := w.git.Line(ctx, "rev-parse", "--verify", "-q", rev+"^{commit}")
+	if err != nil || h == "" {
+		return "", fmt.Errorf("%q is not a commit in %s; fetch it or check the name", rev, w.root)
+	}
+	return h, nil
+}
+
+func (w *worktree) hasObject(ctx context.Context, name string) bool {
+	_, err := w.git.Run(ctx, "cat-file", "-e", name)
+	return err == nil
+}
+
+// tempIndex returns a client whose index is a temporary file (not yet created), the file's
+// path, and a function removing it.
+func (w *worktree) tempIndex() (gitexec.Client, string, func(), error) {
+	dir, err := os.MkdirTemp("", "jikken-ghost-index-")
+	if err != nil {
+		return gitexec.Client{}, "", nil, fmt.Errorf("create temporary index: %w", err)
+	}
+	name := filepath.Join(dir, "index")
+	return w.git.With("GIT_INDEX_FILE=" + name), name, func() { os.RemoveAll(dir) }, nil
+}
+
+// captureOptions says which files a capture takes beyond the tracked ones.
+type captureOptions struct {
+	NoUntracked      bool
+	Include          []string // paths (relative to the root) added even when ignored
+	MaxUntrackedSize int64    // 0 means no limit
+}
+
+// state is a working state captured as git objects, without touching the user's index.
+type state struct {
+	Head      string
+	Tree      string // working tree: tracked and (unless excluded) untracked, not ignored
+	Index     string // the index as it is
+	Files     []string
+	Untracked []string
+	Warnings  []string
+}
+
+// DefaultMaxUntrackedSize is the largest untracked file a ghost takes unless told otherwise:
+// large untracked files are usually data sets or build output, not code.
+const DefaultMaxUntrackedSize = 10 << 20
+
+func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, error) {
+	head, err := w.head(ctx)
+	if err != nil {
+		return state{}, err
+	}
+	index, err := w.git.Line(ctx, "write-tree")
+	if err != nil {
+		return state{}, fmt.Errorf("the index has unresolved conflicts; resolve them and run git add: %w", err)
+	}
+	var untracked []string
+	if !opt.NoUntracked {
+		out, err := w.git.Run(ctx, "ls-files", "-z", "--others", "--exclude-standard")
+		if err != nil {
+			return state{}, fmt.Errorf("list untracked files: %w", err)
+		}
+		untracked = splitZ(out)
+	}
+	st := state{Head: head, Index: index}
+	for _, p := range untracked {
+		fi, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(p)))
+		if err != nil {
+			continue
+		}
+		if opt.MaxUntrackedSize > 0 && fi.Mode().IsRegular() && fi.Size() > opt.MaxUntrackedSize {
+			return state{}, fmt.Errorf("untracked file %s is %s (limit %s); add it to .gitignore, pass --no-untracked, or raise --max-untracked-size",
+				p, humanSize(fi.Size()), humanSize(opt.MaxUntrackedSize))
+		}
+		if looksSecret(p) {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("untracked file %s looks like a secret and is included; add it to .gitignore or pass --no-untracked if it must not leave this machine", p))
+		}
+	}
+	tree, err := w.worktreeTree(ctx, opt)
+	if err != nil {
+		return state{}, err
+	}
+	st.Tree = tree
+	if err := w.refuseSubmoduleChanges(ctx, head, tree); err != nil {
+		return state{}, err
+	}
+	files := map[string]bool{}
+	for _, t := range []string{tree, index} {
+		out, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--name-only", head, t)
+		if err != nil {
+			return state{}, fmt.Errorf("list changed files: %w", err)
+		}
+		for _, p := range splitZ(out) {
+			files[p] = true
+		}
+	}
+	for p := range files {
+		st.Files = append(st.Files, p)
+	}
+	sort.Strings(st.Files)
+	st.Untracked = untracked
+	return st, nil
+}
+
+// worktreeTree writes the working tree as a tree object through a copy of the index, so the
+// stat cache makes it fast and the user's index stays as it is.
+func (w *worktree) worktreeTree(ctx context.Context, opt captureOptions) (string, error) {
+	g, tmp, done, err := w.tempIndex()
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	indexPath, err := w.git.Line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return "", fmt.Errorf("locate the index: %w", err)
+	}
+	if err := copyFile(indexPath, tmp); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("copy the index: %w", err)
+		}
+		if _, err := g.Run(ctx, "read-tree", "HEAD"); err != nil {
+			return "", fmt.Errorf("read HEAD into a temporary index: %w", err)
+		}
+	}
+	add := []string{"add", "-A"}
+	if opt.NoUntracked {
+		add = []string{"add", "-u"}
+	}
+	if _, err := g.Run(ctx, append(add, "--", ":/")...); err != nil {
+		return "", fmt.Errorf("stage the working tree in a temporary index: %w", err)
+	}
+	if len(opt.Include) > 0 {
+		if _, err := g.Run(ctx, append([]string{"add", "-f", "--"}, opt.Include...)...); err != nil {
+			return "", fmt.Errorf("add included files: %w", err)
+		}
+	}
+	tree, err := g.Line(ctx, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("write the working tree: %w", err)
+	}
+	return tree, nil
+}
+
+// refuseSubmoduleChanges stops a capture that would lose submodule changes: a ghost carries
+// the files of this repository only, and a moved or modified submodule cannot be reproduced
+// from it.
+func (w *worktree) refuseSubmoduleChanges(ctx context.Context, head, tree string) error {
+	out, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", head, tree)
+	if err != nil {
+		return fmt.Errorf("compare the working tree with HEAD: %w", err)
+	}
+	for _, e := range parseRaw(out) {
+		if e.srcMode == "160000" || e.dstMode == "160000" {
+			return fmt.Errorf("submodule or nested repository %s changed; ghosts do not carry submodule changes: commit and push them in the submodule and record the new commit here, or undo them", e.path)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.root, ".gitmodules")); err != nil {
+		return nil
+	}
+	out, err = w.git.Run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--ignore-submodules=none")
+	if err != nil {
+		return fmt.Errorf("check submodules: %w", err)
+	}
+	for _, rec := range splitZ(out) {
+		f := strings.SplitN(rec, " ", 9)
+		if len(f) == 9 && f[0] == "1" && strings.HasPrefix(f[2], "S") && f[2] != "S..." {
+			return fmt.Errorf("submodule %s has uncommitted changes; ghosts do not carry submodule changes: commit and push them in the submodule, or discard them", f[8])
+		}
+	}
+	return nil
+}
+
+// rawEntry is one line of `git diff-tree -r -z` output.
+type rawEntry struct {
+	srcMode, dstMode, srcSHA, dstSHA, status, path string
+}
+
+func parseRaw(out []byte) []rawEntry {
+	var entries []rawEntry
+	fields := splitZ(out)
+	for i := 0; i+1 < len(fields); i += 2 {
+		head := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(head) < 5 {
+			continue
+		}
+		entries = append(entries, rawEntry{head[0], head[1], head[2], head[3], head[4], fields[i+1]})
+	}
+	return entries
+}
+
+func splitZ(out []byte) []string {
+	var s []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			s = append(s, string(p))
+		}
+	}
+	return s
+}
+
+// dirtyFiles lists paths with staged, unstaged or untracked (not ignored) changes.
+func (w *worktree) dirtyFiles(ctx context.Context) ([]string, error) {
+	out, err := w.git.Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, fmt.Errorf("read the working tree status: %w", err)
+	}
+	var files []string
+	recs := splitZ(out)
+	for i := 0; i < len(recs); i++ {
+		r := recs[i]
+		if len(r) > 3 {
+			files = append(files, r[3:])
+		}
+		if r[0] == 'R' || r[0] == 'C' {
+			i++ // the rename's source path follows as its own record
+		}
+	}
+	return files, nil
+}
+
+// checkout moves the working tree from commit `from` (which must be HEAD) to the given working
+// tree and index trees, and HEAD to `to`. Git verifies the whole change before writing any file
+// (read-tree -m -u), so a refusal leaves the tree as it was.
+func (w *worktree) checkout(ctx context.Context, from, to, tree, index string) error {
+	if _, err := w.git.Run(ctx, "read-tree", "-m", "-u", from, tree); err != nil {
+		return fmt.Errorf("update the working tree (nothing was changed): %w", err)
+	}
+	if to != from {
+		if _, err := w.git.Run(ctx, "update-ref", "-m", "ghost pull", "HEAD", to, from); err != nil {
+			return fmt.Errorf("move HEAD to %s: %w", to, err)
+		}
+	}
+	// The index now holds the working tree; put back what was staged and what was not.
+	out, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", tree, index)
+	if err != nil {
+		return fmt.Errorf("compare the staged and the working state: %w", err)
+	}
+	var info bytes.Buffer
+	for _, e := range parseRaw(out) {
+		if e.dstMode == "000000" {
+			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", len(e.srcSHA)), e.path)
+		} else {
+			fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.dstMode, e.dstSHA, e.path)
+		}
+	}
+	if info.Len() > 0 {
+		if _, err := w.git.Input(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
+			return fmt.Errorf("restore the staged state: %w", err)
+		}
+	}
+	// Entries written from object names have no stat data; refresh so status is quiet.
+	_, _ = w.git.Run(ctx, "update-index", "-q", "--refresh")
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+var secretNames = []string{".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".pgpass",
+	"credentials", "credentials.json", ".npmrc", ".pypirc", "secrets.yaml", "secrets.yml", ".htpasswd"}
+var secretExts = []string{".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".gpg", ".asc", ".ovpn"}
+
+// looksSecret reports whether a file name is one that commonly holds credentials.
+func looksSecret(p string) bool {
+	base := strings.ToLower(path.Base(p))
+	for _, n := range secretNames {
+		if base == n {
+			return true
+		}
+	}
+	if strings.HasPrefix(base, ".env.") {
+		return true
+	}
+	for _, e := range secretExts {
+		if strings.HasSuffix(base, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
