@@ -1,0 +1,7 @@
+package cli
+
+import "github.com/jikken-dev/jikken/internal/cli/analysiscmd"
+
+func init() {
+	register(analysiscmd.NewCompareCmd)
+}
