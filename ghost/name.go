@@ -3,6 +3,7 @@ package ghost
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind says what a ghost carries.
@@ -40,6 +41,9 @@ type Ghost struct {
 	Hash string `json:"hash,omitempty"`
 	// Commit is the ghost commit the branch points at, when known.
 	Commit string `json:"commit,omitempty"`
+	// Time is when the ghost was written (metadata, else the ghost commit's date); zero until
+	// the ghost is fetched.
+	Time time.Time `json:"time,omitzero"`
 	// Meta is what jikken recorded when it pushed the ghost; nil for ghosts written by git-ghost
 	// or when it was not fetched.
 	Meta *Meta `json:"meta,omitempty"`

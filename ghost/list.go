@@ -1,0 +1,304 @@
+package ghost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ListOptions select ghosts. Empty fields match everything.
+type ListOptions struct {
+	GhostRepo string
+	Prefix    string
+	Kind      Kind   // KindDiff, KindCommits or "" for both
+	From      string // prefix of the base commit
+	To        string // prefix of the last commit (commits) or the patch hash (diff)
+	// Meta fetches the ghost commits (into the cache) to fill Time and Meta. The filters and
+	// sorting below need it and turn it on.
+	Meta   bool
+	User   string
+	Host   string
+	Branch string
+	Since  time.Time
+	// SortByTime lists the newest first instead of by branch name.
+	SortByTime bool
+}
+
+func (o ListOptions) needsMeta() bool {
+	return o.Meta || o.User != "" || o.Host != "" || o.Branch != "" || !o.Since.IsZero() || o.SortByTime
+}
+
+// List returns the ghosts in the ghost repository that match opts.
+func List(ctx context.Context, opts ListOptions) ([]Ghost, error) {
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	if err != nil {
+		return nil, fmt.Errorf("ghost list: %w", err)
+	}
+	gs, err := r.find(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("ghost list: %w", err)
+	}
+	return gs, nil
+}
+
+func (r *remote) find(ctx context.Context, opts ListOptions) ([]Ghost, error) {
+	all, err := r.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var gs []Ghost
+	for _, g := range all {
+		if opts.Kind != "" && g.Kind != opts.Kind {
+			continue
+		}
+		to := g.Hash
+		if g.Kind == KindCommits {
+			to = g.To
+		}
+		if !strings.HasPrefix(g.From, strings.ToLower(opts.From)) || !strings.HasPrefix(to, strings.ToLower(opts.To)) {
+			continue
+		}
+		gs = append(gs, g)
+	}
+	if !opts.needsMeta() || len(gs) == 0 {
+		return gs, nil
+	}
+	if err := r.fillMeta(ctx, gs); err != nil {
+		return nil, err
+	}
+	kept := gs[:0]
+	for _, g := range gs {
+		m := g.Meta
+		if m == nil {
+			m = &Meta{}
+		}
+		if opts.User != "" && m.User != opts.User || opts.Host != "" && m.Host != opts.Host ||
+			opts.Branch != "" && m.Branch != opts.Branch || !opts.Since.IsZero() && g.Time.Before(opts.Since) {
+			continue
+		}
+		kept = append(kept, g)
+	}
+	if opts.SortByTime {
+		sort.SliceStable(kept, func(i, j int) bool { return kept[i].Time.After(kept[j].Time) })
+	}
+	return kept, nil
+}
+
+// fillMeta fetches the ghost commits and reads their times and metadata in one git call.
+func (r *remote) fillMeta(ctx context.Context, gs []Ghost) error {
+	var missing []Ghost
+	for _, g := range gs {
+		if _, err := r.cache.Run(ctx, "cat-file", "-e", g.Commit+"^{commit}"); err != nil {
+			missing = append(missing, g)
+		}
+	}
+	if len(missing) > 0 {
+		// One wildcard refspec instead of one per ghost keeps the command short at any size;
+		// objects already in the cache are not transferred again.
+		refspec := "+" + branchRefRoot + r.prefix + "/*:refs/ghosts/" + r.prefix + "/*"
+		if _, err := r.cache.Run(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--depth=1", r.url, refspec); err != nil {
+			return fmt.Errorf("fetch ghosts from %s: %w", r.url, err)
+		}
+	}
+	var in strings.Builder
+	for _, g := range gs {
+		in.WriteString(g.Commit + "\n")
+	}
+	out, err := r.cache.Input(ctx, strings.NewReader(in.String()), "log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%ct%x00%B%x1e")
+	if err != nil {
+		return fmt.Errorf("read ghost commits: %w", err)
+	}
+	type info struct {
+		t time.Time
+		m *Meta
+	}
+	infos := map[string]info{}
+	for _, rec := range strings.Split(string(out), "\x1e") {
+		f := strings.SplitN(strings.TrimLeft(rec, "\n"), "\x00", 3)
+		if len(f) != 3 {
+			continue
+		}
+		var in info
+		if secs, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			in.t = time.Unix(secs, 0).UTC()
+		}
+		if m, ok, err := ParseMessage(f[2]); err == nil && ok {
+			in.m = &m
+			in.t = m.Time
+		}
+		infos[f[0]] = in
+	}
+	for i := range gs {
+		in := infos[gs[i].Commit]
+		gs[i].Time, gs[i].Meta = in.t, in.m
+	}
+	return nil
+}
+
+// ShowOptions select the ghosts whose patches Show writes.
+type ShowOptions struct {
+	GhostRepo string
+	Prefix    string
+	Commits   *Selector
+	Diff      *Selector
+}
+
+// Show writes the patches of the selected ghosts to out: commits first, then the diff.
+func Show(ctx context.Context, opts ShowOptions, dir string, out io.Writer) error {
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	if err != nil {
+		return fmt.Errorf("ghost show: %w", err)
+	}
+	w, _ := openWorktree(ctx, dir) // optional: only used to resolve names like HEAD
+	if w == nil {
+		w = &worktree{}
+	}
+	commits, diff, err := r.choose(ctx, w, PullOptions{Commits: opts.Commits, Diff: opts.Diff})
+	if err != nil {
+		return fmt.Errorf("ghost show: %w", err)
+	}
+	for _, g := range []*Ghost{commits, diff} {
+		if g == nil {
+			continue
+		}
+		if err := r.fetch(ctx, *g); err != nil {
+			return fmt.Errorf("ghost show: %w", err)
+		}
+		name := diffFile
+		if g.Kind == KindCommits {
+			name = commitsFile
+		}
+		data, ok, err := r.readFile(ctx, g.Commit, name)
+		if err != nil || !ok {
+			return fmt.Errorf("ghost show: ghost %s has no %s: %v", g.ID(), name, err)
+		}
+		if _, err := out.Write(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes the ghosts matching opts (all of them when every filter is empty and all is
+// true) and returns them. With dryRun nothing is removed.
+func Delete(ctx context.Context, opts ListOptions, hashes []string, all, dryRun bool) ([]Ghost, error) {
+	if len(hashes) == 0 && !all && opts.From == "" && opts.To == "" {
+		return nil, errors.New("ghost delete: name the ghosts to delete (hash prefixes, --from/--to) or pass --all")
+	}
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	if err != nil {
+		return nil, fmt.Errorf("ghost delete: %w", err)
+	}
+	gs, err := r.find(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("ghost delete: %w", err)
+	}
+	if len(hashes) > 0 {
+		gs, err = matchHashes(gs, hashes)
+		if err != nil {
+			return nil, fmt.Errorf("ghost delete: %w", err)
+		}
+	}
+	if dryRun {
+		return gs, nil
+	}
+	if err := r.remove(ctx, gs); err != nil {
+		return nil, fmt.Errorf("ghost delete: %w", err)
+	}
+	return gs, nil
+}
+
+// matchHashes keeps the ghosts whose diff hash or last commit starts with one of hashes; each
+// hash must name exactly one ghost.
+func matchHashes(gs []Ghost, hashes []string) ([]Ghost, error) {
+	var out []Ghost
+	for _, h := range hashes {
+		h = strings.ToLower(h)
+		if len(h) < MinPrefixLen {
+			return nil, fmt.Errorf("hash %q is too short; give at least %d characters", h, MinPrefixLen)
+		}
+		var found []Ghost
+		for _, g := range gs {
+			if g.Kind == KindDiff && strings.HasPrefix(g.Hash, h) || g.Kind == KindCommits && strings.HasPrefix(g.To, h) {
+				found = append(found, g)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, fmt.Errorf("no ghost matches %s; run 'list' to see the ghosts", h)
+		case 1:
+			out = append(out, found[0])
+		default:
+			return nil, fmt.Errorf("hash %s is ambiguous: it matches %d ghosts; give more characters", h, len(found))
+		}
+	}
+	return out, nil
+}
+
+// GCOptions say which ghosts gc removes: those older than OlderThan, except the Keep newest.
+type GCOptions struct {
+	GhostRepo string
+	Prefix    string
+	OlderThan time.Duration
+	Keep      int
+	DryRun    bool
+}
+
+// GC deletes old ghosts and returns them (or, with DryRun, what it would delete).
+func GC(ctx context.Context, opts GCOptions) ([]Ghost, error) {
+	if opts.OlderThan <= 0 && opts.Keep <= 0 {
+		return nil, errors.New("ghost gc: pass --older-than and/or --keep to say which ghosts to delete")
+	}
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	if err != nil {
+		return nil, fmt.Errorf("ghost gc: %w", err)
+	}
+	gs, err := r.find(ctx, ListOptions{SortByTime: true})
+	if err != nil {
+		return nil, fmt.Errorf("ghost gc: %w", err)
+	}
+	cutoff := now().Add(-opts.OlderThan)
+	var doomed []Ghost
+	for i, g := range gs {
+		if i < opts.Keep {
+			continue
+		}
+		if opts.OlderThan > 0 && !g.Time.Before(cutoff) {
+			continue
+		}
+		doomed = append(doomed, g)
+	}
+	if opts.DryRun {
+		return doomed, nil
+	}
+	if err := r.remove(ctx, doomed); err != nil {
+		return nil, fmt.Errorf("ghost gc: %w", err)
+	}
+	return doomed, nil
+}
+
+// ParseAge reads durations such as 30d, 12h, 2w or 90m.
+func ParseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	mult := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	if m, ok := mult[s[len(s)-1]]; ok {
+		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("age %q is not a number of days or weeks; write e.g. 30d or 2w", s)
+		}
+		return time.Duration(n * float64(m)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("age %q is not a duration; write e.g. 30d, 12h or 90m", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,277 @@
+package ghostcmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jikken-dev/jikken/ghost"
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+)
+
+type listOptions struct {
+	g         *globals
+	from, to  string
+	noHeaders bool
+	long      bool
+	user      string
+	host      string
+	branch    string
+	since     string
+	sort      string
+}
+
+func newListCmd(g *globals) *cobra.Command {
+	o := &listOptions{g: g}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List diff ghosts ('list commits', 'list all' for the others)",
+		Long: `List prints one ghost per line as git-ghost does: "<base> <diff-hash>" for diffs and
+"<from> <to>" for commits. It reads only the ghost repository's refs, unless --long, a
+filter on metadata (--user, --host, --branch, --since) or --sort time needs the ghost commits;
+those are fetched once into the local cache.`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ghost.KindDiff) },
+	}
+	for _, k := range []struct {
+		use  string
+		kind ghost.Kind
+	}{{"diff", ghost.KindDiff}, {"commits", ghost.KindCommits}, {"all", ""}} {
+		cmd.AddCommand(&cobra.Command{
+			Use:   k.use,
+			Short: "List " + k.use + " ghosts",
+			Args:  rangeArgs(0, 0),
+			RunE:  func(cmd *cobra.Command, args []string) error { return o.run(cmd, k.kind) },
+		})
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.from, "from", "", "only ghosts whose base starts with this hash")
+	pf.StringVar(&o.to, "to", "", "only ghosts whose diff hash or last commit starts with this hash")
+	pf.BoolVar(&o.noHeaders, "no-headers", false, "do not print column headers")
+	pf.BoolVarP(&o.long, "long", "l", false, "also print time, user@host and branch of each ghost")
+	pf.StringVar(&o.user, "user", "", "only ghosts pushed by this user")
+	pf.StringVar(&o.host, "host", "", "only ghosts pushed from this host")
+	pf.StringVar(&o.branch, "branch", "", "only ghosts pushed from this branch")
+	pf.StringVar(&o.since, "since", "", "only ghosts younger than this age (e.g. 7d, 12h)")
+	pf.StringVar(&o.sort, "sort", "name", "order: name or time (newest first)")
+	return cmd
+}
+
+func (o *listOptions) options(kind ghost.Kind) (ghost.ListOptions, error) {
+	lo := ghost.ListOptions{GhostRepo: o.g.repo, Prefix: o.g.prefix, Kind: kind, From: o.from, To: o.to,
+		Meta: o.long || o.g.output == "json", User: o.user, Host: o.host, Branch: o.branch}
+	switch o.sort {
+	case "name":
+	case "time":
+		lo.SortByTime = true
+	default:
+		return lo, cmdutil.UsageError("unknown --sort %q; use name or time", o.sort)
+	}
+	if o.since != "" {
+		age, err := ghost.ParseAge(o.since)
+		if err != nil {
+			return lo, cmdutil.UsageError("--since: %v", err)
+		}
+		lo.Since = time.Now().Add(-age)
+	}
+	return lo, nil
+}
+
+func (o *listOptions) run(cmd *cobra.Command, kind ghost.Kind) error {
+	if _, err := cmdutil.CheckFormat(o.g.output, "text", "json", "only-from", "only-to"); err != nil {
+		return err
+	}
+	lo, err := o.options(kind)
+	if err != nil {
+		return err
+	}
+	gs, err := ghost.List(cmd.Context(), lo)
+	if err != nil {
+		return err
+	}
+	if o.g.output == "json" {
+		if gs == nil {
+			gs = []ghost.Ghost{}
+		}
+		return cmdutil.WriteJSON(o.g.io.Out, gs)
+	}
+	if kind == "" || kind == ghost.KindCommits {
+		o.print(o.g.io.Out, ghost.KindCommits, gs, kind == "")
+	}
+	if kind == "" || kind == ghost.KindDiff {
+		o.print(o.g.io.Out, ghost.KindDiff, gs, kind == "")
+	}
+	return nil
+}
+
+// print writes one section in git-ghost's layout: a header line, then "<from> <to|hash>".
+func (o *listOptions) print(w io.Writer, kind ghost.Kind, gs []ghost.Ghost, titled bool) {
+	if titled && !o.noHeaders {
+		if kind == ghost.KindCommits {
+			fmt.Fprintln(w, "Commits:")
+		} else {
+			fmt.Fprintln(w, "Diffs:")
+		}
+	}
+	if !o.noHeaders {
+		left, right := "Diff Base", "Diff Hash"
+		if kind == ghost.KindCommits {
+			left, right = "Commits From", "Commits To"
+		}
+		switch o.g.output {
+		case "only-from":
+			fmt.Fprintln(w, left)
+		case "only-to":
+			fmt.Fprintln(w, right)
+		default:
+			line := fmt.Sprintf("%-40s %-40s", left, right)
+			if o.long {
+				line += fmt.Sprintf(" %-20s %-24s %s", "Time", "User@Host", "Branch")
+			}
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+		}
+	}
+	for _, g := range gs {
+		if g.Kind != kind {
+			continue
+		}
+		from, to, _ := strings.Cut(g.ID(), " ")
+		switch o.g.output {
+		case "only-from":
+			fmt.Fprintln(w, from)
+		case "only-to":
+			fmt.Fprintln(w, to)
+		default:
+			line := g.ID()
+			if o.long {
+				line += " " + describe(g)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if titled {
+		fmt.Fprintln(w)
+	}
+}
+
+func describe(g ghost.Ghost) string {
+	t := "-"
+	if !g.Time.IsZero() {
+		t = g.Time.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	who, branch := "-", "-"
+	if g.Meta != nil {
+		who = g.Meta.User + "@" + g.Meta.Host
+		if g.Meta.Branch != "" {
+			branch = g.Meta.Branch
+		}
+	}
+	return fmt.Sprintf("%-20s %-24s %s", t, who, branch)
+}
+
+type deleteOptions struct {
+	listOptions
+	all    bool
+	dryRun bool
+}
+
+func newDeleteCmd(g *globals) *cobra.Command {
+	o := &deleteOptions{listOptions: listOptions{g: g, sort: "name"}}
+	cmd := &cobra.Command{
+		Use:   "delete [diff|commits|all] [hash...]",
+		Short: "Delete ghosts by hash prefix, by --from/--to, or --all",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind := ghost.Kind("")
+			if len(args) > 0 {
+				switch args[0] {
+				case "diff":
+					kind, args = ghost.KindDiff, args[1:]
+				case "commits":
+					kind, args = ghost.KindCommits, args[1:]
+				case "all":
+					args = args[1:]
+				}
+			}
+			return o.run(cmd, kind, args)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.all, "all", false, "delete every ghost of the kind")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted")
+	f.StringVar(&o.from, "from", "", "only ghosts whose base starts with this hash")
+	f.StringVar(&o.to, "to", "", "only ghosts whose diff hash or last commit starts with this hash")
+	return cmd
+}
+
+func (o *deleteOptions) run(cmd *cobra.Command, kind ghost.Kind, hashes []string) error {
+	f, err := o.g.format()
+	if err != nil {
+		return err
+	}
+	lo, err := o.options(kind)
+	if err != nil {
+		return err
+	}
+	lo.Meta = false
+	gs, err := ghost.Delete(cmd.Context(), lo, hashes, o.all, o.dryRun)
+	if err != nil {
+		return err
+	}
+	return o.g.printGhosts(f, gs, o.dryRun)
+}
+
+func (g *globals) printGhosts(f cmdutil.Format, gs []ghost.Ghost, dryRun bool) error {
+	if f == "json" {
+		if gs == nil {
+			gs = []ghost.Ghost{}
+		}
+		return cmdutil.WriteJSON(g.io.Out, map[string]any{"deleted": !dryRun, "ghosts": gs})
+	}
+	for _, gh := range gs {
+		fmt.Fprintln(g.io.Out, gh.ID())
+	}
+	if dryRun {
+		fmt.Fprintf(g.io.ErrOut, "dry run: %d ghosts would be deleted\n", len(gs))
+	}
+	return nil
+}
+
+func newGCCmd(g *globals) *cobra.Command {
+	var olderThan string
+	var keep int
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "gc --older-than 30d [--keep N] [--dry-run]",
+		Short: "Delete ghosts older than an age, keeping the newest N",
+		Args:  rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := g.format()
+			if err != nil {
+				return err
+			}
+			age, err := ghost.ParseAge(olderThan)
+			if err != nil {
+				return cmdutil.UsageError("--older-than: %v", err)
+			}
+			if keep < 0 {
+				return cmdutil.UsageError("--keep must not be negative")
+			}
+			if age == 0 && keep == 0 {
+				return cmdutil.UsageError("pass --older-than and/or --keep to say which ghosts to delete")
+			}
+			gs, err := ghost.GC(cmd.Context(), ghost.GCOptions{GhostRepo: g.repo, Prefix: g.prefix, OlderThan: age, Keep: keep, DryRun: dryRun})
+			if err != nil {
+				return err
+			}
+			return g.printGhosts(f, gs, dryRun)
+		},
+	}
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "delete ghosts older than this age (e.g. 30d, 2w, 12h)")
+	cmd.Flags().IntVar(&keep, "keep", 0, "never delete the newest N ghosts")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be deleted")
+	return cmd
+}
