@@ -1,0 +1,979 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Scheduler places pending pods. It is the contract both the kube-scheduler-like framework
+// (package sim/scheduler) and whole-queue research policies (package sim/policy) satisfy.
+type Scheduler interface {
+	// Schedule is called after all events of one instant were applied, when pods are pending
+	// and the cluster changed since the last call (an arrival, freed resources, a node coming
+	// up, or a tick). It places pods with c.Bind, may reserve with c.Assume/c.Forget, and may
+	// evict running pods with c.Preempt. An error aborts the simulation.
+	Schedule(c *Cluster) error
+}
+
+// Submitter injects pods. Step is first called at time 0 and then at each time it asks for.
+type Submitter interface {
+	// Step returns the pods to submit now and the next time the submitter wants to be called,
+	// which must not be earlier than now; Never means it is done. The status lets feedback
+	// submitters react to the cluster. Pods must be new values; the engine takes ownership.
+	Step(now Time, s Status) (pods []*Pod, next Time, err error)
+}
+
+// Observer receives records as the simulation produces them.
+type Observer interface {
+	// Sampled is called at every sampling instant, after that instant's scheduling pass.
+	Sampled(s *Sample)
+	// PodDone is called once per pod when it succeeds or fails for good.
+	PodDone(p *Pod)
+}
+
+// Status is the cluster summary a submitter sees.
+type Status struct {
+	Now       Time
+	Pending   int
+	Running   int
+	Finished  int
+	NodesUp   int
+	Allocated Resources
+	Capacity  Resources
+}
+
+// Sample is one point of the time series.
+type Sample struct {
+	Time      Time
+	Allocated Resources // requests of running pods
+	Capacity  Resources // capacity of nodes that are up
+	Pending   int
+	Running   int
+	NodesUp   int
+	// FreeGPU is the free GPU capacity of schedulable nodes; FragmentedGPU is the part of it on
+	// nodes whose free GPUs are fewer than the smallest GPU request waiting in the queue, so
+	// no pending pod can use it (0 when no GPU pod waits).
+	FreeGPU       int64
+	FragmentedGPU int64
+}
+
+// PodFailure makes pod runs fail at random with retries and exponential backoff, like a Job's
+// backoffLimit.
+type PodFailure struct {
+	// Probability that a run fails; the failure time is uniform over the run.
+	Probability float64
+	// MaxRetries is how many failures a pod survives; the next one fails it for good.
+	MaxRetries int
+	// Backoff is the delay before the first retry; it doubles per failure up to MaxBackoff.
+	Backoff    Time
+	MaxBackoff Time
+}
+
+// FailureModel fails and repairs nodes at random: time to failure and time to repair are
+// exponential with means MTBF and MTTR, drawn per node.
+type FailureModel struct {
+	// Group limits the model to nodes of one group; empty means all nodes.
+	Group string
+	MTBF  Time
+	MTTR  Time
+}
+
+// EventKind names a scheduled cluster event.
+type EventKind string
+
+// Cluster events a scenario may schedule.
+const (
+	NodeFail     EventKind = "nodeFail"
+	NodeRecover  EventKind = "nodeRecover"
+	NodeAdd      EventKind = "nodeAdd"
+	NodeRemove   EventKind = "nodeRemove"
+	NodeDrain    EventKind = "nodeDrain"
+	NodeCordon   EventKind = "nodeCordon"
+	NodeUncordon EventKind = "nodeUncordon"
+)
+
+// ClusterEvent is a change to the cluster at a fixed time. Node names the node for every kind
+// but NodeAdd, which creates Spec. Draining cordons a node and evicts its pods (kubectl drain);
+// removing evicts them and deletes the node.
+type ClusterEvent struct {
+	At   Time
+	Kind EventKind
+	Node string
+	Spec *NodeSpec
+}
+
+// Config is everything a simulation needs. Rand must be set (a seeded PCG), so that two runs
+// with the same config are identical.
+type Config struct {
+	Names      *Names
+	Nodes      []NodeSpec
+	Scheduler  Scheduler
+	Submitters []Submitter
+	Rand       *rand.Rand
+	Observer   Observer
+
+	// Tick, when positive, forces a scheduling pass every Tick, for policies whose decisions
+	// change with time alone (attained service, aging).
+	Tick Time
+	// SampleEvery is the interval of time-series samples; 0 means no samples.
+	SampleEvery Time
+	// StopAt ends the simulation at that time if positive; StopAfterPods ends it once that many
+	// pods have finished (succeeded or failed) if positive. Otherwise it ends when every
+	// submitter is done and no pod is pending, running or backing off, or when pods are left
+	// pending with nothing more that could ever change the cluster.
+	StopAt        Time
+	StopAfterPods int
+
+	PodFailure PodFailure
+	Events     []ClusterEvent
+	Failures   []FailureModel
+}
+
+// NewRand returns the seeded generator the simulator expects: PCG with the given seed and a
+// stream number, so independent components draw from independent streams of one seed.
+func NewRand(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
+
+// Engine drives a simulation: it pops events, applies them to the Cluster and calls the
+// scheduler. It is not safe for concurrent use.
+type Engine struct {
+	c          *Cluster
+	cfg        Config
+	sched      Scheduler
+	submitters []Submitter
+	active     int
+	started    bool
+	done       bool
+	sampleNow  bool
+}
+
+// Stats counts what the engine did, for the summary.
+type Stats struct {
+	Events      uint64
+	Passes      uint64
+	Submitted   int
+	Finished    int
+	Preemptions int
+	Restarts    int
+	LostWork    Time
+	// AllocArea and CapArea integrate allocation and capacity over time (milli-units x
+	// seconds), for time-weighted utilisation.
+	AllocArea [MaxResources]float64
+	CapArea   [MaxResources]float64
+}
+
+// New checks the config and builds an engine at time 0.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Names == nil {
+		cfg.Names = NewNames()
+	}
+	if cfg.Scheduler == nil {
+		return nil, errors.New("sim: no scheduler configured; set Config.Scheduler")
+	}
+	if cfg.Rand == nil {
+		return nil, errors.New("sim: no random generator configured; set Config.Rand to sim.NewRand(seed, 0)")
+	}
+	if cfg.PodFailure.Probability < 0 || cfg.PodFailure.Probability > 1 {
+		return nil, fmt.Errorf("sim: pod failure probability %v must be in [0, 1]", cfg.PodFailure.Probability)
+	}
+	for i, m := range cfg.Failures {
+		if m.MTBF <= 0 || m.MTTR <= 0 {
+			return nil, fmt.Errorf("sim: failure model %d: mtbf and mttr must be positive", i)
+		}
+	}
+	c := &Cluster{
+		names:       cfg.Names,
+		byName:      map[string]*Node{},
+		rng:         cfg.Rand,
+		runningPrio: map[int32]int{},
+		userAlloc:   map[string]*Resources{},
+		gangArrived: map[string]int{},
+		podFailure:  cfg.PodFailure,
+		failures:    cfg.Failures,
+		obs:         cfg.Observer,
+	}
+	for i := range cfg.Nodes {
+		if _, err := c.addNode(&cfg.Nodes[i]); err != nil {
+			return nil, err
+		}
+	}
+	for _, ev := range cfg.Events {
+		if ev.Kind == NodeAdd && ev.Spec != nil {
+			c.addShape(&ev.Spec.Capacity)
+		}
+	}
+	e := &Engine{c: c, cfg: cfg, sched: cfg.Scheduler, submitters: cfg.Submitters}
+	for i, ev := range cfg.Events {
+		kind, ok := eventKinds[ev.Kind]
+		if !ok {
+			return nil, fmt.Errorf("sim: event %d: unknown kind %q; use one of nodeFail, nodeRecover, nodeAdd, nodeRemove, nodeDrain, nodeCordon, nodeUncordon", i, ev.Kind)
+		}
+		if ev.Kind == NodeAdd {
+			if ev.Spec == nil {
+				return nil, fmt.Errorf("sim: event %d: nodeAdd needs a node spec", i)
+			}
+		} else if !e.nodeWillExist(ev.Node, i) {
+			return nil, fmt.Errorf("sim: event %d (%s): no node named %q", i, ev.Kind, ev.Node)
+		}
+		if ev.At < 0 {
+			return nil, fmt.Errorf("sim: event %d: time %v is negative", i, ev.At)
+		}
+		c.push(event{t: ev.At, kind: kind, idx: i, foreground: true})
+	}
+	return e, nil
+}
+
+func (e *Engine) nodeWillExist(name string, before int) bool {
+	if _, ok := e.c.byName[name]; ok {
+		return true
+	}
+	for _, ev := range e.cfg.Events[:before] {
+		if ev.Kind == NodeAdd && ev.Spec.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+var eventKinds = map[EventKind]eventKind{
+	NodeFail: evNodeFail, NodeRecover: evNodeRecover, NodeAdd: evNodeAdd, NodeRemove: evNodeRemove,
+	NodeDrain: evNodeDrain, NodeCordon: evNodeCordon, NodeUncordon: evNodeUncordon,
+}
+
+// Cluster returns the cluster state, for inspection between steps.
+func (e *Engine) Cluster() *Cluster { return e.c }
+
+// Done reports whether the simulation has ended.
+func (e *Engine) Done() bool { return e.done }
+
+// Run steps until the simulation ends.
+func (e *Engine) Run() error {
+	for !e.done {
+		if err := e.Step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) start() {
+	e.started = true
+	c := e.c
+	for i := range e.submitters {
+		c.push(event{t: 0, kind: evSubmit, idx: i, foreground: true})
+	}
+	e.active = len(e.submitters)
+	if e.cfg.SampleEvery > 0 {
+		c.push(event{t: 0, kind: evSample})
+	}
+	if e.cfg.Tick > 0 {
+		c.push(event{t: e.cfg.Tick, kind: evTick})
+	}
+	for _, n := range c.nodes {
+		c.scheduleFailure(n)
+	}
+}
+
+// Step advances the clock to the next event time, applies every event of that instant in
+// (time, sequence) order, runs one scheduling pass if needed, and emits a sample if one is due.
+func (e *Engine) Step() error {
+	if e.done {
+		return nil
+	}
+	if !e.started {
+		e.start()
+	}
+	c := e.c
+	if c.queue.len() == 0 || e.finished() {
+		e.done = true
+		return nil
+	}
+	t := c.queue.peek().t
+	if e.cfg.StopAt > 0 && t > e.cfg.StopAt {
+		c.advance(e.cfg.StopAt)
+		e.done = true
+		return nil
+	}
+	c.advance(t)
+	for c.queue.len() > 0 && c.queue.peek().t == t {
+		ev := c.queue.pop()
+		if ev.foreground {
+			c.foreground--
+		}
+		c.stats.Events++
+		if err := e.handle(&ev); err != nil {
+			return err
+		}
+	}
+	if c.dirty && c.numPending > 0 {
+		c.dirty = false
+		c.stats.Passes++
+		if err := e.sched.Schedule(c); err != nil {
+			return fmt.Errorf("scheduler at %v: %w", c.now, err)
+		}
+		if err := c.checkNoAssumed(); err != nil {
+			return err
+		}
+	}
+	if e.sampleNow {
+		e.sampleNow = false
+		if c.obs != nil {
+			s := c.sample()
+			c.obs.Sampled(&s)
+		}
+	}
+	if e.finished() {
+		e.done = true
+	}
+	return nil
+}
+
+func (e *Engine) finished() bool {
+	c := e.c
+	if e.cfg.StopAfterPods > 0 && c.stats.Finished >= e.cfg.StopAfterPods {
+		return true
+	}
+	if e.active > 0 || c.running > 0 || c.backoff > 0 {
+		return false
+	}
+	return c.numPending == 0 || c.foreground == 0
+}
+
+func (e *Engine) handle(ev *event) error {
+	c := e.c
+	switch ev.kind {
+	case evSubmit:
+		return e.submit(ev.idx)
+	case evFinish:
+		if ev.gen == ev.pod.gen {
+			c.finish(ev.pod)
+		}
+	case evPodFail:
+		if ev.gen == ev.pod.gen {
+			c.failPod(ev.pod)
+		}
+	case evRetry:
+		c.retry(ev.pod)
+	case evTick:
+		c.dirty = true
+		if !e.finished() {
+			c.push(event{t: c.now + e.cfg.Tick, kind: evTick})
+		}
+	case evSample:
+		e.sampleNow = true
+		if !e.finished() {
+			c.push(event{t: c.now + e.cfg.SampleEvery, kind: evSample})
+		}
+	case evNodeFail, evNodeRecover, evNodeRemove, evNodeDrain, evNodeCordon, evNodeUncordon:
+		n := ev.node
+		if n == nil {
+			n = c.byName[e.cfg.Events[ev.idx].Node]
+		}
+		if n == nil {
+			return fmt.Errorf("event at %v: node %q does not exist (removed earlier?)", c.now, e.cfg.Events[ev.idx].Node)
+		}
+		c.nodeEvent(ev.kind, n, ev.model)
+	case evNodeAdd:
+		n, err := c.addNode(e.cfg.Events[ev.idx].Spec)
+		if err != nil {
+			return fmt.Errorf("event at %v: %w", c.now, err)
+		}
+		c.scheduleFailure(n)
+	}
+	return nil
+}
+
+func (e *Engine) submit(i int) error {
+	c := e.c
+	pods, next, err := e.submitters[i].Step(c.now, c.Status())
+	if err != nil {
+		return fmt.Errorf("submitter %d at %v: %w", i, c.now, err)
+	}
+	for _, p := range pods {
+		if err := c.admit(p); err != nil {
+			return err
+		}
+	}
+	switch {
+	case next == Never:
+		e.active--
+	case next < c.now:
+		return fmt.Errorf("submitter %d at %v asked to be called back in the past (%v)", i, c.now, next)
+	default:
+		c.push(event{t: next, kind: evSubmit, idx: i, foreground: true})
+	}
+	return nil
+}
+
+// Cluster is the simulated cluster's state and the only way schedulers change it. Methods
+// check their preconditions and return errors rather than corrupt state, so a buggy scheduler
+// cannot overcommit a node.
+type Cluster struct {
+	names  *Names
+	now    Time
+	nodes  []*Node
+	byName map[string]*Node
+	shapes []Resources
+	pods   []*Pod
+
+	pending      []*Pod
+	pendingDirty bool
+	numPending   int
+	running      int
+	backoff      int
+	dirty        bool
+	foreground   int
+
+	queue eventQueue
+	seq   uint64
+	rng   *rand.Rand
+
+	allocated   Resources
+	capacity    Resources
+	maxFree     Resources
+	runningPrio map[int32]int
+	userAlloc   map[string]*Resources
+	gangArrived map[string]int
+	podFailure  PodFailure
+	failures    []FailureModel
+	obs         Observer
+	lastT       Time
+	stats       Stats
+}
+
+func (c *Cluster) push(e event) {
+	c.seq++
+	e.seq = c.seq
+	if e.foreground {
+		c.foreground++
+	}
+	c.queue.push(e)
+}
+
+// Now returns the simulated time.
+func (c *Cluster) Now() Time { return c.now }
+
+// Names returns the resource table.
+func (c *Cluster) Names() *Names { return c.names }
+
+// Rand returns the engine's generator. Schedulers that need randomness should own a
+// generator instead, so adding one does not shift the engine's draws.
+func (c *Cluster) Rand() *rand.Rand { return c.rng }
+
+// Nodes returns every node ever created, in creation order, including failed and removed ones.
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// Node returns the node with the given name, or nil.
+func (c *Cluster) Node(name string) *Node { return c.byName[name] }
+
+// Pods returns every submitted pod in submission order.
+func (c *Cluster) Pods() []*Pod { return c.pods }
+
+// Pending returns the pending pods in the order they entered the queue (a requeued pod goes
+// to the back). The slice is owned by the cluster and changes on Bind.
+func (c *Cluster) Pending() []*Pod {
+	if c.pendingDirty {
+		kept := c.pending[:0]
+		for _, p := range c.pending {
+			if p.Phase == Pending {
+				kept = append(kept, p)
+			} else {
+				p.queued = false
+			}
+		}
+		clear(c.pending[len(kept):])
+		c.pending = kept
+		c.pendingDirty = false
+	}
+	return c.pending
+}
+
+// NumPending returns how many pods are pending.
+func (c *Cluster) NumPending() int { return c.numPending }
+
+// NumRunning returns how many pods run.
+func (c *Cluster) NumRunning() int { return c.running }
+
+// Stats returns the counters so far.
+func (c *Cluster) Stats() Stats { return c.stats }
+
+// Allocated returns the requests of running and assumed pods; Capacity the capacity of nodes
+// that are up.
+func (c *Cluster) Allocated() Resources { return c.allocated }
+
+// Capacity returns the capacity of nodes that are up and not removed.
+func (c *Cluster) Capacity() Resources { return c.capacity }
+
+// MaxFree returns a per-resource upper bound on any schedulable node's free capacity. A pod
+// whose request exceeds it fits nowhere; the reverse does not hold. TightenMaxFree makes the
+// bound exact.
+func (c *Cluster) MaxFree() *Resources { return &c.maxFree }
+
+// TightenMaxFree recomputes MaxFree exactly, in O(nodes). The bound only loosens as pods
+// start, so schedulers call this after a full scan found no node.
+func (c *Cluster) TightenMaxFree() {
+	var m Resources
+	for _, n := range c.nodes {
+		if !n.Schedulable() {
+			continue
+		}
+		for i := range m {
+			if f := n.Capacity[i] - n.Allocated[i]; f > m[i] {
+				m[i] = f
+			}
+		}
+	}
+	c.maxFree = m
+}
+
+func (c *Cluster) loosenMaxFree(n *Node) {
+	if !n.Schedulable() {
+		return
+	}
+	for i := range c.maxFree {
+		if f := n.Capacity[i] - n.Allocated[i]; f > c.maxFree[i] {
+			c.maxFree[i] = f
+		}
+	}
+}
+
+// UserAllocated returns the requests of the user's running and assumed pods.
+func (c *Cluster) UserAllocated(user string) Resources {
+	if u := c.userAlloc[user]; u != nil {
+		return *u
+	}
+	return Resources{}
+}
+
+// MinRunningPriority returns the lowest priority among running pods and whether any runs;
+// preemption is pointless for a pod whose priority is not above it.
+func (c *Cluster) MinRunningPriority() (int32, bool) {
+	first := true
+	var m int32
+	for p, n := range c.runningPrio {
+		if n > 0 && (first || p < m) {
+			m, first = p, false
+		}
+	}
+	return m, !first
+}
+
+// GangComplete reports whether every member of the pod's gang has been submitted.
+func (c *Cluster) GangComplete(p *Pod) bool {
+	return p.Gang == "" || c.gangArrived[p.Gang] >= p.GangSize
+}
+
+// Status returns the summary submitters see.
+func (c *Cluster) Status() Status {
+	up := 0
+	for _, n := range c.nodes {
+		if n.Up && !n.Removed {
+			up++
+		}
+	}
+	return Status{Now: c.now, Pending: c.numPending, Running: c.running, Finished: c.stats.Finished,
+		NodesUp: up, Allocated: c.allocated, Capacity: c.capacity}
+}
+
+func (c *Cluster) advance(t Time) {
+	if dt := (t - c.lastT).Seconds(); dt > 0 {
+		for i := range c.allocated {
+			c.stats.AllocArea[i] += float64(c.allocated[i]) * dt
+			c.stats.CapArea[i] += float64(c.capacity[i]) * dt
+		}
+	}
+	c.lastT = t
+	c.now = t
+}
+
+func (c *Cluster) addShape(r *Resources) {
+	for i := range c.shapes {
+		if c.shapes[i] == *r {
+			return
+		}
+	}
+	c.shapes = append(c.shapes, *r)
+}
+
+func (c *Cluster) addNode(s *NodeSpec) (*Node, error) {
+	if s.Name == "" {
+		return nil, errors.New("node without a name")
+	}
+	if _, dup := c.byName[s.Name]; dup {
+		return nil, fmt.Errorf("node %q defined twice; node names must be unique", s.Name)
+	}
+	for i, v := range s.Capacity {
+		if v < 0 {
+			return nil, fmt.Errorf("node %q: capacity of %s is negative", s.Name, c.names.Name(i))
+		}
+	}
+	n := &Node{ID: len(c.nodes), Name: s.Name, Group: s.Group, Labels: s.Labels, Taints: s.Taints,
+		Capacity: s.Capacity, Up: true}
+	c.nodes = append(c.nodes, n)
+	c.byName[n.Name] = n
+	c.capacity.Add(&n.Capacity)
+	c.addShape(&n.Capacity)
+	c.loosenMaxFree(n)
+	c.dirty = true
+	return n, nil
+}
+
+func (c *Cluster) admit(p *Pod) error {
+	if p.Name == "" {
+		p.Name = fmt.Sprintf("pod-%d", len(c.pods))
+	}
+	if p.Duration < 0 {
+		return fmt.Errorf("pod %s: duration %v is negative", p.Name, p.Duration)
+	}
+	if p.Requests[PodsIndex] == 0 {
+		p.Requests[PodsIndex] = Milli
+	}
+	for i, v := range p.Requests {
+		if v < 0 {
+			return fmt.Errorf("pod %s: request of %s is negative", p.Name, c.names.Name(i))
+		}
+	}
+	if !c.canEverFit(&p.Requests) {
+		i := c.shortestDimension(&p.Requests)
+		return fmt.Errorf("pod %s requests %s %s but no node offers that much (largest: %s); lower the request or add a larger node group",
+			p.Name, FormatQuantity(p.Requests[i]), c.names.Name(i), FormatQuantity(c.largest(i)))
+	}
+	if p.Gang != "" && p.GangSize < 1 {
+		return fmt.Errorf("pod %s: gang %q needs a positive size", p.Name, p.Gang)
+	}
+	p.ID = len(c.pods)
+	p.Submit = c.now
+	p.FirstStart = -1
+	p.End = -1
+	p.Phase = Pending
+	c.pods = append(c.pods, p)
+	c.stats.Submitted++
+	if p.Gang != "" {
+		c.gangArrived[p.Gang]++
+	}
+	c.enqueue(p)
+	return nil
+}
+
+func (c *Cluster) canEverFit(r *Resources) bool {
+	for i := range c.shapes {
+		if r.Fits(&c.shapes[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Cluster) shortestDimension(r *Resources) int {
+	for i := range r {
+		if r[i] > c.largest(i) {
+			return i
+		}
+	}
+	return GPUIndex
+}
+
+func (c *Cluster) largest(i int) int64 {
+	var m int64
+	for j := range c.shapes {
+		m = max(m, c.shapes[j][i])
+	}
+	return m
+}
+
+func (c *Cluster) enqueue(p *Pod) {
+	p.Phase = Pending
+	c.numPending++
+	c.dirty = true
+	if !p.queued {
+		p.queued = true
+		c.pending = append(c.pending, p)
+	}
+}
+
+func (c *Cluster) place(p *Pod, n *Node) {
+	n.Allocated.Add(&p.Requests)
+	c.allocated.Add(&p.Requests)
+	u := c.userAlloc[p.User]
+	if u == nil {
+		u = &Resources{}
+		c.userAlloc[p.User] = u
+	}
+	u.Add(&p.Requests)
+	p.Node = n
+	p.nodeSlot = len(n.pods)
+	n.pods = append(n.pods, p)
+}
+
+func (c *Cluster) unplace(p *Pod) {
+	n := p.Node
+	n.Allocated.Sub(&p.Requests)
+	c.allocated.Sub(&p.Requests)
+	c.userAlloc[p.User].Sub(&p.Requests)
+	last := len(n.pods) - 1
+	moved := n.pods[last]
+	n.pods[p.nodeSlot] = moved
+	moved.nodeSlot = p.nodeSlot
+	n.pods[last] = nil
+	n.pods = n.pods[:last]
+	p.Node = nil
+	c.loosenMaxFree(n)
+}
+
+func (c *Cluster) check(p *Pod, n *Node, verb string) error {
+	if p.Phase != Pending || p.assumed {
+		return fmt.Errorf("%s pod %s: pod is %s, not pending", verb, p.Name, p.Phase)
+	}
+	if !n.Schedulable() {
+		return fmt.Errorf("%s pod %s on node %s: node does not accept pods", verb, p.Name, n.Name)
+	}
+	if !n.FitsRequest(&p.Requests) {
+		free := n.Free()
+		i := p.Requests.FirstShortfall(&free)
+		return fmt.Errorf("%s pod %s on node %s: %s request %s exceeds free %s", verb, p.Name, n.Name,
+			c.names.Name(i), FormatQuantity(p.Requests[i]), FormatQuantity(free[i]))
+	}
+	return nil
+}
+
+// Assume reserves the pod's resources on n without starting it, as kube-scheduler's Reserve
+// does; Bind starts it, Forget releases it. Every assumed pod must be bound or forgotten
+// before Schedule returns.
+func (c *Cluster) Assume(p *Pod, n *Node) error {
+	if err := c.check(p, n, "assume"); err != nil {
+		return err
+	}
+	c.place(p, n)
+	p.assumed = true
+	return nil
+}
+
+// Forget releases an assumed pod.
+func (c *Cluster) Forget(p *Pod) {
+	if !p.assumed {
+		return
+	}
+	p.assumed = false
+	c.unplace(p)
+}
+
+// Bind starts the pod on n now. If the pod was assumed, n must be the node it was assumed on.
+func (c *Cluster) Bind(p *Pod, n *Node) error {
+	if p.assumed {
+		if p.Node != n {
+			return fmt.Errorf("bind pod %s on node %s: it was assumed on node %s", p.Name, n.Name, p.Node.Name)
+		}
+		p.assumed = false
+	} else {
+		if err := c.check(p, n, "bind"); err != nil {
+			return err
+		}
+		c.place(p, n)
+	}
+	c.start(p)
+	return nil
+}
+
+func (c *Cluster) start(p *Pod) {
+	p.Phase = Running
+	p.Start = c.now
+	if p.FirstStart < 0 {
+		p.FirstStart = c.now
+	}
+	c.numPending--
+	c.pendingDirty = true
+	c.running++
+	c.runningPrio[p.Priority]++
+	p.gen++
+	run := p.Duration - p.Progress
+	if f := c.podFailure; f.Probability > 0 && c.rng.Float64() < f.Probability {
+		at := c.now + Time(c.rng.Float64()*float64(run))
+		c.push(event{t: at, kind: evPodFail, pod: p, gen: p.gen, foreground: true})
+		return
+	}
+	c.push(event{t: c.now + run, kind: evFinish, pod: p, gen: p.gen, foreground: true})
+}
+
+// stopRun ends the current run; keep says whether the work done is kept (a checkpoint).
+func (c *Cluster) stopRun(p *Pod, keep bool) {
+	ran := c.now - p.Start
+	p.Attained += float64(p.Requests[GPUIndex]) * ran.Seconds()
+	if keep {
+		p.Progress += ran
+	} else {
+		lost := ran + p.Progress
+		p.LostWork += lost
+		c.stats.LostWork += lost
+		p.Progress = 0
+	}
+	c.unplace(p)
+	c.running--
+	c.runningPrio[p.Priority]--
+	p.gen++
+	c.dirty = true
+}
+
+// Preempt evicts a running pod and puts it back in the queue. keepProgress says whether its
+// work survives (a checkpointing job suspended by a time-sharing policy) or is lost (a
+// Kubernetes preemption, which kills the container).
+func (c *Cluster) Preempt(victim *Pod, keepProgress bool) error {
+	if victim.Phase != Running || victim.assumed {
+		return fmt.Errorf("preempt pod %s: pod is %s, not running", victim.Name, victim.Phase)
+	}
+	c.stopRun(victim, keepProgress)
+	victim.Preemptions++
+	c.stats.Preemptions++
+	c.enqueue(victim)
+	return nil
+}
+
+func (c *Cluster) finish(p *Pod) {
+	c.stopRun(p, true)
+	p.Phase = Succeeded
+	p.End = c.now
+	c.stats.Finished++
+	if c.obs != nil {
+		c.obs.PodDone(p)
+	}
+}
+
+func (c *Cluster) failPod(p *Pod) {
+	c.stopRun(p, false)
+	p.Restarts++
+	c.stats.Restarts++
+	p.failures++
+	if p.failures > c.podFailure.MaxRetries {
+		p.Phase = Failed
+		p.End = c.now
+		c.stats.Finished++
+		if c.obs != nil {
+			c.obs.PodDone(p)
+		}
+		return
+	}
+	p.Phase = Backoff
+	c.backoff++
+	d := c.podFailure.Backoff
+	for i := 1; i < p.failures && (c.podFailure.MaxBackoff <= 0 || d < c.podFailure.MaxBackoff); i++ {
+		d *= 2
+	}
+	if c.podFailure.MaxBackoff > 0 {
+		d = min(d, c.podFailure.MaxBackoff)
+	}
+	c.push(event{t: c.now + d, kind: evRetry, pod: p, foreground: true})
+}
+
+func (c *Cluster) retry(p *Pod) {
+	c.backoff--
+	c.enqueue(p)
+}
+
+// evictAll stops every pod on n and requeues it with its work lost, as a node failure, drain or
+// removal does.
+func (c *Cluster) evictAll(n *Node) {
+	for len(n.pods) > 0 {
+		p := n.pods[len(n.pods)-1]
+		c.stopRun(p, false)
+		p.Restarts++
+		c.stats.Restarts++
+		c.enqueue(p)
+	}
+}
+
+func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
+	if n.Removed {
+		return
+	}
+	switch k {
+	case evNodeFail:
+		if !n.Up {
+			return
+		}
+		c.evictAll(n)
+		n.Up = false
+		c.capacity.Sub(&n.Capacity)
+		if model > 0 {
+			m := c.failures[model-1]
+			c.push(event{t: c.now + c.exp(m.MTTR), kind: evNodeRecover, node: n, model: model, foreground: true})
+		}
+	case evNodeRecover:
+		if n.Up {
+			return
+		}
+		n.Up = true
+		c.capacity.Add(&n.Capacity)
+		c.loosenMaxFree(n)
+		c.dirty = true
+		if model > 0 {
+			m := c.failures[model-1]
+			c.push(event{t: c.now + c.exp(m.MTBF), kind: evNodeFail, node: n, model: model})
+		}
+	case evNodeDrain:
+		n.Cordoned = true
+		c.evictAll(n)
+	case evNodeCordon:
+		n.Cordoned = true
+	case evNodeUncordon:
+		n.Cordoned = false
+		c.loosenMaxFree(n)
+		c.dirty = true
+	case evNodeRemove:
+		c.evictAll(n)
+		if n.Up {
+			c.capacity.Sub(&n.Capacity)
+		}
+		n.Removed = true
+		delete(c.byName, n.Name)
+	}
+}
+
+func (c *Cluster) scheduleFailure(n *Node) {
+	for i, m := range c.failures {
+		if m.Group == "" || m.Group == n.Group {
+			c.push(event{t: c.now + c.exp(m.MTBF), kind: evNodeFail, node: n, model: i + 1})
+			return
+		}
+	}
+}
+
+func (c *Cluster) exp(mean Time) Time {
+	d := c.rng.ExpFloat64() * float64(mean)
+	if d >= math.MaxInt64/2 {
+		return Never / 2
+	}
+	return max(Time(d), 1)
+}
+
+func (c *Cluster) checkNoAssumed() error {
+	for _, p := range c.Pending() {
+		if p.assumed {
+			return fmt.Errorf("scheduler left pod %s assumed on node %s; bind or forget every assumed pod before returning", p.Name, p.Node.Name)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) sample() Sample {
+	s := Sample{Time: c.now, Allocated: c.allocated, Capacity: c.capacity, Pending: c.numPending, Running: c.running}
+	minReq := int64(math.MaxInt64)
+	for _, p := range c.Pending() {
+		if g := p.Requests[GPUIndex]; g > 0 && g < minReq {
+			minReq = g
+		}
+	}
+	for _, n := range c.nodes {
+		if n.Up && !n.Removed {
+			s.NodesUp++
+		}
+		if !n.Schedulable() {
+			continue
+		}
+		f := n.Capacity[GPUIndex] - n.Allocated[GPUIndex]
+		s.FreeGPU += f
+		if minReq != math.MaxInt64 && f < minReq {
+			s.FragmentedGPU += f
+		}
+	}
+	return s
+}

@@ -1,0 +1,93 @@
+package sim
+
+// Phase is where a pod is in its life.
+type Phase uint8
+
+// Pod phases. A pod that waits for a retry after a failure is Backoff; it returns to Pending
+// when the backoff expires.
+const (
+	Pending Phase = iota
+	Running
+	Succeeded
+	Failed
+	Backoff
+)
+
+func (p Phase) String() string {
+	return [...]string{"Pending", "Running", "Succeeded", "Failed", "Backoff"}[p]
+}
+
+// Pod is one unit of work: its spec is set by a submitter, its state by the engine. Schedulers
+// and metrics read the state fields but must not write them; they change a pod through the
+// Cluster's methods.
+type Pod struct {
+	// Spec.
+	Name      string
+	Namespace string
+	User      string
+	Labels    map[string]string
+	Requests  Resources
+	Priority  int32
+	// Tolerations, NodeSelector and Affinity restrict which nodes may run the pod, with
+	// Kubernetes semantics (see Tolerates and MatchesNode).
+	Tolerations  []Toleration
+	NodeSelector map[string]string
+	Affinity     *NodeAffinity
+	// Gang names a pod group whose GangSize members must start together, or is empty.
+	Gang     string
+	GangSize int
+	// Duration is how long the pod runs once started, uninterrupted.
+	Duration Time
+
+	// State, owned by the engine.
+	ID          int   // submission order, from 0
+	Submit      Time  // when the pod entered the queue the first time
+	Phase       Phase // current phase
+	Node        *Node // the node running (or reserving resources for) the pod
+	Start       Time  // start of the current or last run
+	FirstStart  Time  // start of the first run; -1 before
+	End         Time  // when the pod reached Succeeded or Failed
+	Progress    Time  // work kept from earlier runs (suspension with checkpoint)
+	LostWork    Time  // work discarded by failures and preemptions without checkpoint
+	Preemptions int
+	Restarts    int // runs ended by a node or pod failure
+	// Attained is the service received so far in GPU-milli x seconds, excluding the current
+	// run; AttainedAt gives the total including it.
+	Attained float64
+
+	assumed  bool
+	nodeSlot int    // index in Node.pods
+	gen      uint32 // bumps on every start and stop so stale finish events are ignored
+	queued   bool   // in the pending slice
+	failures int    // pod failures so far, for the retry budget
+}
+
+// Remaining returns the work still to do.
+func (p *Pod) Remaining(now Time) Time {
+	r := p.Duration - p.Progress
+	if p.Phase == Running && !p.assumed {
+		r -= now - p.Start
+	}
+	return r
+}
+
+// AttainedAt returns the attained service (GPU-milli x seconds) including the current run.
+func (p *Pod) AttainedAt(now Time) float64 {
+	a := p.Attained
+	if p.Phase == Running && !p.assumed {
+		a += float64(p.Requests[GPUIndex]) * (now - p.Start).Seconds()
+	}
+	return a
+}
+
+// Assumed reports whether the pod holds resources on a node without having started (the
+// scheduler's Reserve step, used to place gangs all-or-nothing).
+func (p *Pod) Assumed() bool { return p.assumed }
+
+// Wait returns the time from submission to first start, or -1 if the pod never started.
+func (p *Pod) Wait() Time {
+	if p.FirstStart < 0 {
+		return -1
+	}
+	return p.FirstStart - p.Submit
+}

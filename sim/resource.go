@@ -1,0 +1,244 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strings"
+)
+
+// Well-known resource names, interned at fixed indices by NewNames.
+const (
+	CPU    = "cpu"
+	Memory = "memory"
+	GPU    = "nvidia.com/gpu"
+	PodsR  = "pods"
+)
+
+// Fixed indices of the well-known resources in a Resources vector.
+const (
+	CPUIndex = iota
+	MemoryIndex
+	GPUIndex
+	PodsIndex
+)
+
+// MaxResources bounds how many distinct resource names one simulation may use. A fixed array
+// keeps the hot path free of maps and allocations; four slots are taken by the well-known names.
+const MaxResources = 8
+
+// Milli is the number of milli-units in one unit: every quantity is stored in milli-units, so
+// fractional GPUs (500m) and CPUs are exact integers.
+const Milli = 1000
+
+// Resources is a vector of quantities in milli-units, indexed by the positions a Names table
+// assigns. Memory is in milli-bytes, which keeps one rule for every resource and still leaves
+// room for 9 PB per vector entry.
+type Resources [MaxResources]int64
+
+// Add adds o to r.
+func (r *Resources) Add(o *Resources) {
+	for i := range r {
+		r[i] += o[i]
+	}
+}
+
+// Sub subtracts o from r.
+func (r *Resources) Sub(o *Resources) {
+	for i := range r {
+		r[i] -= o[i]
+	}
+}
+
+// Fits reports whether r is no larger than avail in every dimension.
+func (r *Resources) Fits(avail *Resources) bool {
+	for i := range r {
+		if r[i] > avail[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FirstShortfall returns the index of the first dimension where r exceeds avail, or -1.
+func (r *Resources) FirstShortfall(avail *Resources) int {
+	for i := range r {
+		if r[i] > avail[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// IsZero reports whether every entry is zero.
+func (r *Resources) IsZero() bool { return *r == Resources{} }
+
+// Names interns resource names to vector indices. The well-known names always come first so
+// code can use CPUIndex, GPUIndex, ... without a lookup.
+type Names struct {
+	names []string
+	index map[string]int
+}
+
+// NewNames returns a table holding cpu, memory, nvidia.com/gpu and pods.
+func NewNames() *Names {
+	n := &Names{index: map[string]int{}}
+	for _, s := range []string{CPU, Memory, GPU, PodsR} {
+		n.intern(s)
+	}
+	return n
+}
+
+func (n *Names) intern(s string) int {
+	i := len(n.names)
+	n.names = append(n.names, s)
+	n.index[s] = i
+	return i
+}
+
+// Index returns the index of name, interning it if new.
+func (n *Names) Index(name string) (int, error) {
+	if i, ok := n.index[name]; ok {
+		return i, nil
+	}
+	if name == "" {
+		return 0, fmt.Errorf("empty resource name")
+	}
+	if len(n.names) == MaxResources {
+		return 0, fmt.Errorf("resource %q: at most %d distinct resources are supported (%s already used); drop an unused extended resource", name, MaxResources, strings.Join(n.names, ", "))
+	}
+	return n.intern(name), nil
+}
+
+// Lookup returns the index of name without interning it.
+func (n *Names) Lookup(name string) (int, bool) {
+	i, ok := n.index[name]
+	return i, ok
+}
+
+// Len returns how many names are interned.
+func (n *Names) Len() int { return len(n.names) }
+
+// Name returns the name at index i.
+func (n *Names) Name(i int) string { return n.names[i] }
+
+// Parse converts a map of Kubernetes quantities ("500m", "16Gi", "2") into a vector. Keys are
+// interned in sorted order so the indices never depend on map iteration.
+func (n *Names) Parse(q map[string]string) (Resources, error) {
+	var r Resources
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		i, err := n.Index(k)
+		if err != nil {
+			return r, err
+		}
+		v, err := ParseQuantity(q[k])
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", k, err)
+		}
+		if v < 0 {
+			return r, fmt.Errorf("%s: quantity %q is negative; use zero or a positive amount", k, q[k])
+		}
+		r[i] = v
+	}
+	return r, nil
+}
+
+// Format renders the non-zero entries of r as name=quantity pairs, in index order.
+func (n *Names) Format(r *Resources) string {
+	var b strings.Builder
+	for i, s := range n.names {
+		if r[i] == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s)
+		b.WriteByte('=')
+		b.WriteString(FormatQuantity(r[i]))
+	}
+	return b.String()
+}
+
+// Map renders r as a map of quantities, the inverse of Parse.
+func (n *Names) Map(r *Resources) map[string]string {
+	m := map[string]string{}
+	for i, s := range n.names {
+		if r[i] != 0 {
+			m[s] = FormatQuantity(r[i])
+		}
+	}
+	return m
+}
+
+var suffixes = map[string]*big.Rat{
+	"n": big.NewRat(1, 1_000_000_000), "u": big.NewRat(1, 1_000_000), "m": big.NewRat(1, 1000),
+	"":  big.NewRat(1, 1),
+	"k": big.NewRat(1e3, 1), "M": big.NewRat(1e6, 1), "G": big.NewRat(1e9, 1),
+	"T": big.NewRat(1e12, 1), "P": big.NewRat(1e15, 1), "E": big.NewRat(1e18, 1),
+	"Ki": big.NewRat(1<<10, 1), "Mi": big.NewRat(1<<20, 1), "Gi": big.NewRat(1<<30, 1),
+	"Ti": big.NewRat(1<<40, 1), "Pi": big.NewRat(1<<50, 1), "Ei": big.NewRat(1<<60, 1),
+}
+
+// ParseQuantity parses a Kubernetes quantity ("1", "0.5", "250m", "16Gi", "1e3") into
+// milli-units, rounding up as Kubernetes does for sub-milli precision.
+func ParseQuantity(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty quantity; write a number such as 2, 500m or 16Gi")
+	}
+	num, suf := s, ""
+	for j := len(s); j > 0; j-- {
+		c := s[j-1]
+		if (c >= '0' && c <= '9') || c == '.' {
+			num, suf = s[:j], s[j:]
+			break
+		}
+		if j == 1 {
+			num, suf = "", s
+		}
+	}
+	mult, ok := suffixes[suf]
+	if !ok && (strings.HasPrefix(suf, "e") || strings.HasPrefix(suf, "E")) {
+		// A decimal exponent such as 1e3: let big.Rat read the whole string.
+		num, suf, mult = s, "", suffixes[""]
+		ok = true
+	}
+	if !ok || num == "" {
+		return 0, fmt.Errorf("quantity %q is not a Kubernetes quantity; write a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, ...)", s)
+	}
+	v, ok := new(big.Rat).SetString(num)
+	if !ok {
+		return 0, fmt.Errorf("quantity %q is not a Kubernetes quantity; write a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, ...)", s)
+	}
+	v.Mul(v, mult)
+	v.Mul(v, big.NewRat(Milli, 1))
+	q, rem := new(big.Int).QuoRem(v.Num(), v.Denom(), new(big.Int))
+	if rem.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return 0, fmt.Errorf("quantity %q is too large", s)
+	}
+	return q.Int64(), nil
+}
+
+// FormatQuantity renders milli-units as a plain decimal ("2", "0.5", "17179869184").
+func FormatQuantity(m int64) string {
+	if m%Milli == 0 {
+		return fmt.Sprint(m / Milli)
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", float64(m)/Milli), "0"), ".")
+}
+
+// Units converts milli-units to units as a float, for reports.
+func Units(m int64) float64 { return float64(m) / Milli }
+
+// FromUnits converts a float amount of units to milli-units, rounding up.
+func FromUnits(u float64) int64 { return int64(math.Ceil(u*Milli - 1e-9)) }

@@ -1,0 +1,500 @@
+package scheduler
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/jikken-dev/jikken/sim"
+)
+
+// MaxNodeScore is the highest score a score plugin may give after normalisation, as in
+// kube-scheduler.
+const MaxNodeScore int64 = 100
+
+// Code is the outcome of a plugin call.
+type Code int
+
+// Status codes, as in kube-scheduler's framework.
+const (
+	Success Code = iota
+	// Unschedulable: the pod does not fit now but might after preemption.
+	Unschedulable
+	// UnschedulableAndUnresolvable: preemption cannot help (taints, selectors).
+	UnschedulableAndUnresolvable
+	// Error aborts the simulation.
+	Error
+	// Skip lets a bind plugin pass the pod to the next binder.
+	Skip
+)
+
+// Status is a plugin's verdict; nil means success.
+type Status struct {
+	Code   Code
+	Reason string
+}
+
+// IsSuccess reports whether s is nil or Success.
+func (s *Status) IsSuccess() bool { return s == nil || s.Code == Success }
+
+var (
+	statusUnschedulable = &Status{Code: Unschedulable, Reason: "insufficient resources"}
+	statusUnresolvable  = &Status{Code: UnschedulableAndUnresolvable, Reason: "node constraints not met"}
+	statusSkip          = &Status{Code: Skip}
+)
+
+// State is per-attempt scratch space shared by the plugins scheduling one pod.
+type State struct {
+	Cluster *sim.Cluster
+	data    map[string]any
+}
+
+// Read returns what a plugin stored under key in this attempt.
+func (s *State) Read(key string) (any, bool) {
+	v, ok := s.data[key]
+	return v, ok
+}
+
+// Write stores v under key for the rest of this attempt.
+func (s *State) Write(key string, v any) {
+	if s.data == nil {
+		s.data = map[string]any{}
+	}
+	s.data[key] = v
+}
+
+func (s *State) reset(c *sim.Cluster) {
+	s.Cluster = c
+	clear(s.data)
+}
+
+// Plugin is anything registered at an extension point.
+type Plugin interface {
+	Name() string
+}
+
+// QueueSortPlugin orders the pending queue.
+type QueueSortPlugin interface {
+	Plugin
+	// Less reports whether a should be attempted before b.
+	Less(a, b *sim.Pod) bool
+}
+
+// PreFilterPlugin checks a pod once per attempt before any node is looked at.
+type PreFilterPlugin interface {
+	Plugin
+	PreFilter(s *State, p *sim.Pod) *Status
+}
+
+// FilterPlugin rules nodes out. It must not change cluster state.
+type FilterPlugin interface {
+	Plugin
+	Filter(s *State, p *sim.Pod, n *sim.Node) *Status
+}
+
+// ScorePlugin ranks feasible nodes. Scores must end in [0, MaxNodeScore], after NormalizeScore
+// if the plugin also implements ScoreNormalizer.
+type ScorePlugin interface {
+	Plugin
+	Score(s *State, p *sim.Pod, n *sim.Node) int64
+}
+
+// ScoreNormalizer rescales one plugin's raw scores over all feasible nodes.
+type ScoreNormalizer interface {
+	NormalizeScore(s *State, p *sim.Pod, scores []int64)
+}
+
+// ReservePlugin is told when a pod's resources are reserved on a node, and when that
+// reservation is undone (a gang member or a later plugin failed).
+type ReservePlugin interface {
+	Plugin
+	Reserve(s *State, p *sim.Pod, n *sim.Node) *Status
+	Unreserve(s *State, p *sim.Pod, n *sim.Node)
+}
+
+// BindPlugin binds a reserved pod; returning a Skip status hands it to the next binder. The
+// framework itself starts the pod in the cluster after the first binder that succeeds.
+type BindPlugin interface {
+	Plugin
+	Bind(s *State, p *sim.Pod, n *sim.Node) *Status
+}
+
+// PostFilterPlugin runs when no node is feasible; a preemption plugin evicts pods and returns
+// the node the pod should go to, or nil.
+type PostFilterPlugin interface {
+	Plugin
+	PostFilter(s *State, p *sim.Pod) (*sim.Node, *Status)
+}
+
+// Extender is a scheduler extender as the framework consumes it: an out-of-process filter,
+// prioritizer, binder and preemption verifier (package sim/extender speaks the HTTP protocol).
+type Extender interface {
+	Name() string
+	// IsInterested reports whether the extender cares about the pod (managed resources).
+	IsInterested(p *sim.Pod) bool
+	// IsIgnorable reports whether errors from the extender are ignored instead of aborting.
+	IsIgnorable() bool
+	Filter(c *sim.Cluster, p *sim.Pod, nodes []*sim.Node) ([]*sim.Node, error)
+	// Prioritize returns one score in [0, 10] per node and the extender's weight.
+	Prioritize(c *sim.Cluster, p *sim.Pod, nodes []*sim.Node) (scores []int64, weight int64, err error)
+	IsBinder() bool
+	Bind(c *sim.Cluster, p *sim.Pod, n *sim.Node) error
+	SupportsPreemption() bool
+	// ProcessPreemption may drop candidate nodes or change their victims.
+	ProcessPreemption(c *sim.Cluster, p *sim.Pod, candidates []Candidate) ([]Candidate, error)
+}
+
+// Candidate is a node where a pod fits after evicting Victims.
+type Candidate struct {
+	Node    *sim.Node
+	Victims []*sim.Pod
+}
+
+// maxExtenderPriority is the top of an extender's score range in the extender protocol.
+const maxExtenderPriority = 10
+
+type weightedScore struct {
+	plugin ScorePlugin
+	weight int64
+}
+
+// Framework runs one profile: a plugin set per extension point. It implements sim.Scheduler
+// by attempting every pending pod once per pass, in queue-sort order, without head-of-line
+// blocking (like kube-scheduler, which moves an unschedulable pod aside and goes on).
+type Framework struct {
+	queueSort  QueueSortPlugin
+	preFilter  []PreFilterPlugin
+	filter     []FilterPlugin
+	score      []weightedScore
+	reserve    []ReservePlugin
+	bind       []BindPlugin
+	postFilter []PostFilterPlugin
+	extenders  []Extender
+	percentage int
+	rng        *rand.Rand
+
+	// next is kube-scheduler's nextStartNodeIndex: each attempt starts filtering where the last
+	// one stopped, so partial scans (percentageOfNodesToScore) spread over the cluster.
+	next     int
+	state    State
+	queue    []*sim.Pod
+	feasible []*sim.Node
+	scores   [][]int64
+	total    []int64
+	gangs    map[string]bool
+	members  []*sim.Pod
+	// fitFilters records that NodeResourcesFit filters, so the free-capacity bound may
+	// short-cut a scan.
+	fitFilters bool
+}
+
+func (f *Framework) cmp(a, b *sim.Pod) int {
+	if f.queueSort.Less(a, b) {
+		return -1
+	}
+	if f.queueSort.Less(b, a) {
+		return 1
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// Schedule implements sim.Scheduler.
+func (f *Framework) Schedule(c *sim.Cluster) error {
+	f.queue = append(f.queue[:0], c.Pending()...)
+	if !slices.IsSortedFunc(f.queue, f.cmp) {
+		slices.SortStableFunc(f.queue, f.cmp)
+	}
+	clear(f.gangs)
+	for _, p := range f.queue {
+		if p.Phase != sim.Pending || p.Assumed() {
+			continue
+		}
+		if p.Gang != "" {
+			if f.gangs[p.Gang] {
+				continue
+			}
+			f.gangs[p.Gang] = true
+			if err := f.scheduleGang(c, p); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := f.scheduleOne(c, p, false); err != nil {
+			return err
+		}
+	}
+	clear(f.queue)
+	return nil
+}
+
+// scheduleGang places all pending members of p's gang or none: members are reserved one by one
+// and the reservations are dropped if one does not fit (coscheduling's all-or-nothing).
+// Gangs do not preempt.
+func (f *Framework) scheduleGang(c *sim.Cluster, p *sim.Pod) error {
+	if !c.GangComplete(p) {
+		return nil
+	}
+	f.members = f.members[:0]
+	for _, q := range f.queue {
+		if q.Gang == p.Gang && q.Phase == sim.Pending {
+			f.members = append(f.members, q)
+		}
+	}
+	placed := 0
+	for _, q := range f.members {
+		n, err := f.scheduleOne(c, q, true)
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			break
+		}
+		placed++
+	}
+	if placed < len(f.members) {
+		for _, q := range f.members[:placed] {
+			n := q.Node
+			for _, r := range f.reserve {
+				r.Unreserve(&f.state, q, n)
+			}
+			c.Forget(q)
+		}
+		return nil
+	}
+	for _, q := range f.members {
+		if err := f.bindPod(c, q, q.Node); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scheduleOne runs one scheduling cycle for p. With reserveOnly it stops after Reserve and
+// leaves the pod assumed. It returns the chosen node, or nil when the pod stays pending.
+func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*sim.Node, error) {
+	st := &f.state
+	st.reset(c)
+	for _, pl := range f.preFilter {
+		if s := pl.PreFilter(st, p); !s.IsSuccess() {
+			return nil, asError(pl, s)
+		}
+	}
+	feasible := f.findFeasible(c, st, p)
+	if len(feasible) > 0 && len(f.extenders) > 0 {
+		var err error
+		if feasible, err = f.extenderFilter(c, p, feasible); err != nil {
+			return nil, err
+		}
+	}
+	var n *sim.Node
+	switch {
+	case len(feasible) == 0:
+		if reserveOnly {
+			return nil, nil
+		}
+		for _, pl := range f.postFilter {
+			node, s := pl.PostFilter(st, p)
+			if s != nil && s.Code == Error {
+				return nil, asError(pl, s)
+			}
+			if node != nil {
+				n = node
+				break
+			}
+		}
+		if n == nil || !f.passesFilters(st, p, n) {
+			return nil, nil
+		}
+	case len(feasible) == 1:
+		n = feasible[0]
+	default:
+		var err error
+		if n, err = f.selectHost(c, st, p, feasible); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Assume(p, n); err != nil {
+		return nil, err
+	}
+	for i, pl := range f.reserve {
+		if s := pl.Reserve(st, p, n); !s.IsSuccess() {
+			for _, r := range f.reserve[:i+1] {
+				r.Unreserve(st, p, n)
+			}
+			c.Forget(p)
+			return nil, asError(pl, s)
+		}
+	}
+	if reserveOnly {
+		return n, nil
+	}
+	return n, f.bindPod(c, p, n)
+}
+
+func asError(pl Plugin, s *Status) error {
+	if s.Code == Error {
+		return &PluginError{Plugin: pl.Name(), Reason: s.Reason}
+	}
+	return nil
+}
+
+// PluginError is returned when a plugin reports an Error status.
+type PluginError struct {
+	Plugin string
+	Reason string
+}
+
+func (e *PluginError) Error() string { return "plugin " + e.Plugin + ": " + e.Reason }
+
+func (f *Framework) bindPod(c *sim.Cluster, p *sim.Pod, n *sim.Node) error {
+	for _, e := range f.extenders {
+		if e.IsBinder() && e.IsInterested(p) {
+			if err := e.Bind(c, p, n); err != nil {
+				return err
+			}
+			return c.Bind(p, n)
+		}
+	}
+	st := &f.state
+	for _, pl := range f.bind {
+		s := pl.Bind(st, p, n)
+		if s != nil && s.Code == Skip {
+			continue
+		}
+		if !s.IsSuccess() {
+			c.Forget(p)
+			return asError(pl, s)
+		}
+		break
+	}
+	return c.Bind(p, n)
+}
+
+// numFeasibleNodesToFind follows kube-scheduler: all nodes below 100, otherwise an adaptive
+// percentage (50% minus 1% per 125 nodes, at least 5%) unless one is configured, never fewer
+// than 100 nodes.
+func (f *Framework) numFeasibleNodesToFind(all int) int {
+	if all < 100 || f.percentage >= 100 {
+		return all
+	}
+	pct := f.percentage
+	if pct <= 0 {
+		pct = max(50-all/125, 5)
+	}
+	return max(all*pct/100, 100)
+}
+
+func (f *Framework) passesFilters(st *State, p *sim.Pod, n *sim.Node) bool {
+	if !n.Schedulable() {
+		return false
+	}
+	for _, pl := range f.filter {
+		if !pl.Filter(st, p, n).IsSuccess() {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.Node {
+	f.feasible = f.feasible[:0]
+	nodes := c.Nodes()
+	all := len(nodes)
+	if all == 0 {
+		return f.feasible
+	}
+	if f.fitFilters && !p.Requests.Fits(c.MaxFree()) {
+		// The free-capacity bound proves no node fits, so skip the scan: with NodeResourcesFit
+		// among the filters a full scan would reach the same outcome.
+		return f.feasible
+	}
+	want := f.numFeasibleNodesToFind(all)
+	start := f.next % all
+	processed := 0
+	for i := 0; i < all && len(f.feasible) < want; i++ {
+		n := nodes[(start+i)%all]
+		processed++
+		if f.passesFilters(st, p, n) {
+			f.feasible = append(f.feasible, n)
+		}
+	}
+	f.next = (start + processed) % all
+	if len(f.feasible) == 0 {
+		c.TightenMaxFree()
+	}
+	return f.feasible
+}
+
+func (f *Framework) extenderFilter(c *sim.Cluster, p *sim.Pod, nodes []*sim.Node) ([]*sim.Node, error) {
+	for _, e := range f.extenders {
+		if !e.IsInterested(p) {
+			continue
+		}
+		kept, err := e.Filter(c, p, nodes)
+		if err != nil {
+			if e.IsIgnorable() {
+				continue
+			}
+			return nil, err
+		}
+		nodes = kept
+		if len(nodes) == 0 {
+			break
+		}
+	}
+	return nodes, nil
+}
+
+func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node) (*sim.Node, error) {
+	k := len(nodes)
+	f.total = slices.Grow(f.total[:0], k)[:k]
+	clear(f.total)
+	for len(f.scores) < len(f.score) {
+		f.scores = append(f.scores, nil)
+	}
+	for i, ws := range f.score {
+		s := slices.Grow(f.scores[i][:0], k)[:k]
+		f.scores[i] = s
+		for j, n := range nodes {
+			s[j] = ws.plugin.Score(st, p, n)
+		}
+		if nz, ok := ws.plugin.(ScoreNormalizer); ok {
+			nz.NormalizeScore(st, p, s)
+		}
+		for j := range s {
+			f.total[j] += s[j] * ws.weight
+		}
+	}
+	for _, e := range f.extenders {
+		if !e.IsInterested(p) {
+			continue
+		}
+		s, w, err := e.Prioritize(c, p, nodes)
+		if err != nil {
+			if e.IsIgnorable() {
+				continue
+			}
+			return nil, err
+		}
+		for j := range s {
+			if j < k {
+				f.total[j] += s[j] * w * (MaxNodeScore / maxExtenderPriority)
+			}
+		}
+	}
+	// Ties are broken by reservoir sampling with the framework's own seeded generator, as
+	// kube-scheduler does with its global one.
+	best, ties := 0, 1
+	for j := 1; j < k; j++ {
+		switch {
+		case f.total[j] > f.total[best]:
+			best, ties = j, 1
+		case f.total[j] == f.total[best]:
+			ties++
+			if f.rng.IntN(ties) == 0 {
+				best = j
+			}
+		}
+	}
+	return nodes[best], nil
+}

@@ -1,0 +1,345 @@
+package scheduler
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/jikken-dev/jikken/sim"
+)
+
+// Names of the stock plugins, as in kube-scheduler.
+const (
+	PrioritySortName       = "PrioritySort"
+	NodeResourcesFitName   = "NodeResourcesFit"
+	BalancedAllocationName = "NodeResourcesBalancedAllocation"
+	TaintTolerationName    = "TaintToleration"
+	NodeAffinityName       = "NodeAffinity"
+	DefaultPreemptionName  = "DefaultPreemption"
+	DefaultBinderName      = "DefaultBinder"
+)
+
+// PrioritySort orders by priority (higher first), then by the time the pod entered the queue.
+type PrioritySort struct{}
+
+// Name implements Plugin.
+func (PrioritySort) Name() string { return PrioritySortName }
+
+// Less implements QueueSortPlugin.
+func (PrioritySort) Less(a, b *sim.Pod) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	return a.Submit < b.Submit
+}
+
+// ResourceWeight is one resource a scoring strategy looks at.
+type ResourceWeight struct {
+	Index  int
+	Weight int64
+}
+
+// Scoring strategies of NodeResourcesFit.
+const (
+	LeastAllocated = "LeastAllocated"
+	MostAllocated  = "MostAllocated"
+)
+
+// NodeResourcesFit filters nodes without room for the pod's requests and scores by the
+// fraction of each resource left (LeastAllocated: spread) or used (MostAllocated: pack) after
+// placing it, averaged with the resource weights.
+type NodeResourcesFit struct {
+	Strategy  string
+	Resources []ResourceWeight
+}
+
+// Name implements Plugin.
+func (*NodeResourcesFit) Name() string { return NodeResourcesFitName }
+
+// Filter implements FilterPlugin.
+func (*NodeResourcesFit) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
+	if n.FitsRequest(&p.Requests) {
+		return nil
+	}
+	return statusUnschedulable
+}
+
+// Score implements ScorePlugin.
+func (pl *NodeResourcesFit) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
+	var sum, weights int64
+	for _, rw := range pl.Resources {
+		capacity := n.Capacity[rw.Index]
+		req := n.Allocated[rw.Index] + p.Requests[rw.Index]
+		var s int64
+		if capacity > 0 && req <= capacity {
+			if pl.Strategy == MostAllocated {
+				s = req * MaxNodeScore / capacity
+			} else {
+				s = (capacity - req) * MaxNodeScore / capacity
+			}
+		}
+		sum += s * rw.Weight
+		weights += rw.Weight
+	}
+	if weights == 0 {
+		return 0
+	}
+	return sum / weights
+}
+
+// BalancedAllocation favours nodes whose resources end up used in equal fractions: the score
+// is (1 - standard deviation of the fractions) x 100.
+type BalancedAllocation struct {
+	Resources []ResourceWeight
+}
+
+// Name implements Plugin.
+func (*BalancedAllocation) Name() string { return BalancedAllocationName }
+
+// Score implements ScorePlugin.
+func (pl *BalancedAllocation) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
+	var fr [sim.MaxResources]float64
+	k := 0
+	var mean float64
+	for _, rw := range pl.Resources {
+		capacity := n.Capacity[rw.Index]
+		if capacity == 0 {
+			continue
+		}
+		f := math.Min(1, float64(n.Allocated[rw.Index]+p.Requests[rw.Index])/float64(capacity))
+		fr[k] = f
+		mean += f
+		k++
+	}
+	if k == 0 {
+		return 0
+	}
+	var std float64
+	if k == 2 {
+		std = math.Abs(fr[0]-fr[1]) / 2
+	} else {
+		mean /= float64(k)
+		for _, f := range fr[:k] {
+			std += (f - mean) * (f - mean)
+		}
+		std = math.Sqrt(std / float64(k))
+	}
+	return int64((1 - std) * float64(MaxNodeScore))
+}
+
+// TaintToleration filters nodes with NoSchedule/NoExecute taints the pod does not tolerate and
+// prefers nodes with fewer intolerable PreferNoSchedule taints.
+type TaintToleration struct{}
+
+// Name implements Plugin.
+func (TaintToleration) Name() string { return TaintTolerationName }
+
+// Filter implements FilterPlugin.
+func (TaintToleration) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
+	if len(n.Taints) == 0 || p.ToleratesNode(n) {
+		return nil
+	}
+	return statusUnresolvable
+}
+
+// Score implements ScorePlugin: the raw score counts intolerable soft taints.
+func (TaintToleration) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
+	var k int64
+	for i := range n.Taints {
+		if t := &n.Taints[i]; t.Effect == sim.PreferNoSchedule && !p.Tolerates(t) {
+			k++
+		}
+	}
+	return k
+}
+
+// NormalizeScore implements ScoreNormalizer: fewer intolerable taints score higher.
+func (TaintToleration) NormalizeScore(_ *State, _ *sim.Pod, s []int64) {
+	normalize(s, true)
+}
+
+// NodeAffinity filters by node selector and required node affinity and scores by the summed
+// weights of matching preferred terms.
+type NodeAffinity struct{}
+
+// Name implements Plugin.
+func (NodeAffinity) Name() string { return NodeAffinityName }
+
+// Filter implements FilterPlugin.
+func (NodeAffinity) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
+	if p.MatchesNode(n) {
+		return nil
+	}
+	return statusUnresolvable
+}
+
+// Score implements ScorePlugin.
+func (NodeAffinity) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
+	if p.Affinity == nil {
+		return 0
+	}
+	var s int64
+	for i := range p.Affinity.Preferred {
+		t := &p.Affinity.Preferred[i]
+		if t.Preference.Matches(n.Labels) {
+			s += int64(t.Weight)
+		}
+	}
+	return s
+}
+
+// NormalizeScore implements ScoreNormalizer.
+func (NodeAffinity) NormalizeScore(_ *State, _ *sim.Pod, s []int64) { normalize(s, false) }
+
+// normalize scales scores to [0, MaxNodeScore] by the maximum, optionally reversed, like
+// kube-scheduler's DefaultNormalizeScore.
+func normalize(s []int64, reverse bool) {
+	var m int64
+	for _, v := range s {
+		m = max(m, v)
+	}
+	for i, v := range s {
+		switch {
+		case m == 0 && reverse:
+			s[i] = MaxNodeScore
+		case m == 0:
+			s[i] = 0
+		case reverse:
+			s[i] = MaxNodeScore - v*MaxNodeScore/m
+		default:
+			s[i] = v * MaxNodeScore / m
+		}
+	}
+}
+
+// DefaultBinder binds through the cluster; it exists so a profile can list a binder explicitly.
+type DefaultBinder struct{}
+
+// Name implements Plugin.
+func (DefaultBinder) Name() string { return DefaultBinderName }
+
+// Bind implements BindPlugin: the framework starts the pod after this returns.
+func (DefaultBinder) Bind(*State, *sim.Pod, *sim.Node) *Status { return nil }
+
+// DefaultPreemption evicts lower-priority pods so a pod that fits nowhere can run. For each
+// node that passes the non-resource filters it removes every lower-priority pod, then
+// reprieves them from the highest priority down while the pod still fits; it picks the node
+// whose highest victim priority is lowest, then the smallest sum of victim priorities, then
+// the fewest victims, then the first node. Victims lose their work. Unlike kube-scheduler,
+// which nominates the node and waits for graceful termination, the pod binds at once, since
+// eviction is instantaneous here.
+type DefaultPreemption struct {
+	fw *Framework
+}
+
+// Name implements Plugin.
+func (*DefaultPreemption) Name() string { return DefaultPreemptionName }
+
+// PostFilter implements PostFilterPlugin.
+func (pl *DefaultPreemption) PostFilter(st *State, p *sim.Pod) (*sim.Node, *Status) {
+	c := st.Cluster
+	if low, ok := c.MinRunningPriority(); !ok || low >= p.Priority {
+		return nil, nil
+	}
+	var cands []Candidate
+	for _, n := range c.Nodes() {
+		if v := pl.victims(st, p, n); v != nil {
+			cands = append(cands, Candidate{Node: n, Victims: v})
+		}
+	}
+	for _, e := range pl.fw.extenders {
+		if len(cands) == 0 {
+			break
+		}
+		if !e.SupportsPreemption() || !e.IsInterested(p) {
+			continue
+		}
+		kept, err := e.ProcessPreemption(c, p, cands)
+		if err != nil {
+			if e.IsIgnorable() {
+				continue
+			}
+			return nil, &Status{Code: Error, Reason: err.Error()}
+		}
+		cands = kept
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	best := slices.MinFunc(cands, compareCandidates)
+	for _, v := range best.Victims {
+		if err := c.Preempt(v, false); err != nil {
+			return nil, &Status{Code: Error, Reason: err.Error()}
+		}
+	}
+	return best.Node, nil
+}
+
+func (pl *DefaultPreemption) victims(st *State, p *sim.Pod, n *sim.Node) []*sim.Pod {
+	if !n.Schedulable() {
+		return nil
+	}
+	free := n.Free()
+	var lower []*sim.Pod
+	for _, q := range n.Pods() {
+		if q.Priority < p.Priority && q.Phase == sim.Running && !q.Assumed() {
+			lower = append(lower, q)
+			free.Add(&q.Requests)
+		}
+	}
+	if len(lower) == 0 || !p.Requests.Fits(&free) {
+		return nil
+	}
+	for _, f := range pl.fw.filter {
+		if _, isFit := f.(*NodeResourcesFit); isFit {
+			continue
+		}
+		if !f.Filter(st, p, n).IsSuccess() {
+			return nil
+		}
+	}
+	// Reprieve the most important victims first; among equals, the longest-running ones.
+	slices.SortStableFunc(lower, func(a, b *sim.Pod) int {
+		if a.Priority != b.Priority {
+			return cmp.Compare(b.Priority, a.Priority)
+		}
+		if a.Start != b.Start {
+			return cmp.Compare(a.Start, b.Start)
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	var victims []*sim.Pod
+	for _, q := range lower {
+		free.Sub(&q.Requests)
+		if p.Requests.Fits(&free) {
+			continue
+		}
+		free.Add(&q.Requests)
+		victims = append(victims, q)
+	}
+	return victims
+}
+
+func compareCandidates(a, b Candidate) int {
+	ha, sa := victimStats(a.Victims)
+	hb, sb := victimStats(b.Victims)
+	if c := cmp.Compare(ha, hb); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(sa, sb); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(len(a.Victims), len(b.Victims)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Node.ID, b.Node.ID)
+}
+
+func victimStats(v []*sim.Pod) (highest int32, sum int64) {
+	highest = math.MinInt32
+	for _, p := range v {
+		highest = max(highest, p.Priority)
+		sum += int64(p.Priority)
+	}
+	return highest, sum
+}

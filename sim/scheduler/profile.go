@@ -1,0 +1,221 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/jikken-dev/jikken/sim"
+)
+
+// PluginRef names a plugin at an extension point; Weight matters for score plugins only.
+type PluginRef struct {
+	Name   string
+	Weight int64
+}
+
+// ResourceRef is a resource and its weight in a scoring strategy.
+type ResourceRef struct {
+	Name   string
+	Weight int64
+}
+
+// Profile is a scheduler profile: which plugins run at each extension point, like a
+// KubeSchedulerConfiguration profile. Plugins are looked up by name among the stock plugins
+// and Custom.
+type Profile struct {
+	QueueSort  string
+	PreFilter  []string
+	Filter     []string
+	Score      []PluginRef
+	Reserve    []string
+	PostFilter []string
+	Bind       []string
+	// ScoringStrategy is LeastAllocated (default) or MostAllocated, with the resources it
+	// weighs (default cpu and memory with weight 1, as kube-scheduler).
+	ScoringStrategy  string
+	ScoringResources []ResourceRef
+	// PercentageOfNodesToScore is kube-scheduler's knob: 0 is adaptive, 100 scans every node.
+	PercentageOfNodesToScore int
+	Extenders                []Extender
+	// Custom adds plugins written in Go, by name.
+	Custom map[string]Plugin
+}
+
+// KubeDefault returns the default profile: PrioritySort; NodeResourcesFit (LeastAllocated),
+// NodeResourcesBalancedAllocation, TaintToleration and NodeAffinity with kube-scheduler's
+// default weights (1, 1, 3, 2); DefaultPreemption; DefaultBinder. Plugins of the real default
+// profile that need objects the simulator does not model (ports, volumes, inter-pod affinity,
+// topology spread, image locality) are left out.
+func KubeDefault() Profile {
+	return Profile{
+		QueueSort: PrioritySortName,
+		Filter:    []string{TaintTolerationName, NodeAffinityName, NodeResourcesFitName},
+		Score: []PluginRef{
+			{NodeResourcesFitName, 1}, {BalancedAllocationName, 1},
+			{TaintTolerationName, 3}, {NodeAffinityName, 2},
+		},
+		PostFilter:      []string{DefaultPreemptionName},
+		Bind:            []string{DefaultBinderName},
+		ScoringStrategy: LeastAllocated,
+	}
+}
+
+// StockPlugins lists the plugin names New knows without Custom.
+func StockPlugins() []string {
+	return []string{PrioritySortName, NodeResourcesFitName, BalancedAllocationName, TaintTolerationName,
+		NodeAffinityName, DefaultPreemptionName, DefaultBinderName}
+}
+
+// New builds a framework from a profile. rng breaks score ties; give it its own stream.
+func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
+	if rng == nil {
+		return nil, fmt.Errorf("scheduler: no random generator; pass sim.NewRand(seed, stream)")
+	}
+	f := &Framework{percentage: p.PercentageOfNodesToScore, rng: rng, extenders: p.Extenders, gangs: map[string]bool{}}
+	if f.percentage < 0 || f.percentage > 100 {
+		return nil, fmt.Errorf("percentageOfNodesToScore %d must be within 0..100", f.percentage)
+	}
+	strategy := p.ScoringStrategy
+	if strategy == "" {
+		strategy = LeastAllocated
+	}
+	if strategy != LeastAllocated && strategy != MostAllocated {
+		return nil, fmt.Errorf("scoringStrategy %q is unknown; use %s or %s", strategy, LeastAllocated, MostAllocated)
+	}
+	res := []ResourceWeight{{sim.CPUIndex, 1}, {sim.MemoryIndex, 1}}
+	if len(p.ScoringResources) > 0 {
+		res = res[:0]
+		for _, r := range p.ScoringResources {
+			i, err := names.Index(r.Name)
+			if err != nil {
+				return nil, fmt.Errorf("scoring resource: %w", err)
+			}
+			w := r.Weight
+			if w == 0 {
+				w = 1
+			}
+			if w < 0 {
+				return nil, fmt.Errorf("scoring resource %s: weight %d is negative", r.Name, w)
+			}
+			res = append(res, ResourceWeight{i, w})
+		}
+	}
+	fit := &NodeResourcesFit{Strategy: strategy, Resources: res}
+	stock := map[string]Plugin{
+		PrioritySortName:       PrioritySort{},
+		NodeResourcesFitName:   fit,
+		BalancedAllocationName: &BalancedAllocation{Resources: res},
+		TaintTolerationName:    TaintToleration{},
+		NodeAffinityName:       NodeAffinity{},
+		DefaultPreemptionName:  &DefaultPreemption{fw: f},
+		DefaultBinderName:      DefaultBinder{},
+	}
+	lookup := func(point, name string) (Plugin, error) {
+		if pl, ok := p.Custom[name]; ok {
+			return pl, nil
+		}
+		if pl, ok := stock[name]; ok {
+			return pl, nil
+		}
+		known := StockPlugins()
+		for k := range p.Custom {
+			known = append(known, k)
+		}
+		slices.Sort(known)
+		return nil, fmt.Errorf("%s plugin %q is unknown; known plugins: %s", point, name, strings.Join(known, ", "))
+	}
+	wrong := func(point, name string) error {
+		return fmt.Errorf("plugin %q does not implement the %s extension point", name, point)
+	}
+	qs := p.QueueSort
+	if qs == "" {
+		qs = PrioritySortName
+	}
+	pl, err := lookup("queueSort", qs)
+	if err != nil {
+		return nil, err
+	}
+	var ok bool
+	if f.queueSort, ok = pl.(QueueSortPlugin); !ok {
+		return nil, wrong("queueSort", qs)
+	}
+	for _, n := range p.PreFilter {
+		pl, err := lookup("preFilter", n)
+		if err != nil {
+			return nil, err
+		}
+		x, ok := pl.(PreFilterPlugin)
+		if !ok {
+			return nil, wrong("preFilter", n)
+		}
+		f.preFilter = append(f.preFilter, x)
+	}
+	for _, n := range p.Filter {
+		pl, err := lookup("filter", n)
+		if err != nil {
+			return nil, err
+		}
+		x, ok := pl.(FilterPlugin)
+		if !ok {
+			return nil, wrong("filter", n)
+		}
+		if n == NodeResourcesFitName {
+			f.fitFilters = true
+		}
+		f.filter = append(f.filter, x)
+	}
+	for _, r := range p.Score {
+		pl, err := lookup("score", r.Name)
+		if err != nil {
+			return nil, err
+		}
+		x, ok := pl.(ScorePlugin)
+		if !ok {
+			return nil, wrong("score", r.Name)
+		}
+		if r.Weight < 0 {
+			return nil, fmt.Errorf("score plugin %q: weight %d is negative", r.Name, r.Weight)
+		}
+		w := r.Weight
+		if w == 0 {
+			w = 1
+		}
+		f.score = append(f.score, weightedScore{x, w})
+	}
+	for _, n := range p.Reserve {
+		pl, err := lookup("reserve", n)
+		if err != nil {
+			return nil, err
+		}
+		x, ok := pl.(ReservePlugin)
+		if !ok {
+			return nil, wrong("reserve", n)
+		}
+		f.reserve = append(f.reserve, x)
+	}
+	for _, n := range p.PostFilter {
+		pl, err := lookup("postFilter", n)
+		if err != nil {
+			return nil, err
+		}
+		x, ok := pl.(PostFilterPlugin)
+		if !ok {
+			return nil, wrong("postFilter", n)
+		}
+		f.postFilter = append(f.postFilter, x)
+	}
+	for _, n := range p.Bind {
+		pl, err := lookup("bind", n)
+		if err != nil {
+			return nil, err
+		}
+		x, ok := pl.(BindPlugin)
+		if !ok {
+			return nil, wrong("bind", n)
+		}
+		f.bind = append(f.bind, x)
+	}
+	return f, nil
+}
