@@ -1,0 +1,363 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+func init() {
+	register(newRunCmd)
+	register(newResumeCmd)
+}
+
+type runOptions struct {
+	f        *cmdutil.Factory
+	file     string
+	jobs     int
+	backend  string
+	detach   bool
+	failFast bool
+	output   string
+	extStr   []string
+	tlaStr   []string
+}
+
+func newRunCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &runOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run an experiment's trials and keep their results",
+		Long: `Run evaluates the Jsonnet experiment FILE, checks it, records a run in the store
+(the file's sources, the expanded plan, the code's git commit) and runs every trial on the
+backend, at most -j at a time, honouring depends/after, retries and timeouts.
+
+One failed trial does not stop the others (unless --fail-fast); the exit code is 3 when any
+trial did not succeed. Ctrl-C stops the trials and records them; 'jikken resume RUN' runs what
+did not succeed. Trials see JIKKEN_* variables and write metrics to $JIKKEN_OUTPUT_DIR.`,
+		Example: `  jikken run examples/optimize/experiment.jsonnet
+  jikken run sweep.jsonnet -j 8 --ext-str dataset=cifar10
+  jikken run sweep.jsonnet --detach && jikken status latest
+  jikken run sweep.jsonnet -o json | jq '.trials[] | select(.status != "succeeded")'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.file = args[0]
+			return runRun(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (services not counted)")
+	fl.StringVar(&o.backend, "backend", "local", "where trials run: local")
+	fl.BoolVar(&o.detach, "detach", false, "start the run in the background and print its id")
+	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
+	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	fl.StringArrayVar(&o.extStr, "ext-str", nil, "pass std.extVar(KEY) to the experiment as KEY=VALUE (repeatable)")
+	fl.StringArrayVar(&o.tlaStr, "tla-str", nil, "pass a top-level argument to the experiment as KEY=VALUE (repeatable)")
+	return cmd
+}
+
+func defaultJobs() int {
+	if n := os.Getenv("JIKKEN_JOBS"); n != "" {
+		if j, err := strconv.Atoi(n); err == nil && j > 0 {
+			return j
+		}
+	}
+	return max(1, runtime.NumCPU())
+}
+
+func parseKV(flag string, list []string) (map[string]string, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(list))
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, cmdutil.UsageError("--%s %q: want KEY=VALUE", flag, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func runRun(ctx context.Context, o *runOptions) error {
+	if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
+		return err
+	}
+	if o.jobs < 1 {
+		return cmdutil.UsageError("-j must be at least 1")
+	}
+	ext, err := parseKV("ext-str", o.extStr)
+	if err != nil {
+		return err
+	}
+	tla, err := parseKV("tla-str", o.tlaStr)
+	if err != nil {
+		return err
+	}
+	name := strings.TrimSuffix(filepath.Base(o.file), filepath.Ext(o.file))
+	runID := runner.NewRunID(name, time.Now())
+	exp, err := experiment.Load(o.file, experiment.Options{ExtStr: ext, TLAStr: tla, RunID: runID})
+	if err != nil {
+		return err
+	}
+	backend, err := openBackend(ctx, o.f, o.backend)
+	if err != nil {
+		return err
+	}
+	if c, ok := backend.(runner.Checker); ok {
+		if err := c.Check(ctx, exp.Trials); err != nil {
+			return err
+		}
+	}
+	blob, err := store.Open(ctx, o.f.StoreURL)
+	if err != nil {
+		return err
+	}
+	runs := store.Runs{Blob: blob}
+	code, err := codeSnapshot(ctx, exp.Dir, runID)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	m := &store.Manifest{
+		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
+		Created: time.Now().UTC(), Tool: "jikken " + Version, Host: host, User: currentUser(),
+		Backend: backend.Name(),
+		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, ExtStr: ext, TLAStr: tla},
+		Code:    code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
+	}
+	if err := runs.WriteManifest(ctx, m); err != nil {
+		return fmt.Errorf("record run: %w", err)
+	}
+	if o.detach {
+		return detach(o.f, runs, m, o.backend)
+	}
+	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output})
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+type execOptions struct {
+	jobs     int
+	failFast bool
+	force    bool
+	output   string
+}
+
+// execute runs (or resumes) a recorded run in this process and reports how it ended.
+func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend runner.Backend, eo execOptions) error {
+	ios := f.IO
+	workdir := filepath.Dir(m.File)
+	prog := newProgress(ios.ErrOut, ios.ErrTTY, eo.output == "json", ios.TerminalWidth())
+	if eo.output == "text" {
+		fmt.Fprintf(ios.ErrOut, "run %s: %d trials on %s, -j %d\n", m.RunID, len(m.Trials), backend.Name(), eo.jobs)
+	}
+	r := &runner.Runner{
+		Backend: backend, Runs: runs, Jobs: eo.jobs, FailFast: eo.failFast,
+		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event,
+		Log: slog.New(slog.NewTextHandler(ios.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	start := time.Now()
+	sum, err := r.Execute(ctx, m, eo.force)
+	prog.finish()
+	if err != nil {
+		return err
+	}
+	if eo.output == "json" {
+		if err := cmdutil.WriteJSON(ios.Out, runJSON(sum)); err != nil {
+			return err
+		}
+	} else {
+		printSummary(ios.Out, sum, time.Since(start))
+	}
+	switch {
+	case sum.Interrupted:
+		return cmdutil.Silent(cmdutil.ExitInterrupted)
+	case sum.Status != store.Succeeded:
+		return cmdutil.Silent(cmdutil.ExitTrialFailed)
+	}
+	return nil
+}
+
+// workRoot is where attempt folders live while trials run: inside a folder store (so finished
+// files are renamed into place), else in the user's cache.
+func workRoot(b store.Blob) string {
+	if fs, ok := b.(*store.Folder); ok {
+		return filepath.Join(fs.Root(), ".work")
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "jikken", "work")
+}
+
+type trialJSON struct {
+	Name     string       `json:"name"`
+	Status   store.Status `json:"status"`
+	ExitCode *int         `json:"exit_code"`
+	Attempts int          `json:"attempts"`
+	Reason   string       `json:"reason,omitempty"`
+}
+
+type runResultJSON struct {
+	RunID  string       `json:"run_id"`
+	Status store.Status `json:"status"`
+	Trials []trialJSON  `json:"trials"`
+}
+
+func runJSON(sum *runner.Summary) runResultJSON {
+	out := runResultJSON{RunID: sum.RunID, Status: sum.Status, Trials: []trialJSON{}}
+	for _, rec := range sum.Trials {
+		if rec == nil {
+			continue
+		}
+		out.Trials = append(out.Trials, trialJSON{Name: rec.Name, Status: rec.Status, ExitCode: rec.ExitCode, Attempts: len(rec.Attempts), Reason: rec.Reason})
+	}
+	return out
+}
+
+func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary, took time.Duration) {
+	c := sum.Counts
+	fmt.Fprintf(w, "run %s %s in %s: %d trials, %d succeeded", sum.RunID, sum.Status, took.Round(time.Millisecond), c.Total, c.Succeeded)
+	for _, x := range []struct {
+		n    int
+		word string
+	}{{c.Failed, "failed"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Pending, "not run"}} {
+		if x.n > 0 {
+			fmt.Fprintf(w, ", %d %s", x.n, x.word)
+		}
+	}
+	fmt.Fprintln(w)
+	shown := 0
+	for _, rec := range sum.Trials {
+		if rec == nil || rec.Status == store.Succeeded {
+			continue
+		}
+		if shown == 10 {
+			fmt.Fprintf(w, "  ... see 'jikken status %s'\n", sum.RunID)
+			break
+		}
+		fmt.Fprintf(w, "  %-8s %s: %s\n", rec.Status, rec.Name, rec.Reason)
+		shown++
+	}
+	switch {
+	case sum.Interrupted || c.Pending > 0 || c.Killed > 0:
+		fmt.Fprintf(w, "resume with: jikken resume %s\n", sum.RunID)
+	case c.Failed > 0:
+		fmt.Fprintf(w, "logs of a trial: jikken logs %s TRIAL; results: jikken results %s\n", sum.RunID, sum.RunID)
+	default:
+		fmt.Fprintf(w, "results: jikken results %s\n", sum.RunID)
+	}
+}
+
+// detach starts 'jikken resume RUN' in a new session, its output in the store's work folder.
+func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend string) error {
+	logDir := filepath.Join(workRoot(runs.Blob), m.RunID)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	logPath := filepath.Join(logDir, "runner.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	args := []string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}
+	cmd := exec.Command(f.Executable, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start detached runner: %w", err)
+	}
+	_ = cmd.Process.Release()
+	fmt.Fprintln(f.IO.Out, m.RunID)
+	fmt.Fprintf(f.IO.ErrOut, "running in the background (pid %d, log %s); follow with: jikken status %s\n", cmd.Process.Pid, logPath, m.RunID)
+	return nil
+}
+
+func newResumeCmd(f *cmdutil.Factory) *cobra.Command {
+	var eo execOptions
+	var backendName string
+	cmd := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Run what did not succeed in an earlier run",
+		Long: `Resume reruns every trial of RUN that has not succeeded: failed, killed, skipped and never
+started ones. Succeeded trials are never run again. Trials an earlier runner left running (it was
+killed) are stopped first. The run's recorded plan is used; the experiment file is not read again.
+
+RUN is a run id, a unique prefix of one, or "latest".`,
+		Example: `  jikken resume latest
+  jikken resume 20261122-101500-sweep -j 4`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if _, err := cmdutil.CheckFormat(eo.output, "text", "json"); err != nil {
+				return err
+			}
+			runs, err := openRuns(ctx, f)
+			if err != nil {
+				return err
+			}
+			id, err := runs.Resolve(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			m, err := runs.Manifest(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("jobs") {
+				eo.jobs = m.Options.Jobs
+			}
+			if !cmd.Flags().Changed("fail-fast") {
+				eo.failFast = m.Options.FailFast
+			}
+			if backendName == "" {
+				backendName = m.Backend
+			}
+			backend, err := openBackend(ctx, f, backendName)
+			if err != nil {
+				return err
+			}
+			return execute(ctx, f, runs, m, backend, eo)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&eo.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (default: as the run was started)")
+	fl.StringVar(&backendName, "backend", "", "where trials run (default: as the run was started)")
+	fl.BoolVar(&eo.failFast, "fail-fast", false, "stop the run when a trial fails for good")
+	fl.BoolVar(&eo.force, "force", false, "take the run's lock even if another runner seems to hold it")
+	fl.StringVarP(&eo.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func openRuns(ctx context.Context, f *cmdutil.Factory) (store.Runs, error) {
+	b, err := store.Open(ctx, f.StoreURL)
+	if err != nil {
+		return store.Runs{}, err
+	}
+	return store.Runs{Blob: b}, nil
+}

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/store"
+)
+
+func init() {
+	register(newStatusCmd)
+	register(newRunsCmd)
+}
+
+// runView is a run as status and runs show it.
+type runView struct {
+	RunID      string               `json:"run_id"`
+	Experiment string               `json:"experiment"`
+	File       string               `json:"file"`
+	Backend    string               `json:"backend"`
+	Created    time.Time            `json:"created"`
+	Status     store.Status         `json:"status"`
+	Note       string               `json:"note,omitempty"`
+	Counts     map[store.Status]int `json:"counts"`
+	Total      int                  `json:"total"`
+	Code       *store.CodeSnapshot  `json:"code,omitempty"`
+	Trials     []trialView          `json:"trials,omitempty"`
+}
+
+type trialView struct {
+	Name     string       `json:"name"`
+	Status   store.Status `json:"status"`
+	ExitCode *int         `json:"exit_code"`
+	Attempts int          `json:"attempts"`
+	Seconds  float64      `json:"seconds,omitempty"`
+	Reason   string       `json:"reason,omitempty"`
+}
+
+// viewRun reads a run's manifest, state and trial records. A run whose runner died shows as
+// interrupted, with what to do.
+func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (*runView, error) {
+	m, err := runs.Manifest(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v := &runView{RunID: id, Experiment: m.Experiment, File: m.File, Backend: m.Backend, Created: m.Created,
+		Status: store.Pending, Counts: map[store.Status]int{}, Total: len(m.Trials), Code: m.Code}
+	recs, err := runs.Trials(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range m.Trials {
+		tv := trialView{Name: t.Name, Status: store.Pending}
+		if rec := recs[t.Name]; rec != nil {
+			tv.Status, tv.ExitCode, tv.Attempts, tv.Reason = rec.Status, rec.ExitCode, len(rec.Attempts), rec.Reason
+			if rec.Started != nil {
+				end := time.Now()
+				if rec.Finished != nil {
+					end = *rec.Finished
+				}
+				tv.Seconds = end.Sub(*rec.Started).Seconds()
+			}
+		}
+		v.Counts[tv.Status]++
+		if withTrials {
+			v.Trials = append(v.Trials, tv)
+		}
+	}
+	st, err := runs.State(ctx, id)
+	if err == nil {
+		v.Status = st.Status
+	}
+	if v.Status == store.Running {
+		holder, _ := runs.LockHolder(ctx, id)
+		host, _ := os.Hostname()
+		switch {
+		case holder == nil:
+			v.Status, v.Note = store.Killed, "the runner is gone; resume with 'jikken resume "+id+"'"
+		case holder.Host == host && !store.HolderAlive(holder, host):
+			v.Status, v.Note = store.Killed, fmt.Sprintf("runner pid %d died; resume with 'jikken resume %s'", holder.PID, id)
+		default:
+			v.Note = fmt.Sprintf("runner pid %d on %s", holder.PID, holder.Host)
+		}
+	}
+	return v, nil
+}
+
+func newStatusCmd(f *cmdutil.Factory) *cobra.Command {
+	var output string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "status RUN",
+		Short: "Show a run's progress and each trial's state",
+		Long: `Status shows how many trials of RUN succeeded, failed, run or wait, and lists the trials that
+did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "latest".`,
+		Example: `  jikken status latest
+  jikken status 20261122-101500-sweep --all
+  jikken status latest -o json | jq '.counts'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
+				return err
+			}
+			runs, err := openRuns(ctx, f)
+			if err != nil {
+				return err
+			}
+			id, err := runs.Resolve(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			v, err := viewRun(ctx, runs, id, true)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return cmdutil.WriteJSON(f.IO.Out, v)
+			}
+			w := f.IO.Out
+			fmt.Fprintf(w, "run:        %s\nexperiment: %s (%s)\nbackend:    %s\ncreated:    %s\nstatus:     %s", v.RunID, v.Experiment, v.File, v.Backend, v.Created.Local().Format(time.DateTime), v.Status)
+			if v.Note != "" {
+				fmt.Fprintf(w, " (%s)", v.Note)
+			}
+			fmt.Fprintln(w)
+			if v.Code != nil {
+				dirty := ""
+				if v.Code.Dirty {
+					dirty = fmt.Sprintf(" + %d changed files", len(v.Code.Files))
+				}
+				fmt.Fprintf(w, "code:       %s@%.12s%s\n", v.Code.Repo, v.Code.Commit, dirty)
+			}
+			fmt.Fprintf(w, "trials:     %d total", v.Total)
+			for _, s := range []store.Status{store.Succeeded, store.Failed, store.Skipped, store.Killed, store.Running, store.Pending} {
+				if n := v.Counts[s]; n > 0 {
+					fmt.Fprintf(w, ", %d %s", n, s)
+				}
+			}
+			fmt.Fprintln(w)
+			var show []trialView
+			for _, t := range v.Trials {
+				if all || t.Status != store.Succeeded {
+					show = append(show, t)
+				}
+			}
+			if len(show) == 0 {
+				return nil
+			}
+			fmt.Fprintln(w)
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TRIAL\tSTATUS\tEXIT\tATTEMPTS\tTIME\tREASON")
+			for _, t := range show {
+				exit := "-"
+				if t.ExitCode != nil {
+					exit = fmt.Sprint(*t.ExitCode)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\t%s\n", t.Name, t.Status, exit, t.Attempts, t.Seconds, t.Reason)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&all, "all", false, "list every trial, not only those that did not succeed")
+	return cmd
+}
+
+func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
+	var output string
+	var limit int
+	cmd := &cobra.Command{
+		Use:     "runs",
+		Short:   "List the runs in the store, newest last",
+		Example: "  jikken runs\n  jikken runs --store s3://lab/jikken -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
+				return err
+			}
+			runs, err := openRuns(ctx, f)
+			if err != nil {
+				return err
+			}
+			ids, err := runs.RunIDs(ctx)
+			if err != nil {
+				return err
+			}
+			sort.Strings(ids)
+			if limit > 0 && len(ids) > limit {
+				ids = ids[len(ids)-limit:]
+			}
+			views := []*runView{}
+			for _, id := range ids {
+				v, err := viewRun(ctx, runs, id, false)
+				if err != nil {
+					return err
+				}
+				views = append(views, v)
+			}
+			if output == "json" {
+				return cmdutil.WriteJSON(f.IO.Out, views)
+			}
+			if len(views) == 0 {
+				fmt.Fprintf(f.IO.ErrOut, "no runs in %s; start one with 'jikken run FILE'\n", runs.Blob.Location())
+				return nil
+			}
+			tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tEXPERIMENT\tSTATUS\tTRIALS\tSUCCEEDED\tFAILED\tCREATED")
+			for _, v := range views {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", v.RunID, v.Experiment, v.Status, v.Total, v.Counts[store.Succeeded], v.Counts[store.Failed]+v.Counts[store.Skipped], v.Created.Local().Format(time.DateTime))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show only the newest N runs")
+	return cmd
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+)
+
+func init() { register(newValidateCmd) }
+
+func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
+	var output string
+	var extStr, tlaStr []string
+	cmd := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check an experiment file and print the plan it expands to",
+		Long: `Validate evaluates FILE as 'jikken run' would and prints the trials in dependency levels (a level
+starts only after what it waits for), without running anything. Every problem is listed with
+the file, the trial and the field; the exit code is 1 when there is one.`,
+		Example: `  jikken validate sweep.jsonnet
+  jikken validate sweep.jsonnet -o json | jq '.trials | length'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
+				return err
+			}
+			ext, err := parseKV("ext-str", extStr)
+			if err != nil {
+				return err
+			}
+			tla, err := parseKV("tla-str", tlaStr)
+			if err != nil {
+				return err
+			}
+			exp, err := experiment.Load(args[0], experiment.Options{ExtStr: ext, TLAStr: tla})
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return cmdutil.WriteJSON(f.IO.Out, map[string]any{"name": exp.Name, "form": exp.Form, "trials": exp.Trials, "levels": levelNames(exp)})
+			}
+			w := f.IO.Out
+			fmt.Fprintf(w, "%s: experiment %q (%s form), %d trials\n", args[0], exp.Name, exp.Form, len(exp.Trials))
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			for li, level := range experiment.Levels(exp.Trials) {
+				fmt.Fprintf(tw, "\nlevel %d (%d trials)\n", li, len(level))
+				for n, i := range level {
+					if n == 8 && len(level) > 10 {
+						fmt.Fprintf(tw, "  ... %d more\n", len(level)-n)
+						break
+					}
+					t := exp.Trials[i]
+					extra := ""
+					if t.Service {
+						extra += " [service]"
+					}
+					if t.Timeout > 0 {
+						extra += " timeout " + time.Duration(t.Timeout).String()
+					}
+					if t.Retries > 0 {
+						extra += fmt.Sprintf(" retries %d", t.Retries)
+					}
+					fmt.Fprintf(tw, "  %s\t%s%s\n", t.Name, t.Cmd, extra)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringArrayVar(&extStr, "ext-str", nil, "pass std.extVar(KEY) as KEY=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&tlaStr, "tla-str", nil, "pass a top-level argument as KEY=VALUE (repeatable)")
+	return cmd
+}
+
+func levelNames(exp *experiment.Experiment) [][]string {
+	var out [][]string
+	for _, level := range experiment.Levels(exp.Trials) {
+		names := make([]string, len(level))
+		for i, idx := range level {
+			names[i] = exp.Trials[idx].Name
+		}
+		out = append(out, names)
+	}
+	return out
+}

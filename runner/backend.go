@@ -1,0 +1,84 @@
+// Package runner drives a run: it schedules a plan's trials over a Backend with a concurrency
+// cap, dependencies, retries and timeouts, collects each attempt's outputs into the store, and
+// journals every change of state there so a killed runner can be resumed.
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/jikken-dev/jikken/experiment"
+)
+
+// Backend starts trial attempts on one engine (local processes, Docker, Kubernetes).
+//
+// Contract:
+//   - Start launches one attempt and returns once it is running (or has failed to start).
+//     Everything it creates carries the run id and trial name (labels, env) so Live can find it.
+//     The attempt's stdout and stderr end up in a.StdoutPath and a.StderrPath, and the files the
+//     trial writes to its output dir end up in a.OutputDir, by the time Wait returns.
+//   - Live lists what an earlier runner of this run left running, found on the engine itself
+//     (labels, process environment), never by re-reading the experiment file.
+//   - StopLive stops one of those; stopping something already gone is not an error.
+type Backend interface {
+	Name() string
+	Start(ctx context.Context, a *Attempt) (Process, error)
+	Live(ctx context.Context, runID string) ([]LiveTrial, error)
+	StopLive(ctx context.Context, lt LiveTrial) error
+}
+
+// Checker is implemented by backends that can tell, before anything starts, that they cannot
+// run a plan (an unreachable engine, a GPU request on a host without GPUs).
+type Checker interface {
+	Check(ctx context.Context, trials []experiment.Trial) error
+}
+
+// Process is one running attempt.
+type Process interface {
+	// Handle identifies the attempt on its engine (process group, container id, Job name).
+	Handle() string
+	// Wait blocks until the attempt has ended and its outputs are collected.
+	Wait() Exit
+	// Stop asks the attempt to end, and kills it after grace.
+	Stop(grace time.Duration) error
+}
+
+// Healthier is implemented by processes that can report readiness (a service's health check).
+type Healthier interface {
+	// WaitHealthy blocks until the attempt is healthy, it ends, or ctx is done.
+	WaitHealthy(ctx context.Context) error
+}
+
+// Exit is how an attempt ended.
+type Exit struct {
+	Code int
+	// Reason explains an abnormal end ("killed by signal 9", "out of memory", "image not found").
+	Reason string
+	// Err is set when the attempt could not run or be watched at all.
+	Err error
+}
+
+// Attempt is what a backend needs to run one attempt of a trial.
+type Attempt struct {
+	RunID string
+	Trial experiment.Trial
+	N     int // attempt number, from 1
+	// Env is the trial interface (JIKKEN_*) plus the trial's env, as KEY=VALUE.
+	Env []string
+	// Dir is a local folder for this attempt; OutputDir, StdoutPath and StderrPath are inside it.
+	Dir        string
+	OutputDir  string
+	StdoutPath string
+	StderrPath string
+	// Workdir is where a local process runs: the trial's workdir resolved against the
+	// experiment's folder (or its code snapshot).
+	Workdir string
+}
+
+// LiveTrial is an attempt found running on an engine.
+type LiveTrial struct {
+	RunID   string
+	Trial   string
+	Attempt int
+	Handle  string
+}

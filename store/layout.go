@@ -1,0 +1,356 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jikken-dev/jikken/experiment"
+)
+
+// The layout of a run in a store:
+//
+//	runs/<run>/manifest.json              what was run: sources, plan, code snapshot
+//	runs/<run>/state.json                 the run's status, rewritten as it changes
+//	runs/<run>/lock                       held by the runner process while it works
+//	runs/<run>/trials/<trial>/trial.json  the trial's record: the journal resume reads
+//	runs/<run>/trials/<trial>/{params.json,metrics.jsonl,result.json,stdout.log,stderr.log,artifacts/...}
+
+// Manifest records what a run is: written once before any trial starts.
+type Manifest struct {
+	RunID      string             `json:"run_id"`
+	Experiment string             `json:"experiment"`
+	File       string             `json:"file"`
+	Form       string             `json:"form"`
+	Created    time.Time          `json:"created"`
+	Tool       string             `json:"tool"`
+	Host       string             `json:"host"`
+	User       string             `json:"user"`
+	Backend    string             `json:"backend"`
+	Options    RunOptions         `json:"options"`
+	Code       *CodeSnapshot      `json:"code,omitempty"`
+	Sources    map[string]string  `json:"sources"`
+	Evaluated  json.RawMessage    `json:"evaluated"`
+	Trials     []experiment.Trial `json:"trials"`
+}
+
+// RunOptions are the runner settings a run was started with; resume uses them again.
+type RunOptions struct {
+	Jobs     int               `json:"jobs"`
+	FailFast bool              `json:"fail_fast,omitempty"`
+	ExtStr   map[string]string `json:"ext_str,omitempty"`
+	TLAStr   map[string]string `json:"tla_str,omitempty"`
+}
+
+// CodeSnapshot pins the code a run used.
+type CodeSnapshot struct {
+	// Repo is the top folder of the experiment's git repository on the machine that ran it.
+	Repo   string `json:"repo"`
+	Remote string `json:"remote,omitempty"`
+	Branch string `json:"branch,omitempty"`
+	Commit string `json:"commit"`
+	// Dirty is true when the working tree differed from Commit; Snapshot then names a commit
+	// (or ghost) holding the exact tree.
+	Dirty bool `json:"dirty"`
+	// Snapshot is a commit with the exact working tree (tracked and untracked, not ignored).
+	Snapshot string `json:"snapshot,omitempty"`
+	// SnapshotRef keeps Snapshot alive in the repository.
+	SnapshotRef string `json:"snapshot_ref,omitempty"`
+	// Ghost holds a ghost-repository reference when the snapshot was pushed for other machines.
+	Ghost json.RawMessage `json:"ghost,omitempty"`
+	// Files changed against Commit.
+	Files []string `json:"files,omitempty"`
+}
+
+// Status of a trial or a run.
+type Status string
+
+// Trial and run statuses.
+const (
+	Pending   Status = "pending"
+	Running   Status = "running"
+	Succeeded Status = "succeeded"
+	Failed    Status = "failed"
+	Skipped   Status = "skipped" // an `after` dependency did not succeed
+	Killed    Status = "killed"  // stopped by kill, Ctrl-C or fail-fast
+)
+
+// Final reports whether a trial with this status will not run again in this runner.
+func (s Status) Final() bool { return s == Succeeded || s == Failed || s == Skipped || s == Killed }
+
+// TrialRecord is a trial's journal entry, rewritten atomically on every change of state.
+type TrialRecord struct {
+	Run      string         `json:"run"`
+	Name     string         `json:"name"`
+	Index    int            `json:"index"`
+	Group    string         `json:"group,omitempty"`
+	Status   Status         `json:"status"`
+	Service  bool           `json:"service,omitempty"`
+	Params   map[string]any `json:"params,omitempty"`
+	Seed     *int64         `json:"seed,omitempty"`
+	ExitCode *int           `json:"exit_code,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+	Attempts []Attempt      `json:"attempts"`
+	Started  *time.Time     `json:"started,omitempty"`
+	Finished *time.Time     `json:"finished,omitempty"`
+	Backend  string         `json:"backend"`
+	Image    string         `json:"image,omitempty"`
+	// ImageDigest pins the image a container backend resolved Image to.
+	ImageDigest string `json:"image_digest,omitempty"`
+	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
+	Live *Live `json:"live,omitempty"`
+}
+
+// Attempt is one execution of a trial.
+type Attempt struct {
+	N        int       `json:"n"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	ExitCode *int      `json:"exit_code,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+}
+
+// Live locates a running attempt.
+type Live struct {
+	Host    string `json:"host"`
+	Attempt int    `json:"attempt"`
+	// Handle is the backend's id for the attempt (a process group, a container, a Job).
+	Handle string `json:"handle"`
+	// Dir is the attempt's local folder, where its logs grow until they are stored.
+	Dir string `json:"dir,omitempty"`
+}
+
+// RunState is the run's status as a whole.
+type RunState struct {
+	Status   Status         `json:"status"`
+	Started  time.Time      `json:"started"`
+	Finished *time.Time     `json:"finished,omitempty"`
+	Counts   map[Status]int `json:"counts,omitempty"`
+	Runner   *LockInfo      `json:"runner,omitempty"`
+}
+
+// LockInfo says which runner process holds a run.
+type LockInfo struct {
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+}
+
+// Runs reads and writes runs in the layout above.
+type Runs struct {
+	Blob Blob
+}
+
+// RunKey returns the key of a file of a run.
+func RunKey(run, file string) string { return path.Join("runs", run, file) }
+
+// TrialKey returns the key of a file of a trial.
+func TrialKey(run, trial, file string) string { return path.Join("runs", run, "trials", trial, file) }
+
+func (r Runs) putJSON(ctx context.Context, key string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	return r.Blob.Put(ctx, key, bytes.NewReader(b), int64(len(b)))
+}
+
+func (r Runs) getJSON(ctx context.Context, key string, v any) error {
+	b, err := ReadAll(ctx, r.Blob, key)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	return nil
+}
+
+// WriteManifest stores m.
+func (r Runs) WriteManifest(ctx context.Context, m *Manifest) error {
+	return r.putJSON(ctx, RunKey(m.RunID, "manifest.json"), m)
+}
+
+// Manifest reads the manifest of run.
+func (r Runs) Manifest(ctx context.Context, run string) (*Manifest, error) {
+	var m Manifest
+	if err := r.getJSON(ctx, RunKey(run, "manifest.json"), &m); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("run %q: %w in %s; list runs with 'jikken runs'", run, ErrNotFound, r.Blob.Location())
+		}
+		return nil, err
+	}
+	return &m, nil
+}
+
+// WriteState stores the run's state.
+func (r Runs) WriteState(ctx context.Context, run string, s *RunState) error {
+	return r.putJSON(ctx, RunKey(run, "state.json"), s)
+}
+
+// State reads the run's state.
+func (r Runs) State(ctx context.Context, run string) (*RunState, error) {
+	var s RunState
+	if err := r.getJSON(ctx, RunKey(run, "state.json"), &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// WriteTrial stores a trial record.
+func (r Runs) WriteTrial(ctx context.Context, rec *TrialRecord) error {
+	return r.putJSON(ctx, TrialKey(rec.Run, rec.Name, "trial.json"), rec)
+}
+
+// Trial reads one trial record.
+func (r Runs) Trial(ctx context.Context, run, trial string) (*TrialRecord, error) {
+	var rec TrialRecord
+	if err := r.getJSON(ctx, TrialKey(run, trial, "trial.json"), &rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// Trials reads every trial record of a run, keyed by trial name. Trials that never started have
+// no record.
+func (r Runs) Trials(ctx context.Context, run string) (map[string]*TrialRecord, error) {
+	prefix := RunKey(run, "trials") + "/"
+	out := map[string]*TrialRecord{}
+	err := r.Blob.List(ctx, prefix, func(in Info) error {
+		rest := strings.TrimPrefix(in.Key, prefix)
+		name, file, ok := strings.Cut(rest, "/")
+		if !ok || file != "trial.json" {
+			return nil
+		}
+		rec, err := r.Trial(ctx, run, name)
+		if err != nil {
+			return err
+		}
+		out[name] = rec
+		return nil
+	})
+	return out, err
+}
+
+// RunIDs lists the ids of the runs in the store, oldest first (ids start with their time).
+func (r Runs) RunIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := r.Blob.List(ctx, "runs/", func(in Info) error {
+		rest := strings.TrimPrefix(in.Key, "runs/")
+		id, file, ok := strings.Cut(rest, "/")
+		if ok && file == "manifest.json" {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list runs in %s: %w", r.Blob.Location(), err)
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// Resolve turns what a user typed into a run id: a full id, a unique prefix of one, or
+// "latest" (also "last") for the newest run.
+func (r Runs) Resolve(ctx context.Context, ref string) (string, error) {
+	ids, err := r.RunIDs(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("no runs in %s; start one with 'jikken run FILE'", r.Blob.Location())
+	}
+	if ref == "latest" || ref == "last" {
+		return ids[len(ids)-1], nil
+	}
+	var match []string
+	for _, id := range ids {
+		if id == ref {
+			return id, nil
+		}
+		if strings.HasPrefix(id, ref) {
+			match = append(match, id)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return "", fmt.Errorf("no run %q in %s; list runs with 'jikken runs'", ref, r.Blob.Location())
+	case 1:
+		return match[0], nil
+	}
+	if len(match) > 5 {
+		match = append(match[:5], "...")
+	}
+	return "", fmt.Errorf("%q matches several runs (%s); give more of the id", ref, strings.Join(match, ", "))
+}
+
+// ErrLocked is returned by Lock when another live runner holds the run.
+var ErrLocked = errors.New("run is locked by another runner")
+
+// Lock takes the run's lock for this process. A lock left by a dead process on this host is
+// taken over; a live one, or one from another host, is refused (unless force).
+func (r Runs) Lock(ctx context.Context, run string, me LockInfo, force bool) (release func(), err error) {
+	key := RunKey(run, "lock")
+	b, _ := json.Marshal(me)
+	for try := 0; try < 2; try++ {
+		err := r.Blob.Create(ctx, key, bytes.NewReader(b), int64(len(b)))
+		if err == nil {
+			return func() { _ = r.Blob.Delete(context.WithoutCancel(ctx), key) }, nil
+		}
+		if !errors.Is(err, ErrExists) {
+			return nil, fmt.Errorf("lock run %s: %w", run, err)
+		}
+		old, rerr := ReadAll(ctx, r.Blob, key)
+		if rerr != nil {
+			continue // released between Create and read: try again
+		}
+		var holder LockInfo
+		_ = json.Unmarshal(old, &holder)
+		stale := holder.Host == me.Host && !processAlive(holder.PID)
+		if !stale && !force {
+			return nil, fmt.Errorf("%w: pid %d on %s since %s; wait for it, stop it with 'jikken kill %s', or pass --force if that runner is gone",
+				ErrLocked, holder.PID, holder.Host, holder.Started.Format(time.RFC3339), run)
+		}
+		// Only remove the lock we judged stale, not one a concurrent taker just wrote.
+		if cur, _ := ReadAll(ctx, r.Blob, key); bytes.Equal(cur, old) {
+			_ = r.Blob.Delete(ctx, key)
+		}
+	}
+	return nil, fmt.Errorf("lock run %s: %w: another runner took it just now", run, ErrLocked)
+}
+
+// LockHolder returns who holds the run's lock, if anyone.
+func (r Runs) LockHolder(ctx context.Context, run string) (*LockInfo, error) {
+	var li LockInfo
+	if err := r.getJSON(ctx, RunKey(run, "lock"), &li); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &li, nil
+}
+
+// HolderAlive reports whether the lock holder is a live process on this host.
+func HolderAlive(li *LockInfo, host string) bool {
+	return li != nil && li.Host == host && processAlive(li.PID)
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return signalZero(p) == nil
+}

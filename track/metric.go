@@ -1,0 +1,176 @@
+// Package track is the trial side of jikken: the files a trial writes into $JIKKEN_OUTPUT_DIR
+// (metrics.jsonl, result.json, artifacts/) and how they are read back. A trial needs no SDK: it
+// may append lines itself, print ::metric lines, or use this package.
+package track
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Metric is one line of metrics.jsonl:
+//
+//	{"name":"loss","value":0.12,"step":3,"ts":1767225600123}
+//
+// Values JSON cannot hold are written as the strings "NaN", "Infinity" and "-Infinity".
+type Metric struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"-"`
+	Step  *int64  `json:"step,omitempty"`
+	TS    int64   `json:"ts,omitempty"` // milliseconds since the Unix epoch
+}
+
+type metricJSON struct {
+	Name  string          `json:"name"`
+	Value json.RawMessage `json:"value"`
+	Step  *int64          `json:"step,omitempty"`
+	TS    int64           `json:"ts,omitempty"`
+}
+
+// EncodeFloat renders v as JSON, encoding NaN and infinities as strings.
+func EncodeFloat(v float64) json.RawMessage {
+	switch {
+	case math.IsNaN(v):
+		return json.RawMessage(`"NaN"`)
+	case math.IsInf(v, 1):
+		return json.RawMessage(`"Infinity"`)
+	case math.IsInf(v, -1):
+		return json.RawMessage(`"-Infinity"`)
+	}
+	return json.RawMessage(strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// DecodeFloat reads a JSON number or one of the strings EncodeFloat writes.
+func DecodeFloat(raw json.RawMessage) (float64, error) {
+	var f float64
+	if err := json.Unmarshal(raw, &f); err == nil {
+		return f, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, fmt.Errorf("value %s is not a number", raw)
+	}
+	switch s {
+	case "NaN", "nan":
+		return math.NaN(), nil
+	case "Infinity", "inf", "+Infinity":
+		return math.Inf(1), nil
+	case "-Infinity", "-inf":
+		return math.Inf(-1), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("value %q is not a number", s)
+	}
+	return f, nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	return json.Marshal(metricJSON{Name: m.Name, Value: EncodeFloat(m.Value), Step: m.Step, TS: m.TS})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *Metric) UnmarshalJSON(b []byte) error {
+	var mj metricJSON
+	if err := json.Unmarshal(b, &mj); err != nil {
+		return err
+	}
+	if mj.Name == "" {
+		return fmt.Errorf("metric without a name")
+	}
+	if len(mj.Value) == 0 {
+		return fmt.Errorf("metric %q without a value", mj.Name)
+	}
+	v, err := DecodeFloat(mj.Value)
+	if err != nil {
+		return fmt.Errorf("metric %q: %w", mj.Name, err)
+	}
+	*m = Metric{Name: mj.Name, Value: v, Step: mj.Step, TS: mj.TS}
+	return nil
+}
+
+// ReadMetrics reads metrics.jsonl. A last line cut short (the trial was killed mid-write) is
+// ignored; any other bad line is an error naming its line number.
+func ReadMetrics(r io.Reader) ([]Metric, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []Metric
+	lines := bytes.Split(data, []byte("\n"))
+	for i, line := range lines {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var m Metric
+		if err := json.Unmarshal(line, &m); err != nil {
+			if i == len(lines)-1 && !bytes.HasSuffix(data, []byte("\n")) {
+				break // torn last line
+			}
+			return out, fmt.Errorf("metrics.jsonl line %d: %w", i+1, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// ParseStdoutMetric reads a `::metric name=value [step=N]` line that unmodified programs print.
+func ParseStdoutMetric(line string) (Metric, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "::metric ")
+	if !ok {
+		return Metric{}, false
+	}
+	var m Metric
+	haveValue := false
+	for _, f := range strings.Fields(rest) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			return Metric{}, false
+		}
+		if k == "step" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return Metric{}, false
+			}
+			m.Step = &n
+			continue
+		}
+		if haveValue {
+			return Metric{}, false
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return Metric{}, false
+		}
+		m.Name, m.Value, haveValue = k, x, true
+	}
+	return m, haveValue
+}
+
+// ScanStdoutMetrics returns the ::metric lines of a log.
+func ScanStdoutMetrics(r io.Reader) ([]Metric, error) {
+	var out []Metric
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, "::metric ") {
+			continue
+		}
+		if m, ok := ParseStdoutMetric(line); ok {
+			out = append(out, m)
+		}
+	}
+	if err := sc.Err(); err != nil && err != bufio.ErrTooLong {
+		return out, err
+	}
+	return out, nil
+}
