@@ -38,4 +38,3 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
-
