@@ -153,7 +153,7 @@ func (o *listOptions) print(w io.Writer, kind ghost.Kind, gs []ghost.Ghost, titl
 			fmt.Fprintln(w, line)
 		}
 	}
-	if titled {
+	if titled && !o.noHeaders {
 		fmt.Fprintln(w)
 	}
 }
