@@ -1,0 +1,66 @@
+package ghost
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGCUsesMetadataTimeAndKeep(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	defer func() { now = time.Now }()
+	ages := []int{90, 45, 40, 1} // days
+	var hashes []string
+	for i, days := range ages {
+		at := time.Now().Add(-time.Duration(days) * 24 * time.Hour)
+		now = func() time.Time { return at }
+		write(t, w.sender, "a.txt", strings.Repeat("x", i+1)+"\n")
+		res, err := Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Diff: true})
+		must(t, err)
+		hashes = append(hashes, res.Diff.Hash)
+	}
+	now = time.Now
+
+	gs, err := List(ctx, ListOptions{GhostRepo: w.ghostURL, SortByTime: true})
+	must(t, err)
+	if len(gs) != 4 || gs[0].Hash != hashes[3] || gs[3].Hash != hashes[0] || gs[0].Meta == nil {
+		t.Fatalf("list by time = %+v", gs)
+	}
+
+	doomed, err := GC(ctx, GCOptions{GhostRepo: w.ghostURL, OlderThan: 30 * 24 * time.Hour, Keep: 2, DryRun: true})
+	must(t, err)
+	if len(doomed) != 2 || doomed[0].Hash != hashes[1] || doomed[1].Hash != hashes[0] {
+		t.Fatalf("dry run would delete %+v, want the 45- and 90-day-old ghosts", doomed)
+	}
+	if gs, _ := List(ctx, ListOptions{GhostRepo: w.ghostURL}); len(gs) != 4 {
+		t.Fatalf("dry run deleted ghosts: %d left", len(gs))
+	}
+	_, err = GC(ctx, GCOptions{GhostRepo: w.ghostURL, OlderThan: 30 * 24 * time.Hour, Keep: 2})
+	must(t, err)
+	gs, err = List(ctx, ListOptions{GhostRepo: w.ghostURL})
+	must(t, err)
+	if len(gs) != 2 {
+		t.Fatalf("after gc %d ghosts are left, want 2", len(gs))
+	}
+	recent, err := List(ctx, ListOptions{GhostRepo: w.ghostURL, Since: time.Now().Add(-7 * 24 * time.Hour)})
+	must(t, err)
+	if len(recent) != 1 || recent[0].Hash != hashes[3] {
+		t.Fatalf("--since 7d = %+v", recent)
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for s, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "12h": 12 * time.Hour, "": 0} {
+		got, err := ParseAge(s)
+		if err != nil || got != want {
+			t.Errorf("ParseAge(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"d", "-1d", "soon"} {
+		if _, err := ParseAge(s); err == nil {
+			t.Errorf("ParseAge(%q) accepted", s)
+		}
+	}
+}
