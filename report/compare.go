@@ -112,7 +112,9 @@ const bootstrapSeed = 1
 // Compare groups the rows of t by opts.By and compares the groups on opts.Metric: two groups with
 // a Mann-Whitney U test (or a Wilcoxon signed-rank test when opts.PairBy pairs the rows), three or
 // more with Kruskal-Wallis (or Friedman) followed by pairwise tests with Holm's adjustment.
-// Groups keep the order of their first appearance in t.
+// Groups keep the order of their first appearance in t. When t has a status column (as `jikken
+// results` writes it), rows whose status is set and is not "succeeded" are left out and listed
+// in Dropped: a failed trial's last logged value is not a result.
 func Compare(t *results.Table, opts Options) (*Comparison, error) {
 	if opts.Alpha == 0 {
 		opts.Alpha = 0.05
@@ -157,8 +159,9 @@ func column(t *results.Table, flag, name string) (int, error) {
 	return i, nil
 }
 
-// extract reads groups (and blocks) out of t, dropping rows whose metric is empty or NaN and
-// refusing any other non-numeric value.
+// extract reads groups (and blocks) out of t, dropping rows of unsuccessful trials and rows whose
+// metric is empty or NaN (with their whole block in a paired design), and refusing any other
+// non-numeric value.
 func extract(t *results.Table, opts Options) (*data, error) {
 	if opts.By == "" || opts.Metric == "" {
 		return nil, fmt.Errorf("say which column holds the groups (--by) and which the metric (--metric)")
@@ -177,7 +180,7 @@ func extract(t *results.Table, opts Options) (*data, error) {
 			return nil, err
 		}
 	}
-	trial := t.Col("trial")
+	trial, status := t.Col("trial"), t.Col("status")
 	d := &data{}
 	groupIdx := map[string]int{}
 	blockIdx := map[string]int{}
@@ -194,9 +197,16 @@ func extract(t *results.Table, opts Options) (*data, error) {
 		where := rowName(r, row, trial)
 		raw := strings.TrimSpace(row[metric])
 		v, perr := strconv.ParseFloat(raw, 64)
-		missing := raw == "" || (perr == nil && math.IsNaN(v))
-		if perr != nil && raw != "" {
+		var reason string
+		switch {
+		case status >= 0 && row[status] != "" && row[status] != "succeeded":
+			reason = "trial " + row[status]
+		case raw == "":
+			reason = fmt.Sprintf("%s is empty", opts.Metric)
+		case perr != nil:
 			return nil, fmt.Errorf("%s: column %q holds %q, which is not a number; fix the value or drop the row", where, opts.Metric, row[metric])
+		case math.IsNaN(v):
+			reason = fmt.Sprintf("%s is NaN", opts.Metric)
 		}
 		g, ok := groupIdx[row[by]]
 		if !ok {
@@ -213,11 +223,7 @@ func extract(t *results.Table, opts Options) (*data, error) {
 				d.blocks = append(d.blocks, row[pair])
 			}
 		}
-		if missing {
-			reason := fmt.Sprintf("%s is NaN", opts.Metric)
-			if raw == "" {
-				reason = fmt.Sprintf("%s is empty", opts.Metric)
-			}
+		if reason != "" {
 			if pair >= 0 {
 				reason += fmt.Sprintf("; block %s=%s dropped for every group", opts.PairBy, row[pair])
 				badBlocks[b] = true

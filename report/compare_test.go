@@ -230,3 +230,13 @@ func TestCompareReportsNaNRows(t *testing.T) {
 		t.Errorf("blocks = %d, dropped = %v; want block 2 dropped", cmp.Blocks, cmp.Dropped)
 	}
 }
+
+func TestCompareLeavesOutFailedTrials(t *testing.T) {
+	cmp, err := Compare(table(t, "trial,status,g,v\nt1,succeeded,a,1\nt2,failed,a,100\nt3,succeeded,a,2\nt4,succeeded,b,3\nt5,succeeded,b,4\n"), Options{By: "g", Metric: "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Dropped) != 1 || cmp.Dropped[0].String() != "row 2 (trial t2): trial failed" || cmp.Groups[0].N != 2 {
+		t.Errorf("dropped = %v, groups = %+v; want the failed trial left out and listed", cmp.Dropped, cmp.Groups)
+	}
+}

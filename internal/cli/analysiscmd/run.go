@@ -2,14 +2,33 @@ package analysiscmd
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/results"
+	"github.com/jikken-dev/jikken/store"
 )
 
-// runTable reads a run's results table (one row per trial) from the store.
-func runTable(ctx context.Context, f *cmdutil.Factory, runID string) (*results.Table, error) {
-	_ = ctx
-	return nil, fmt.Errorf("read run %q: reading runs from %s is not wired yet; export them with 'jikken results %s -o csv > results.csv' and pass results.csv", runID, f.StoreURL, runID)
+// openRun opens the store and resolves what the user typed (an id, a unique prefix, "latest")
+// to a run id.
+func openRun(ctx context.Context, f *cmdutil.Factory, ref string) (store.Runs, string, error) {
+	b, err := store.Open(ctx, f.StoreURL)
+	if err != nil {
+		return store.Runs{}, "", err
+	}
+	runs := store.Runs{Blob: b}
+	id, err := runs.Resolve(ctx, ref)
+	if err != nil {
+		return store.Runs{}, "", err
+	}
+	return runs, id, nil
+}
+
+// runTable reads a run's results table (one row per trial), as `jikken results RUN -o csv`
+// prints it.
+func runTable(ctx context.Context, f *cmdutil.Factory, ref string) (*results.Table, error) {
+	runs, id, err := openRun(ctx, f, ref)
+	if err != nil {
+		return nil, err
+	}
+	return results.LoadTable(ctx, runs, id)
 }
