@@ -173,9 +173,13 @@ func Show(ctx context.Context, opts ShowOptions, dir string, out io.Writer) erro
 		if g.Kind == KindCommits {
 			name = commitsFile
 		}
-		data, ok, err := r.readFile(ctx, g.Commit, name)
-		if err != nil || !ok {
-			return fmt.Errorf("ghost show: ghost %s has no %s: %v", g.ID(), name, err)
+		c, err := r.read(ctx, g.Commit, name)
+		if err != nil {
+			return fmt.Errorf("ghost show: %w", err)
+		}
+		data, ok := c.files[name]
+		if !ok {
+			return fmt.Errorf("ghost show: ghost %s has no %s", g.ID(), name)
 		}
 		if _, err := out.Write(data); err != nil {
 			return err

@@ -203,16 +203,28 @@ func apply(ctx context.Context, w *worktree, r *remote, commits, diff *Ghost, fo
 		if err := w.buildTarget(ctx, r, diff, &t); err != nil {
 			return res, err
 		}
-		if head == t.head {
-			if same, err := w.inState(ctx, t); err != nil {
-				return res, err
-			} else if same {
-				res.Unchanged = true
-				return res, nil
-			}
+	}
+	var dirty []string
+	if head == t.start || head == t.head {
+		if dirty, err = w.dirtyFiles(ctx); err != nil {
+			return res, err
 		}
 	}
-	if err := w.checkStart(ctx, head, t.start, force); err != nil {
+	if amPatch == nil && head == t.head {
+		// A clean tree is in the target state only if the target is HEAD itself; a dirty one
+		// may be the result of pulling this ghost before.
+		same := len(dirty) == 0 && t.tree == t.index && t.head == t.start && w.isTree(ctx, head, t.tree)
+		if len(dirty) > 0 {
+			if same, err = w.inState(ctx, t); err != nil {
+				return res, err
+			}
+		}
+		if same {
+			res.Unchanged = true
+			return res, nil
+		}
+	}
+	if err := w.checkStart(ctx, head, t.start, force, dirty); err != nil {
 		return res, err
 	}
 	if amPatch != nil {
@@ -241,22 +253,15 @@ func apply(ctx context.Context, w *worktree, r *remote, commits, diff *Ghost, fo
 
 // checkStart refuses to apply unless HEAD is the ghost's base and (without force) the working
 // tree is clean.
-func (w *worktree) checkStart(ctx context.Context, head, start string, force bool) error {
+func (w *worktree) checkStart(ctx context.Context, head, start string, force bool, dirty []string) error {
 	if head != start {
 		if !w.hasObject(ctx, start+"^{commit}") {
 			return fmt.Errorf("the ghost applies to commit %s, which this repository does not have; fetch it (git fetch origin) and check it out, or have the sender push with 'push all' so the commits travel too", short(start))
 		}
 		return fmt.Errorf("HEAD is %s but the ghost applies to %s; check that commit out first (git checkout --detach %s, or git switch -c <branch> %s) and pull again", short(head), short(start), start, start)
 	}
-	if force {
-		return nil
-	}
-	files, err := w.dirtyFiles(ctx)
-	if err != nil {
-		return err
-	}
-	if len(files) > 0 {
-		return fmt.Errorf("%w in %d files (%s); commit or stash them, or pass --force", ErrDirty, len(files), listSome(files, 3))
+	if len(dirty) > 0 && !force {
+		return fmt.Errorf("%w in %d files (%s); commit or stash them, or pass --force", ErrDirty, len(dirty), listSome(dirty, 3))
 	}
 	return nil
 }
@@ -278,14 +283,15 @@ func (w *worktree) importCommits(ctx context.Context, r *remote, g Ghost) (ok bo
 	if !w.hasObject(ctx, g.From+"^{commit}") {
 		return false, nil, fmt.Errorf("the commits ghost starts after %s, which this repository does not have; fetch it from origin (git fetch origin)", short(g.From))
 	}
-	pack, ok, err := r.readFile(ctx, commit, commitsPack)
+	c, err := r.read(ctx, commit, commitsPack, commitsFile)
 	if err != nil {
 		return false, nil, err
 	}
+	pack, ok := c.files[commitsPack]
 	if !ok {
-		patch, ok, err := r.readFile(ctx, commit, commitsFile)
-		if err != nil || !ok {
-			return false, nil, fmt.Errorf("commits ghost %s has neither %s nor %s: %v", g.ID(), commitsPack, commitsFile, err)
+		patch, ok := c.files[commitsFile]
+		if !ok {
+			return false, nil, fmt.Errorf("commits ghost %s has neither %s nor %s", g.ID(), commitsPack, commitsFile)
 		}
 		return false, patch, nil
 	}
@@ -323,28 +329,30 @@ func (w *worktree) buildTarget(ctx context.Context, r *remote, diff *Ghost, t *t
 	if err != nil {
 		return err
 	}
-	patch, ok, err := r.readFile(ctx, commit, diffFile)
+	c, err := r.read(ctx, commit, diffFile, indexFile)
 	if err != nil {
 		return err
 	}
+	patch, ok := c.files[diffFile]
 	if !ok {
 		return fmt.Errorf("diff ghost %s has no %s", diff.ID(), diffFile)
 	}
 	if t.tree, err = w.applyToTree(ctx, t.head, patch); err != nil {
 		return fmt.Errorf("ghost %s does not apply to %s (nothing was changed): %w", short(diff.Hash), short(t.head), err)
 	}
-	if ip, ok, err := r.readFile(ctx, commit, indexFile); err != nil {
-		return err
-	} else if ok {
-		if t.index, err = w.applyToTree(ctx, t.head, ip); err != nil {
-			return fmt.Errorf("the staged part of ghost %s does not apply to %s (nothing was changed): %w", short(diff.Hash), short(t.head), err)
+	if ip, ok := c.files[indexFile]; ok {
+		switch {
+		case len(bytes.TrimSpace(ip)) == 0:
+			// nothing staged: the index is the base commit's tree
+		case bytes.Equal(ip, patch):
+			t.index = t.tree
+		default:
+			if t.index, err = w.applyToTree(ctx, t.head, ip); err != nil {
+				return fmt.Errorf("the staged part of ghost %s does not apply to %s (nothing was changed): %w", short(diff.Hash), short(t.head), err)
+			}
 		}
 	}
-	m, err := r.meta(ctx, commit)
-	if err != nil {
-		return err
-	}
-	if m != nil && diff.From == t.head {
+	if m := c.meta; m != nil && diff.From == t.head {
 		if m.Tree != "" && m.Tree != t.tree || m.Index != "" && m.Index != t.index {
 			return fmt.Errorf("ghost %s rebuilt a different state than the sender recorded (tree %s, want %s); the ghost may be damaged", short(diff.Hash), short(t.tree), short(m.Tree))
 		}
@@ -368,6 +376,12 @@ func (w *worktree) applyToTree(ctx context.Context, commit string, patch []byte)
 		}
 	}
 	return g.Line(ctx, "write-tree")
+}
+
+// isTree reports whether commit's tree is tree.
+func (w *worktree) isTree(ctx context.Context, commit, tree string) bool {
+	t, err := w.git.Line(ctx, "rev-parse", commit+"^{tree}")
+	return err == nil && t == tree
 }
 
 // inState reports whether HEAD, the index and the working tree already are the target.

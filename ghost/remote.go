@@ -124,29 +124,61 @@ func (r *remote) commitOf(ctx context.Context, g Ghost) (string, error) {
 	return r.cache.Line(ctx, "rev-parse", "--verify", cacheRef(g)+"^{commit}")
 }
 
-// readFile returns a file of a fetched ghost commit; ok is false when the ghost has no such file.
-func (r *remote) readFile(ctx context.Context, commit, name string) (data []byte, ok bool, err error) {
-	if _, err := r.cache.Run(ctx, "cat-file", "-e", commit+":"+name); err != nil {
-		return nil, false, nil
-	}
-	data, err = r.cache.Run(ctx, "cat-file", "blob", commit+":"+name)
-	if err != nil {
-		return nil, false, fmt.Errorf("read %s from ghost %s: %w", name, commit, err)
-	}
-	return data, true, nil
+// contents is what a fetched ghost commit holds.
+type contents struct {
+	files map[string][]byte
+	meta  *Meta // nil for git-ghost's ghosts
 }
 
-// meta reads the metadata of a fetched ghost commit (nil for git-ghost's ghosts).
-func (r *remote) meta(ctx context.Context, commit string) (*Meta, error) {
-	msg, err := r.cache.Run(ctx, "log", "-1", "--format=%B", commit)
+// read returns the named files of a fetched ghost commit (missing ones are absent from the
+// map) and its metadata, in one git call.
+func (r *remote) read(ctx context.Context, commit string, names ...string) (contents, error) {
+	var in strings.Builder
+	in.WriteString(commit + "\n")
+	for _, n := range names {
+		in.WriteString(commit + ":" + n + "\n")
+	}
+	out, err := r.cache.Input(ctx, strings.NewReader(in.String()), "cat-file", "--batch")
 	if err != nil {
-		return nil, fmt.Errorf("read ghost commit %s: %w", commit, err)
+		return contents{}, fmt.Errorf("read ghost %s: %w", commit, err)
 	}
-	m, ok, err := ParseMessage(string(msg))
-	if err != nil || !ok {
-		return nil, err
+	c := contents{files: map[string][]byte{}}
+	for i := 0; i <= len(names); i++ {
+		header, rest, ok := bytes.Cut(out, []byte("\n"))
+		if !ok {
+			return contents{}, fmt.Errorf("read ghost %s: truncated output", commit)
+		}
+		f := strings.Fields(string(header))
+		if len(f) == 2 && f[1] == "missing" {
+			if i == 0 {
+				return contents{}, fmt.Errorf("ghost commit %s is not in the cache", commit)
+			}
+			out = rest
+			continue
+		}
+		var size int
+		if len(f) != 3 {
+			return contents{}, fmt.Errorf("read ghost %s: unexpected line %q", commit, header)
+		}
+		if _, err := fmt.Sscan(f[2], &size); err != nil || size > len(rest) {
+			return contents{}, fmt.Errorf("read ghost %s: unexpected line %q", commit, header)
+		}
+		data := rest[:size]
+		out = rest[min(size+1, len(rest)):]
+		if i == 0 {
+			_, msg, _ := bytes.Cut(data, []byte("\n\n"))
+			m, ok, err := ParseMessage(string(msg))
+			if err != nil {
+				return contents{}, fmt.Errorf("ghost %s: %w", commit, err)
+			}
+			if ok {
+				c.meta = &m
+			}
+			continue
+		}
+		c.files[names[i-1]] = data
 	}
-	return &m, nil
+	return c, nil
 }
 
 // ghostFile is one file of a ghost commit.
