@@ -1,0 +1,356 @@
+package analysiscmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/report"
+	"github.com/jikken-dev/jikken/results"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// ReportOptions are the inputs of `jikken report`.
+type ReportOptions struct {
+	Factory *cmdutil.Factory
+	Source  string
+	Output  string
+	By      string
+	// Metrics are metric names, each optionally suffixed ":min" or ":max" for its direction.
+	Metrics       []string
+	PairBy        string
+	LowerIsBetter bool
+	Alpha         float64
+}
+
+// NewReportCmd builds `jikken report`.
+func NewReportCmd(f *cmdutil.Factory) *cobra.Command {
+	opts := &ReportOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "report RUN -o report.html",
+		Short: "Write a self-contained HTML report of a run: manifest, results, comparisons, plots",
+		Long: `Report writes one HTML file that needs nothing else to be read: the run's manifest summary
+(code snapshot, images and their digests, parameters), a comparison of the groups on each metric
+(as 'jikken compare' prints it) with box plots, convergence curves and, for paired designs of
+three or more groups, a critical-difference diagram, and the results table.
+
+--by defaults to the only parameter whose value varies across trials (seed aside); --metric
+defaults to every metric. Give a metric's direction with a suffix: --metric loss:min
+--metric accuracy:max (without one, --lower-is-better decides).`,
+		Example: `  jikken report latest -o report.html
+  jikken report latest --by algo --metric loss:min --metric accuracy:max --pair-by seed -o report.html`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Source = args[0]
+			return runReport(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Output, "output", "o", "report.html", "HTML file to write")
+	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (default: the only param that varies)")
+	fl.StringArrayVar(&opts.Metrics, "metric", nil, "metric to compare, optionally NAME:min or NAME:max (repeatable; default: all)")
+	fl.StringVar(&opts.PairBy, "pair-by", "", "column that pairs rows across groups, e.g. seed (paired tests)")
+	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller values are better for metrics without :min/:max")
+	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
+	return cmd
+}
+
+func runReport(ctx context.Context, opts *ReportOptions) error {
+	if opts.Alpha <= 0 || opts.Alpha >= 1 {
+		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
+	}
+	if !strings.HasSuffix(strings.ToLower(opts.Output), ".html") {
+		return cmdutil.UsageError("-o %q: name a file ending in .html", opts.Output)
+	}
+	runs, id, err := openRun(ctx, opts.Factory, opts.Source)
+	if err != nil {
+		return err
+	}
+	m, err := runs.Manifest(ctx, id)
+	if err != nil {
+		return err
+	}
+	recs, err := runs.Trials(ctx, id)
+	if err != nil {
+		return fmt.Errorf("report %s: %w", id, err)
+	}
+	t, err := results.LoadTable(ctx, runs, id)
+	if err != nil {
+		return err
+	}
+	params := paramNames(m)
+	page := &report.Page{
+		Title:   fmt.Sprintf("%s — run %s", orDefault(m.Experiment, "experiment"), id),
+		Summary: summarize(ctx, runs, m, recs, t),
+		Results: t,
+	}
+	by, note := chooseBy(opts.By, t, params)
+	if note != "" {
+		page.Notes = append(page.Notes, note)
+	}
+	if by != "" {
+		metrics, err := chooseMetrics(opts.Metrics, opts.LowerIsBetter, t, params)
+		if err != nil {
+			return err
+		}
+		for _, mt := range metrics {
+			sec, note := section(ctx, runs, id, t, opts, by, mt)
+			if note != "" {
+				page.Notes = append(page.Notes, note)
+			}
+			if sec != nil {
+				page.Sections = append(page.Sections, *sec)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, page); err != nil {
+		return err
+	}
+	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if opts.Factory.IO.ErrTTY {
+		fmt.Fprintf(opts.Factory.IO.ErrOut, "wrote %s\n", opts.Output)
+	}
+	return nil
+}
+
+// metricChoice is a metric and its direction.
+type metricChoice struct {
+	name  string
+	lower bool
+}
+
+// section compares the groups on one metric and draws its figures. A metric that cannot be
+// compared becomes a note rather than failing the whole report.
+func section(ctx context.Context, runs store.Runs, id string, t *results.Table, opts *ReportOptions, by string, mt metricChoice) (*report.Section, string) {
+	c, err := report.Compare(t, report.Options{By: by, Metric: mt.name, PairBy: opts.PairBy, LowerIsBetter: mt.lower, Alpha: opts.Alpha})
+	if err != nil {
+		return nil, fmt.Sprintf("%s: not compared: %v", mt.name, err)
+	}
+	sec := &report.Section{Comparison: c}
+	var notes []string
+	add := func(caption string, build func() (*report.Figure, error)) {
+		fig, err := build()
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: %s not drawn: %v", mt.name, caption, err))
+			return
+		}
+		if fig != nil {
+			sec.Figures = append(sec.Figures, *fig)
+		}
+	}
+	add("box plot", func() (*report.Figure, error) {
+		p, err := c.BoxPlot()
+		if err != nil {
+			return nil, err
+		}
+		fig, err := report.NewFigure(fmt.Sprintf("%s per %s: boxes with every trial as a point", mt.name, by), p)
+		return &fig, err
+	})
+	add("convergence curves", func() (*report.Figure, error) {
+		bands, err := curveBands(ctx, runs, id, t, by, mt.name)
+		if err != nil {
+			// Metrics that only come from result.json have no curve; that is not worth a note.
+			return nil, nil
+		}
+		p, err := report.CurvePlot(mt.name, by, bands)
+		if err != nil {
+			return nil, err
+		}
+		fig, err := report.NewFigure(fmt.Sprintf("%s over steps: median and inter-quartile band per %s", mt.name, by), p)
+		return &fig, err
+	})
+	if c.CriticalDifference != nil {
+		add("critical-difference diagram", func() (*report.Figure, error) {
+			p, err := c.CDPlot()
+			if err != nil {
+				return nil, err
+			}
+			fig, err := report.NewFigure(fmt.Sprintf("%s: mean ranks; groups joined by a bar do not differ significantly (Nemenyi)", mt.name), p)
+			return &fig, err
+		})
+	}
+	return sec, strings.Join(notes, "; ")
+}
+
+// paramNames lists the parameters of the run's (non-service) trials.
+func paramNames(m *store.Manifest) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range m.Trials {
+		if t.Service {
+			continue
+		}
+		for k := range t.Params {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// chooseBy returns the grouping column: the one asked for, else the only param whose value varies
+// across trials. When it cannot choose, it says why in a note.
+func chooseBy(asked string, t *results.Table, params map[string]bool) (string, string) {
+	if asked != "" {
+		return asked, ""
+	}
+	var varying []string
+	for _, c := range t.Columns {
+		if params[c] && c != "seed" && len(distinct(t, c)) > 1 {
+			varying = append(varying, c)
+		}
+	}
+	switch len(varying) {
+	case 1:
+		return varying[0], ""
+	case 0:
+		return "", "no comparison: no parameter varies across trials; pass --by COLUMN to group trials"
+	}
+	return "", fmt.Sprintf("no comparison: several parameters vary (%s); pass --by with the one that names the groups", strings.Join(varying, ", "))
+}
+
+// chooseMetrics parses NAME[:min|:max] choices, or takes every metric column of t; lowerDefault
+// is the direction of metrics without a suffix.
+func chooseMetrics(asked []string, lowerDefault bool, t *results.Table, params map[string]bool) ([]metricChoice, error) {
+	var out []metricChoice
+	if len(asked) == 0 {
+		for _, c := range t.Columns {
+			if c != "trial" && c != "status" && c != "seed" && !params[c] {
+				out = append(out, metricChoice{name: c, lower: lowerDefault})
+			}
+		}
+		return out, nil
+	}
+	for _, a := range asked {
+		name, dir, _ := strings.Cut(a, ":")
+		mc := metricChoice{name: name, lower: lowerDefault}
+		switch dir {
+		case "":
+		case "min":
+			mc.lower = true
+		case "max":
+			mc.lower = false
+		default:
+			return nil, cmdutil.UsageError("--metric %q: the direction after ':' must be min or max", a)
+		}
+		out = append(out, mc)
+	}
+	return out, nil
+}
+
+func distinct(t *results.Table, col string) []string {
+	i := t.Col(col)
+	var out []string
+	for _, r := range t.Rows {
+		if i >= 0 && !slices.Contains(out, r[i]) {
+			out = append(out, r[i])
+		}
+	}
+	return out
+}
+
+// summarize collects the manifest facts the report opens with.
+func summarize(ctx context.Context, runs store.Runs, m *store.Manifest, recs map[string]*store.TrialRecord, t *results.Table) report.Summary {
+	s := report.Summary{RunID: m.RunID, Experiment: m.Experiment}
+	add := func(fs *[]report.Field, name, value string) {
+		if value != "" {
+			*fs = append(*fs, report.Field{Name: name, Value: value})
+		}
+	}
+	if !m.Created.IsZero() {
+		add(&s.Fields, "created", m.Created.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	add(&s.Fields, "experiment file", m.File)
+	if st, err := runs.State(ctx, m.RunID); err == nil {
+		add(&s.Fields, "status", string(st.Status))
+	}
+	add(&s.Fields, "trials", trialCounts(m, recs))
+	add(&s.Fields, "backend", m.Backend)
+	add(&s.Fields, "host", m.Host)
+	add(&s.Fields, "user", m.User)
+	add(&s.Fields, "tool", m.Tool)
+	if c := m.Code; c != nil {
+		add(&s.Code, "repository", c.Repo)
+		add(&s.Code, "remote", c.Remote)
+		add(&s.Code, "branch", c.Branch)
+		add(&s.Code, "commit", c.Commit)
+		dirty := "no"
+		if c.Dirty {
+			dirty = "yes: the run used uncommitted changes, kept in the snapshot"
+		}
+		add(&s.Code, "uncommitted changes", dirty)
+		add(&s.Code, "snapshot", c.Snapshot)
+		add(&s.Code, "snapshot ref", c.SnapshotRef)
+		add(&s.Code, "changed files", strings.Join(c.Files, ", "))
+	}
+	images := map[string]string{}
+	for _, r := range recs {
+		if r.Image == "" {
+			continue
+		}
+		if d := r.ImageDigest; d != "" || images[r.Image] == "" {
+			images[r.Image] = orDefault(d, "(digest not recorded)")
+		}
+	}
+	for _, img := range sortedKeys(images) {
+		add(&s.Images, img, images[img])
+	}
+	params := paramNames(m)
+	for _, p := range t.Columns {
+		if params[p] {
+			vals := distinct(t, p)
+			v := strings.Join(vals, ", ")
+			if len(vals) > 20 {
+				v = strings.Join(vals[:20], ", ") + fmt.Sprintf(", ... (%d values)", len(vals))
+			}
+			add(&s.Params, p, v)
+		}
+	}
+	return s
+}
+
+func trialCounts(m *store.Manifest, recs map[string]*store.TrialRecord) string {
+	counts := map[string]int{}
+	total := 0
+	for _, t := range m.Trials {
+		if t.Service {
+			continue
+		}
+		total++
+		st := string(store.Pending)
+		if r := recs[t.Name]; r != nil {
+			st = string(r.Status)
+		}
+		counts[st]++
+	}
+	var parts []string
+	for _, st := range sortedKeys(counts) {
+		parts = append(parts, strconv.Itoa(counts[st])+" "+st)
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,98 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+
+	"gonum.org/v1/plot"
+
+	"github.com/jikken-dev/jikken/report/chart"
+	"github.com/jikken-dev/jikken/results"
+)
+
+// Page is everything a run's HTML report shows. The CLI fills it from the store, so this package
+// needs to know nothing of how a run was produced.
+type Page struct {
+	Title   string
+	Summary Summary
+	// Sections hold one comparison (and its figures) per metric.
+	Sections []Section
+	// Notes explain what could not be shown (a metric with too few observations, ...).
+	Notes   []string
+	Results *results.Table
+}
+
+// Summary describes the run: where it came from and what it ran.
+type Summary struct {
+	RunID      string
+	Experiment string
+	Fields     []Field // created, host, user, tool, backend, status counts, ...
+	Code       []Field // repository, commit, dirty, snapshot, changed files
+	Images     []Field // image and the digest it resolved to
+	Params     []Field // each param and the values it took
+}
+
+// Field is a labelled value.
+type Field struct {
+	Name, Value string
+}
+
+// Section is the comparison of one metric with its figures.
+type Section struct {
+	Comparison *Comparison
+	Figures    []Figure
+}
+
+// Figure is a rendered plot.
+type Figure struct {
+	Caption string
+	SVG     []byte
+}
+
+// NewFigure renders p as an SVG figure with a caption.
+func NewFigure(caption string, p *plot.Plot) (Figure, error) {
+	var buf bytes.Buffer
+	if err := chart.Write(&buf, p, "svg", chart.Width, chart.Height); err != nil {
+		return Figure{}, fmt.Errorf("figure %q: %w", caption, err)
+	}
+	return Figure{Caption: caption, SVG: buf.Bytes()}, nil
+}
+
+// maxRows bounds the results table in the page; the CSV from `jikken results` has them all.
+const maxRows = 2000
+
+//go:embed report.html.tmpl
+var pageSource string
+
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"p":      fmtP,
+	"num":    fmtNum,
+	"f2":     func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"f3":     func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"test":   testLabel,
+	"effect": effectLabel,
+	"mag":    Magnitude,
+	"dataURI": func(svg []byte) template.URL {
+		return template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg))
+	},
+	"rows": func(t *results.Table) [][]string {
+		if len(t.Rows) > maxRows {
+			return t.Rows[:maxRows]
+		}
+		return t.Rows
+	},
+	"more": func(t *results.Table) int { return max(0, len(t.Rows)-maxRows) },
+}).Parse(pageSource))
+
+// WriteHTML writes p as a single self-contained HTML file: styles inline, plots as data URIs, no
+// script and nothing fetched from elsewhere, so the file can be mailed or archived as is.
+func WriteHTML(w io.Writer, p *Page) error {
+	if err := pageTemplate.Execute(w, p); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
