@@ -133,7 +133,7 @@ type Config struct {
 
 // NewRand returns the seeded generator the simulator expects: PCG with the given seed and a
 // stream number, so independent components draw from independent streams of one seed.
-func NewRand(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream)) }
+func NewRand(seed, stream uint64) *Rand { return rand.New(rand.NewPCG(seed, stream)) }
 
 // Engine drives a simulation: it pops events, applies them to the Cluster and calls the
 // scheduler. It is not safe for concurrent use.
@@ -429,8 +429,11 @@ type Cluster struct {
 	seq   uint64
 	rng   *rand.Rand
 
-	allocated   Resources
-	capacity    Resources
+	allocated Resources
+	capacity  Resources
+	// gpuIndex[k-1] is a bitset over node IDs of schedulable nodes with at least k whole
+	// GPUs free, kept up to date on every change, so filters can skip full nodes.
+	gpuIndex    [GPUIndexLevels][]uint64
 	maxFree     Resources
 	runningPrio map[int32]int
 	userAlloc   map[string]*Resources
@@ -527,6 +530,41 @@ func (c *Cluster) TightenMaxFree() {
 	c.maxFree = m
 }
 
+// GPUIndexLevels is how many whole-GPU levels the free-GPU index tracks; nodes with more free
+// GPUs count in every level.
+const GPUIndexLevels = 16
+
+// NodesWithFreeGPUs returns a bitset over node IDs (bit i of word i/64) holding every
+// schedulable node with at least k whole GPUs free, or nil when k is not in 1..GPUIndexLevels.
+// A node outside the set cannot fit a pod requesting k or more GPUs. The slice is owned by the
+// cluster and changes as pods start and stop.
+func (c *Cluster) NodesWithFreeGPUs(k int) []uint64 {
+	if k < 1 || k > GPUIndexLevels {
+		return nil
+	}
+	return c.gpuIndex[k-1]
+}
+
+func (c *Cluster) reindex(n *Node) {
+	free := 0
+	if n.Schedulable() {
+		free = int((n.Capacity[GPUIndex] - n.Allocated[GPUIndex]) / Milli)
+	}
+	w, bit := n.ID>>6, uint64(1)<<(n.ID&63)
+	for k := range c.gpuIndex {
+		set := c.gpuIndex[k]
+		for len(set) <= w {
+			set = append(set, 0)
+		}
+		if free > k {
+			set[w] |= bit
+		} else {
+			set[w] &^= bit
+		}
+		c.gpuIndex[k] = set
+	}
+}
+
 func (c *Cluster) loosenMaxFree(n *Node) {
 	if !n.Schedulable() {
 		return
@@ -614,6 +652,7 @@ func (c *Cluster) addNode(s *NodeSpec) (*Node, error) {
 	c.byName[n.Name] = n
 	c.capacity.Add(&n.Capacity)
 	c.addShape(&n.Capacity)
+	c.reindex(n)
 	c.loosenMaxFree(n)
 	c.dirty = true
 	return n, nil
@@ -701,6 +740,7 @@ func (c *Cluster) place(p *Pod, n *Node) {
 		c.userAlloc[p.User] = u
 	}
 	u.Add(&p.Requests)
+	c.reindex(n)
 	p.Node = n
 	p.nodeSlot = len(n.pods)
 	n.pods = append(n.pods, p)
@@ -718,6 +758,7 @@ func (c *Cluster) unplace(p *Pod) {
 	n.pods[last] = nil
 	n.pods = n.pods[:last]
 	p.Node = nil
+	c.reindex(n)
 	c.loosenMaxFree(n)
 }
 
@@ -777,6 +818,7 @@ func (c *Cluster) Bind(p *Pod, n *Node) error {
 
 func (c *Cluster) start(p *Pod) {
 	p.Phase = Running
+	p.LastNode = p.Node.Name
 	p.Start = c.now
 	if p.FirstStart < 0 {
 		p.FirstStart = c.now
@@ -885,6 +927,7 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 	if n.Removed {
 		return
 	}
+	defer c.reindex(n)
 	switch k {
 	case evNodeFail:
 		if !n.Up {
@@ -977,3 +1020,6 @@ func (c *Cluster) sample() Sample {
 	}
 	return s
 }
+
+// Rand is the generator type the simulator uses everywhere.
+type Rand = rand.Rand

@@ -187,6 +187,9 @@ func contains(vs []string, v string) bool {
 // MatchesNode reports whether the node's labels satisfy the pod's node selector and required
 // node affinity.
 func (p *Pod) MatchesNode(n *Node) bool {
+	if len(p.NodeSelector) == 0 && p.Affinity == nil {
+		return true
+	}
 	for k, v := range p.NodeSelector {
 		if n.Labels[k] != v {
 			return false

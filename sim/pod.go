@@ -40,15 +40,17 @@ type Pod struct {
 	Duration Time
 
 	// State, owned by the engine.
-	ID          int   // submission order, from 0
-	Submit      Time  // when the pod entered the queue the first time
-	Phase       Phase // current phase
-	Node        *Node // the node running (or reserving resources for) the pod
-	Start       Time  // start of the current or last run
-	FirstStart  Time  // start of the first run; -1 before
-	End         Time  // when the pod reached Succeeded or Failed
-	Progress    Time  // work kept from earlier runs (suspension with checkpoint)
-	LostWork    Time  // work discarded by failures and preemptions without checkpoint
+	ID     int   // submission order, from 0
+	Submit Time  // when the pod entered the queue the first time
+	Phase  Phase // current phase
+	Node   *Node // the node running (or reserving resources for) the pod
+	// LastNode names the node of the latest run, kept after the pod stops.
+	LastNode    string
+	Start       Time // start of the current or last run
+	FirstStart  Time // start of the first run; -1 before
+	End         Time // when the pod reached Succeeded or Failed
+	Progress    Time // work kept from earlier runs (suspension with checkpoint)
+	LostWork    Time // work discarded by failures and preemptions without checkpoint
 	Preemptions int
 	Restarts    int // runs ended by a node or pod failure
 	// Attained is the service received so far in GPU-milli x seconds, excluding the current

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"cmp"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -410,12 +411,23 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 	}
 	want := f.numFeasibleNodesToFind(all)
 	start := f.next % all
-	processed := 0
-	for i := 0; i < all && len(f.feasible) < want; i++ {
-		n := nodes[(start+i)%all]
-		processed++
-		if f.passesFilters(st, p, n) {
-			f.feasible = append(f.feasible, n)
+	processed := all
+	if set := c.NodesWithFreeGPUs(int(p.Requests[sim.GPUIndex] / sim.Milli)); f.fitFilters && set != nil {
+		// Visit only nodes with enough whole GPUs free, in the same circular order from start;
+		// the others would fail NodeResourcesFit, so the feasible list and the next start
+		// index come out as a full scan would leave them.
+		if last := f.scanSet(st, p, nodes, set, start, want); len(f.feasible) >= want {
+			processed = (last-start+all)%all + 1
+		}
+	} else {
+		for i := 0; i < all && len(f.feasible) < want; i++ {
+			n := nodes[(start+i)%all]
+			if f.passesFilters(st, p, n) {
+				f.feasible = append(f.feasible, n)
+				if len(f.feasible) == want {
+					processed = i + 1
+				}
+			}
 		}
 	}
 	f.next = (start + processed) % all
@@ -423,6 +435,36 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 		c.TightenMaxFree()
 	}
 	return f.feasible
+}
+
+// scanSet filters the nodes in set from start onwards, wrapping around, until want are
+// feasible; it returns the index of the last node visited.
+func (f *Framework) scanSet(st *State, p *sim.Pod, nodes []*sim.Node, set []uint64, start, want int) int {
+	last := -1
+	for _, r := range [2][2]int{{start, len(nodes)}, {0, start}} {
+		lo, hi := r[0], r[1]
+		for w := lo >> 6; w < len(set) && w<<6 < hi; w++ {
+			word := set[w]
+			if w == lo>>6 {
+				word &= ^uint64(0) << (lo & 63)
+			}
+			for word != 0 {
+				i := w<<6 + bits.TrailingZeros64(word)
+				word &= word - 1
+				if i >= hi {
+					break
+				}
+				last = i
+				if f.passesFilters(st, p, nodes[i]) {
+					f.feasible = append(f.feasible, nodes[i])
+					if len(f.feasible) >= want {
+						return last
+					}
+				}
+			}
+		}
+	}
+	return last
 }
 
 func (f *Framework) extenderFilter(c *sim.Cluster, p *sim.Pod, nodes []*sim.Node) ([]*sim.Node, error) {

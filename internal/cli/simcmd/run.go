@@ -1,0 +1,200 @@
+package simcmd
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/sim/metrics"
+	"github.com/jikken-dev/jikken/sim/scenario"
+)
+
+type runOptions struct {
+	f        *cmdutil.Factory
+	scenario string
+	outDir   string
+	profile  string
+	seed     uint64
+	format   string
+	timeline string
+	progress bool
+}
+
+func newRunCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &runOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO.yaml -o OUTDIR",
+		Short: "Run one scenario and write summary.json, pods.csv and timeline.csv",
+		Long: `run simulates the scenario and writes to OUTDIR:
+  summary.json   JCT/wait percentiles, makespan, throughput, GPU allocation, fragmentation,
+                 fairness, run cost and a determinism hash
+  pods.csv       one row per pod: submit, start, end, node, wait, JCT, slowdown, preemptions,
+                 restarts, lost work, user
+  timeline.csv   allocation, capacity and utilisation per resource, queue length and running
+                 pods over time (averaged down to output.timelineRows rows, ready to plot)
+
+A progress bar is drawn on a terminal only. Note that -o names the output folder here; use
+--format json to print the summary as JSON.`,
+		Example: `  jikken sim run examples/sim/small.yaml -o out
+  jikken sim run examples/sim/philly.yaml -o out --profile fifo --seed 7 --format json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.scenario = args[0]
+			if o.outDir == "" {
+				return cmdutil.UsageError("missing -o OUTDIR: the folder to write summary.json, pods.csv and timeline.csv to")
+			}
+			if _, err := cmdutil.CheckFormat(o.format, "text", "json"); err != nil {
+				return err
+			}
+			if o.timeline != "csv" && o.timeline != "jsonl" {
+				return cmdutil.UsageError("unknown --timeline-format %q; use csv or jsonl", o.timeline)
+			}
+			return runRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVarP(&o.outDir, "output-dir", "o", "", "folder to write the results to (created if missing)")
+	cmd.Flags().StringVar(&o.profile, "profile", "", "scheduler profile overriding the scenario's (kube-default, fifo, fifo-backfill, sjf, srtf, las, drf)")
+	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "seed overriding the scenario's")
+	cmd.Flags().StringVar(&o.format, "format", "text", "how to print the summary: text or json")
+	cmd.Flags().StringVar(&o.timeline, "timeline-format", "csv", "timeline file format: csv or jsonl")
+	cmd.Flags().BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
+	return cmd
+}
+
+// result is one finished simulation.
+type result struct {
+	summary metrics.Summary
+	built   *scenario.Built
+	rec     *metrics.Recorder
+	rows    int
+}
+
+// simulate builds and runs a scenario, with a progress bar on a terminal.
+func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, opts scenario.Options, progress bool) (*result, error) {
+	rec := &metrics.Recorder{}
+	opts.Observer = rec
+	start := time.Now()
+	b, err := scenario.Build(sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	var bar *progressbar.ProgressBar
+	if progress && f.IO.ErrTTY {
+		total := int64(b.Total)
+		if total == 0 {
+			total = -1
+		}
+		bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(f.IO.ErrOut),
+			progressbar.OptionSetDescription(fmt.Sprintf("%s (%s)", sc.Name, b.Scheduler)),
+			progressbar.OptionSetItsString("pods"), progressbar.OptionShowIts(), progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
+	e := b.Engine
+	for steps := 0; !e.Done(); steps++ {
+		if err := e.Step(); err != nil {
+			return nil, fmt.Errorf("simulate %s: %w", sc.Name, err)
+		}
+		if steps&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if bar != nil {
+				_ = bar.Set(e.Cluster().Stats().Finished)
+			}
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	wall := time.Since(start).Seconds()
+	s, err := metrics.Summarize(e.Cluster(), rec.Samples)
+	if err != nil {
+		return nil, err
+	}
+	s.Scenario, s.Scheduler, s.Seed = sc.Name, b.Scheduler, b.Seed
+	s.WallSeconds = round3(wall)
+	if wall > 0 {
+		s.EventsPerSecond = round3(float64(s.Events) / wall)
+		s.PodsPerSecond = round3(float64(s.Pods) / wall)
+	}
+	s.PeakRSSBytes = peakRSS()
+	rows := sc.Output.TimelineRows
+	if rows == 0 {
+		rows = 2000
+	}
+	return &result{summary: s, built: b, rec: rec, rows: max(rows, 0)}, nil
+}
+
+func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+
+func runRun(ctx context.Context, o *runOptions) error {
+	sc, err := scenario.Load(o.scenario)
+	if err != nil {
+		return err
+	}
+	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed}, o.progress)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+		return fmt.Errorf("create output folder: %w", err)
+	}
+	c := r.built.Engine.Cluster()
+	if err := writeFile(filepath.Join(o.outDir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
+		return err
+	}
+	rows := metrics.Downsample(r.rec.Samples, r.rows)
+	tl := "timeline.csv"
+	write := metrics.WriteTimelineCSV
+	if o.timeline == "jsonl" {
+		tl, write = "timeline.jsonl", metrics.WriteTimelineJSONL
+	}
+	if err := writeFile(filepath.Join(o.outDir, tl), func(w io.Writer) error { return write(w, rows, r.built.Names) }); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(o.outDir, "summary.json"), func(w io.Writer) error { return cmdutil.WriteJSON(w, r.summary) }); err != nil {
+		return err
+	}
+	if o.format == "json" {
+		return cmdutil.WriteJSON(o.f.IO.Out, r.summary)
+	}
+	s := r.summary
+	fmt.Fprintf(o.f.IO.Out, "%s (%s, seed %d): %d pods, %d succeeded, %d failed, %d unfinished\n", s.Scenario, s.Scheduler, s.Seed, s.Pods, s.Succeeded, s.Failed, s.Unfinished)
+	fmt.Fprintf(o.f.IO.Out, "makespan %.1f s, mean JCT %.1f s (p95 %.1f), mean wait %.1f s (p95 %.1f), GPU allocation %.3f\n",
+		s.Makespan, s.JCT.Mean, s.JCT.P95, s.Wait.Mean, s.Wait.P95, s.GPUAllocation)
+	fmt.Fprintf(o.f.IO.Out, "wrote %s\n", o.outDir)
+	return nil
+}
+
+// writeFile writes through a temp file and a rename, so a failed run leaves no half file.
+func writeFile(path string, fill func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	if err := fill(bw); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,470 @@
+package metrics
+
+import (
+	"bufio"
+	"cmp"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/jikken-dev/jikken/sim"
+)
+
+// Recorder is a sim.Observer that keeps every sample.
+type Recorder struct {
+	Samples []sim.Sample
+}
+
+// Sampled implements sim.Observer.
+func (r *Recorder) Sampled(s *sim.Sample) { r.Samples = append(r.Samples, *s) }
+
+// PodDone implements sim.Observer; pods are read from the cluster at the end instead.
+func (r *Recorder) PodDone(*sim.Pod) {}
+
+// PodHeader is the header of pods.csv. Times are seconds; wait, jct and slowdown are empty for
+// pods that never started or did not succeed.
+var PodHeader = []string{"name", "namespace", "user", "gang", "phase", "node", "submit_s", "start_s", "end_s",
+	"wait_s", "jct_s", "duration_s", "slowdown", "preemptions", "restarts", "lost_work_s", "priority", "cpu", "memory", "gpu"}
+
+func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+func secs(t sim.Time) string {
+	if t < 0 {
+		return ""
+	}
+	return f3(t.Seconds())
+}
+
+// WritePods writes one CSV row per pod, in submission order.
+func WritePods(w io.Writer, pods []*sim.Pod) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(PodHeader); err != nil {
+		return err
+	}
+	row := make([]string, len(PodHeader))
+	for _, p := range pods {
+		node := p.LastNode
+		wait, jct, slow := "", "", ""
+		if p.FirstStart >= 0 {
+			wait = secs(p.Wait())
+		}
+		if p.Phase == sim.Succeeded {
+			jct = secs(p.End - p.Submit)
+			if p.Duration > 0 {
+				slow = strconv.FormatFloat(float64(p.End-p.Submit)/float64(p.Duration), 'f', 4, 64)
+			}
+		}
+		row = append(row[:0], p.Name, p.Namespace, p.User, p.Gang, p.Phase.String(), node, secs(p.Submit),
+			secs(p.FirstStart), secs(p.End), wait, jct, secs(p.Duration), slow, strconv.Itoa(p.Preemptions),
+			strconv.Itoa(p.Restarts), secs(p.LostWork), strconv.Itoa(int(p.Priority)),
+			sim.FormatQuantity(p.Requests[sim.CPUIndex]), sim.FormatQuantity(p.Requests[sim.MemoryIndex]),
+			sim.FormatQuantity(p.Requests[sim.GPUIndex]))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// TimelineColumns names the time-series columns for the resources in names.
+func TimelineColumns(names *sim.Names) []string {
+	cols := []string{"time_s"}
+	for i := range names.Len() {
+		n := names.Name(i)
+		cols = append(cols, "alloc_"+n, "capacity_"+n, "util_"+n)
+	}
+	return append(cols, "pending", "running", "nodes_up", "free_gpu", "fragmented_gpu")
+}
+
+// Downsample averages consecutive samples so at most maxRows remain (0 keeps all). Each row
+// carries the time of the last sample it averages, so a plot's x axis stays monotone.
+func Downsample(s []sim.Sample, maxRows int) []Row {
+	k := 1
+	if maxRows > 0 && len(s) > maxRows {
+		k = (len(s) + maxRows - 1) / maxRows
+	}
+	var rows []Row
+	for i := 0; i < len(s); i += k {
+		j := min(i+k, len(s))
+		var r Row
+		for _, x := range s[i:j] {
+			for d := range r.Alloc {
+				r.Alloc[d] += float64(x.Allocated[d])
+				r.Capacity[d] += float64(x.Capacity[d])
+			}
+			r.Pending += float64(x.Pending)
+			r.Running += float64(x.Running)
+			r.NodesUp += float64(x.NodesUp)
+			r.FreeGPU += float64(x.FreeGPU)
+			r.FragmentedGPU += float64(x.FragmentedGPU)
+		}
+		n := float64(j - i)
+		for d := range r.Alloc {
+			r.Alloc[d] /= n * sim.Milli
+			r.Capacity[d] /= n * sim.Milli
+		}
+		r.Time = s[j-1].Time.Seconds()
+		r.Pending /= n
+		r.Running /= n
+		r.NodesUp /= n
+		r.FreeGPU /= n * sim.Milli
+		r.FragmentedGPU /= n * sim.Milli
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// Row is one (possibly averaged) time-series point, in units (not milli-units).
+type Row struct {
+	Time          float64
+	Alloc         [sim.MaxResources]float64
+	Capacity      [sim.MaxResources]float64
+	Pending       float64
+	Running       float64
+	NodesUp       float64
+	FreeGPU       float64
+	FragmentedGPU float64
+}
+
+func (r *Row) values(names *sim.Names) []string {
+	v := []string{f3(r.Time)}
+	for i := range names.Len() {
+		util := 0.0
+		if r.Capacity[i] > 0 {
+			util = r.Alloc[i] / r.Capacity[i]
+		}
+		v = append(v, f3(r.Alloc[i]), f3(r.Capacity[i]), strconv.FormatFloat(util, 'f', 4, 64))
+	}
+	return append(v, f3(r.Pending), f3(r.Running), f3(r.NodesUp), f3(r.FreeGPU), f3(r.FragmentedGPU))
+}
+
+// WriteTimelineCSV writes rows as CSV with TimelineColumns.
+func WriteTimelineCSV(w io.Writer, rows []Row, names *sim.Names) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(TimelineColumns(names)); err != nil {
+		return err
+	}
+	for i := range rows {
+		if err := cw.Write(rows[i].values(names)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTimelineJSONL writes rows as one JSON object per line with TimelineColumns as keys.
+func WriteTimelineJSONL(w io.Writer, rows []Row, names *sim.Names) error {
+	bw := bufio.NewWriter(w)
+	cols := TimelineColumns(names)
+	for i := range rows {
+		vals := rows[i].values(names)
+		bw.WriteByte('{')
+		for j, c := range cols {
+			if j > 0 {
+				bw.WriteByte(',')
+			}
+			k, _ := json.Marshal(c)
+			bw.Write(k)
+			bw.WriteByte(':')
+			bw.WriteString(vals[j])
+		}
+		bw.WriteString("}\n")
+	}
+	return bw.Flush()
+}
+
+// Dist summarises a sample of values.
+type Dist struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+func summarise(v []float64) Dist {
+	if len(v) == 0 {
+		return Dist{}
+	}
+	slices.Sort(v)
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return Dist{Mean: round(s / float64(len(v))), P50: round(quantile(v, .5)), P95: round(quantile(v, .95)),
+		P99: round(quantile(v, .99)), Max: round(v[len(v)-1])}
+}
+
+// quantile interpolates linearly between order statistics (type 7, R's default).
+func quantile(sorted []float64, q float64) float64 {
+	h := q * float64(len(sorted)-1)
+	lo := int(math.Floor(h))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
+}
+
+// round keeps summaries readable and stable across platforms' last-bit differences.
+func round(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// Summary is summary.json.
+type Summary struct {
+	Scenario   string `json:"scenario,omitempty"`
+	Scheduler  string `json:"scheduler,omitempty"`
+	Seed       uint64 `json:"seed"`
+	Pods       int    `json:"pods"`
+	Succeeded  int    `json:"succeeded"`
+	Failed     int    `json:"failed"`
+	Unfinished int    `json:"unfinished"`
+	// JCT is job completion time (end - submit) of succeeded pods; Wait is submit to first
+	// start; Slowdown is JCT / duration. Seconds.
+	JCT      Dist `json:"jct_s"`
+	Wait     Dist `json:"wait_s"`
+	Slowdown Dist `json:"slowdown"`
+	// Makespan is the end of the last pod; Throughput is succeeded pods per hour of makespan.
+	Makespan   float64 `json:"makespan_s"`
+	Throughput float64 `json:"throughput_per_hour"`
+	// Allocation is the time-weighted fraction of capacity requested by running pods, per
+	// resource, over the whole run.
+	Allocation    map[string]float64 `json:"allocation"`
+	GPUAllocation float64            `json:"gpu_allocation"`
+	// Fragmentation is the share of free GPU capacity, summed over samples, sitting on nodes
+	// with fewer free GPUs than the smallest pending GPU request.
+	Fragmentation float64 `json:"fragmentation"`
+	// JainGPU is Jain's fairness index over users' GPU-time: 1 when equal, 1/users when one
+	// user got everything.
+	JainGPU float64 `json:"jain_gpu_time"`
+	// FinishTimeFairness is per user sum(JCT) / sum(isolated time), where a job's isolated time
+	// is its duration stretched if it needs more than the user's 1/N share of GPUs (after
+	// Themis); max and mean over users. 1 is ideal.
+	FinishTimeFairness FTF     `json:"finish_time_fairness"`
+	Preemptions        int     `json:"preemptions"`
+	Restarts           int     `json:"restarts"`
+	LostWorkGPUHours   float64 `json:"lost_work_gpu_hours"`
+	Events             uint64  `json:"events"`
+	SchedulingPasses   uint64  `json:"scheduling_passes"`
+	// Run cost, filled in by the caller; they vary between runs and stay out of the hash.
+	WallSeconds     float64 `json:"wall_s,omitempty"`
+	EventsPerSecond float64 `json:"events_per_s,omitempty"`
+	PodsPerSecond   float64 `json:"pods_per_s,omitempty"`
+	PeakRSSBytes    uint64  `json:"peak_rss_bytes,omitempty"`
+	// DeterminismHash is SHA-256 over pods.csv and the full-resolution timeline: equal for equal
+	// scenario and seed.
+	DeterminismHash string `json:"determinism_hash"`
+}
+
+// FTF is finish-time fairness.
+type FTF struct {
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Summarize computes the summary of a finished run.
+func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
+	pods := c.Pods()
+	st := c.Stats()
+	names := c.Names()
+	s := Summary{Pods: len(pods), Events: st.Events, SchedulingPasses: st.Passes, Preemptions: st.Preemptions,
+		Restarts: st.Restarts, Allocation: map[string]float64{}}
+	var jct, wait, slow []float64
+	var end sim.Time
+	userGPU := map[string]float64{}
+	type ftfAcc struct{ jct, iso float64 }
+	userFTF := map[string]*ftfAcc{}
+	for _, p := range pods {
+		userGPU[p.User] += p.Attained
+		if userFTF[p.User] == nil {
+			userFTF[p.User] = &ftfAcc{}
+		}
+		switch p.Phase {
+		case sim.Succeeded:
+			s.Succeeded++
+		case sim.Failed:
+			s.Failed++
+		default:
+			s.Unfinished++
+		}
+		if p.FirstStart >= 0 {
+			wait = append(wait, p.Wait().Seconds())
+		}
+		if p.End > end {
+			end = p.End
+		}
+		if p.Phase == sim.Succeeded {
+			j := (p.End - p.Submit).Seconds()
+			jct = append(jct, j)
+			if p.Duration > 0 {
+				slow = append(slow, j/p.Duration.Seconds())
+			}
+		}
+		s.LostWorkGPUHours += float64(p.Requests[sim.GPUIndex]) / sim.Milli * p.LostWork.Seconds() / 3600
+	}
+	capGPU := float64(c.Capacity()[sim.GPUIndex]) / sim.Milli
+	users := len(userFTF)
+	for _, p := range pods {
+		if p.Phase != sim.Succeeded {
+			continue
+		}
+		a := userFTF[p.User]
+		a.jct += (p.End - p.Submit).Seconds()
+		stretch := 1.0
+		if g := float64(p.Requests[sim.GPUIndex]) / sim.Milli; capGPU > 0 && users > 0 && g > capGPU/float64(users) {
+			stretch = g / (capGPU / float64(users))
+		}
+		a.iso += p.Duration.Seconds() * stretch
+	}
+	s.JCT, s.Wait, s.Slowdown = summarise(jct), summarise(wait), summarise(slow)
+	s.Makespan = round(end.Seconds())
+	if end > 0 {
+		s.Throughput = round(float64(s.Succeeded) / end.Seconds() * 3600)
+	}
+	for i := range names.Len() {
+		if st.CapArea[i] > 0 {
+			s.Allocation[names.Name(i)] = round(st.AllocArea[i] / st.CapArea[i])
+		}
+	}
+	s.GPUAllocation = s.Allocation[sim.GPU]
+	var free, frag float64
+	for i := range samples {
+		free += float64(samples[i].FreeGPU)
+		frag += float64(samples[i].FragmentedGPU)
+	}
+	if free > 0 {
+		s.Fragmentation = round(frag / free)
+	}
+	var sum, sq float64
+	for _, u := range sortedKeys(userGPU) {
+		x := userGPU[u]
+		sum += x
+		sq += x * x
+	}
+	if sq > 0 {
+		s.JainGPU = round(sum * sum / (float64(len(userGPU)) * sq))
+	}
+	var ftfSum float64
+	n := 0
+	for _, u := range sortedKeys(userFTF) {
+		a := userFTF[u]
+		if a.iso == 0 {
+			continue
+		}
+		r := a.jct / a.iso
+		s.FinishTimeFairness.Max = max(s.FinishTimeFairness.Max, r)
+		ftfSum += r
+		n++
+	}
+	if n > 0 {
+		s.FinishTimeFairness.Mean = round(ftfSum / float64(n))
+	}
+	s.FinishTimeFairness.Max = round(s.FinishTimeFairness.Max)
+	s.LostWorkGPUHours = round(s.LostWorkGPUHours)
+	h := sha256.New()
+	if err := WritePods(h, pods); err != nil {
+		return s, err
+	}
+	if err := WriteTimelineCSV(h, Downsample(samples, 0), names); err != nil {
+		return s, err
+	}
+	s.DeterminismHash = hex.EncodeToString(h.Sum(nil))
+	return s, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp.Compare[string])
+	return keys
+}
+
+// Table is a side-by-side comparison: one row per metric, one column per run.
+type Table struct {
+	Runs []string   `json:"runs"`
+	Rows []TableRow `json:"rows"`
+}
+
+// TableRow is one metric across runs.
+type TableRow struct {
+	Metric string    `json:"metric"`
+	Values []float64 `json:"values"`
+}
+
+// Compare builds the comparison table of several summaries.
+func Compare(labels []string, ss []Summary) Table {
+	t := Table{Runs: labels}
+	add := func(name string, f func(s *Summary) float64) {
+		r := TableRow{Metric: name}
+		for i := range ss {
+			r.Values = append(r.Values, f(&ss[i]))
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	add("pods", func(s *Summary) float64 { return float64(s.Pods) })
+	add("succeeded", func(s *Summary) float64 { return float64(s.Succeeded) })
+	add("jct_mean_s", func(s *Summary) float64 { return s.JCT.Mean })
+	add("jct_p50_s", func(s *Summary) float64 { return s.JCT.P50 })
+	add("jct_p95_s", func(s *Summary) float64 { return s.JCT.P95 })
+	add("jct_p99_s", func(s *Summary) float64 { return s.JCT.P99 })
+	add("wait_mean_s", func(s *Summary) float64 { return s.Wait.Mean })
+	add("wait_p95_s", func(s *Summary) float64 { return s.Wait.P95 })
+	add("slowdown_mean", func(s *Summary) float64 { return s.Slowdown.Mean })
+	add("makespan_s", func(s *Summary) float64 { return s.Makespan })
+	add("throughput_per_hour", func(s *Summary) float64 { return s.Throughput })
+	add("gpu_allocation", func(s *Summary) float64 { return s.GPUAllocation })
+	add("fragmentation", func(s *Summary) float64 { return s.Fragmentation })
+	add("jain_gpu_time", func(s *Summary) float64 { return s.JainGPU })
+	add("ftf_max", func(s *Summary) float64 { return s.FinishTimeFairness.Max })
+	add("preemptions", func(s *Summary) float64 { return float64(s.Preemptions) })
+	add("restarts", func(s *Summary) float64 { return float64(s.Restarts) })
+	add("lost_work_gpu_hours", func(s *Summary) float64 { return s.LostWorkGPUHours })
+	add("wall_s", func(s *Summary) float64 { return s.WallSeconds })
+	return t
+}
+
+// WriteTable prints the table with aligned columns.
+func WriteTable(w io.Writer, t Table) error {
+	width := len("metric")
+	for _, r := range t.Rows {
+		width = max(width, len(r.Metric))
+	}
+	colw := make([]int, len(t.Runs))
+	cells := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		for j, v := range r.Values {
+			s := strconv.FormatFloat(v, 'f', -1, 64)
+			if math.Abs(v) >= 100 || v != math.Trunc(v) {
+				s = strconv.FormatFloat(v, 'f', 2, 64)
+				if v == math.Trunc(v) {
+					s = strconv.FormatFloat(v, 'f', 0, 64)
+				}
+			}
+			cells[i] = append(cells[i], s)
+			colw[j] = max(colw[j], len(s))
+		}
+	}
+	for j, l := range t.Runs {
+		colw[j] = max(colw[j], len(l))
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%-*s", width, "metric")
+	for j, l := range t.Runs {
+		fmt.Fprintf(bw, "  %*s", colw[j], l)
+	}
+	bw.WriteByte('\n')
+	for i, r := range t.Rows {
+		fmt.Fprintf(bw, "%-*s", width, r.Metric)
+		for j := range r.Values {
+			fmt.Fprintf(bw, "  %*s", colw[j], cells[i][j])
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}

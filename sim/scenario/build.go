@@ -1,0 +1,776 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jikken-dev/jikken/sim"
+	"github.com/jikken-dev/jikken/sim/kube"
+	"github.com/jikken-dev/jikken/sim/policy"
+	"github.com/jikken-dev/jikken/sim/scheduler"
+	"github.com/jikken-dev/jikken/sim/submitter"
+)
+
+// Profiles lists the scheduler profiles a scenario may name.
+func Profiles() []string { return append([]string{"kube-default"}, policy.Names...) }
+
+// Random streams of one seed: each component draws from its own, so adding a submitter or
+// switching the scheduler leaves the other components' draws unchanged.
+const (
+	streamEngine    = 0
+	streamScheduler = 1
+	streamWorkload  = 100
+)
+
+// Options adjust a build.
+type Options struct {
+	// Profile, if set, replaces scheduler.profile (for comparing profiles on one workload).
+	Profile  string
+	Observer sim.Observer
+	// Seed, if non-zero, replaces the scenario's seed.
+	Seed uint64
+}
+
+// Built is a scenario ready to run.
+type Built struct {
+	Engine    *sim.Engine
+	Names     *sim.Names
+	Scheduler string
+	Seed      uint64
+	// Total is how many pods the workload will submit, when known in advance (traces, presets,
+	// counted generators), for progress bars; 0 if unknown.
+	Total int
+}
+
+// builder carries what validation and construction share.
+type builder struct {
+	sc     *Scenario
+	names  *sim.Names
+	seed   uint64
+	shapes []sim.Resources
+	gpus   int64
+	total  int
+}
+
+func (b *builder) rng(stream uint64) *sim.Rand { return sim.NewRand(b.seed, stream) }
+
+// Build validates the scenario and builds its engine.
+func Build(sc *Scenario, o Options) (*Built, error) {
+	b := &builder{sc: sc, names: sim.NewNames(), seed: sc.Seed}
+	if o.Seed != 0 {
+		b.seed = o.Seed
+	}
+	nodes, templates, err := b.nodes()
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Names: b.names, Nodes: nodes, Rand: b.rng(streamEngine), Observer: o.Observer}
+	if cfg.Events, err = b.events(templates); err != nil {
+		return nil, err
+	}
+	if cfg.Submitters, err = b.workload(); err != nil {
+		return nil, err
+	}
+	profile := sc.Scheduler.Profile
+	if o.Profile != "" {
+		profile = o.Profile
+	}
+	if cfg.Scheduler, err = b.scheduler(profile); err != nil {
+		return nil, err
+	}
+	if err := b.timing(&cfg, profile); err != nil {
+		return nil, err
+	}
+	if err := b.failures(&cfg); err != nil {
+		return nil, err
+	}
+	e, err := sim.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Built{Engine: e, Names: b.names, Scheduler: profile, Seed: b.seed, Total: b.total}, nil
+}
+
+func duration(field string, d Duration, def sim.Time) (sim.Time, error) {
+	if d == "" {
+		return def, nil
+	}
+	t, err := sim.ParseDuration(string(d))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", field, err)
+	}
+	return t, nil
+}
+
+func (b *builder) nodes() ([]sim.NodeSpec, map[string]sim.NodeSpec, error) {
+	var nodes []sim.NodeSpec
+	templates := map[string]sim.NodeSpec{}
+	for i, g := range b.sc.Cluster.NodeGroups {
+		f := fmt.Sprintf("cluster.nodeGroups[%d]", i)
+		if g.Name == "" {
+			return nil, nil, fmt.Errorf("%s.name: missing; every node group needs a name", f)
+		}
+		if _, dup := templates[g.Name]; dup {
+			return nil, nil, fmt.Errorf("%s.name: group %q defined twice", f, g.Name)
+		}
+		if g.Count < 0 {
+			return nil, nil, fmt.Errorf("%s.count: %d is negative", f, g.Count)
+		}
+		capQ := map[string]string{}
+		for k, v := range g.Capacity {
+			capQ[k] = v
+		}
+		if _, ok := capQ[sim.PodsR]; !ok {
+			// The kubelet's default maxPods.
+			capQ[sim.PodsR] = "110"
+		}
+		capacity, err := b.names.Parse(capQ)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s.capacity: %w", f, err)
+		}
+		var taints []sim.Taint
+		for j, t := range g.Taints {
+			switch sim.TaintEffect(t.Effect) {
+			case sim.NoSchedule, sim.PreferNoSchedule, sim.NoExecute:
+			default:
+				return nil, nil, fmt.Errorf("%s.taints[%d].effect: %q is not NoSchedule, PreferNoSchedule or NoExecute", f, j, t.Effect)
+			}
+			taints = append(taints, sim.Taint{Key: t.Key, Value: t.Value, Effect: sim.TaintEffect(t.Effect)})
+		}
+		spec := sim.NodeSpec{Group: g.Name, Labels: g.Labels, Taints: taints, Capacity: capacity}
+		templates[g.Name] = spec
+		b.shapes = append(b.shapes, capacity)
+		for k := range g.Count {
+			n := spec
+			n.Name = g.Name + "-" + strconv.Itoa(k)
+			nodes = append(nodes, n)
+			b.gpus += capacity[sim.GPUIndex]
+		}
+	}
+	if len(nodes) == 0 {
+		return nil, nil, fmt.Errorf("cluster.nodeGroups: every group has count 0; the cluster needs at least one node")
+	}
+	return nodes, templates, nil
+}
+
+func (b *builder) events(templates map[string]sim.NodeSpec) ([]sim.ClusterEvent, error) {
+	var out []sim.ClusterEvent
+	for i, ev := range b.sc.Events {
+		f := fmt.Sprintf("events[%d]", i)
+		at, err := duration(f+".at", ev.At, 0)
+		if err != nil {
+			return nil, err
+		}
+		ce := sim.ClusterEvent{At: at, Kind: sim.EventKind(ev.Type), Node: ev.Node}
+		if ce.Kind == sim.NodeAdd {
+			t, ok := templates[ev.Group]
+			if !ok {
+				return nil, fmt.Errorf("%s.group: no node group %q to copy the new node from", f, ev.Group)
+			}
+			if ev.Name == "" {
+				return nil, fmt.Errorf("%s.name: nodeAdd needs the new node's name", f)
+			}
+			t.Name = ev.Name
+			ce.Spec = &t
+		}
+		out = append(out, ce)
+	}
+	return out, nil
+}
+
+func (b *builder) failures(cfg *sim.Config) error {
+	for i, nf := range b.sc.Failures.Nodes {
+		f := fmt.Sprintf("failures.nodes[%d]", i)
+		mtbf, err := duration(f+".mtbf", nf.MTBF, 0)
+		if err != nil {
+			return err
+		}
+		mttr, err := duration(f+".mttr", nf.MTTR, 0)
+		if err != nil {
+			return err
+		}
+		if mtbf <= 0 || mttr <= 0 {
+			return fmt.Errorf("%s: mtbf and mttr must be positive durations", f)
+		}
+		cfg.Failures = append(cfg.Failures, sim.FailureModel{Group: nf.Group, MTBF: mtbf, MTTR: mttr})
+	}
+	if pf := b.sc.Failures.Pods; pf != nil {
+		if pf.Probability < 0 || pf.Probability > 1 {
+			return fmt.Errorf("failures.pods.probability: %v must be within 0..1", pf.Probability)
+		}
+		if pf.MaxRetries < 0 {
+			return fmt.Errorf("failures.pods.maxRetries: %d is negative", pf.MaxRetries)
+		}
+		bo, err := duration("failures.pods.backoff", pf.Backoff, 10*sim.Second)
+		if err != nil {
+			return err
+		}
+		mbo, err := duration("failures.pods.maxBackoff", pf.MaxBackoff, 300*sim.Second)
+		if err != nil {
+			return err
+		}
+		cfg.PodFailure = sim.PodFailure{Probability: pf.Probability, MaxRetries: pf.MaxRetries, Backoff: bo, MaxBackoff: mbo}
+	}
+	return nil
+}
+
+func (b *builder) timing(cfg *sim.Config, profile string) error {
+	defTick := sim.Time(0)
+	if profile == "las" {
+		// Attained service grows while pods run; without ticks, las would only re-rank on
+		// arrivals and completions.
+		defTick = 60 * sim.Second
+	}
+	var err error
+	if cfg.Tick, err = duration("tick", b.sc.Tick, defTick); err != nil {
+		return err
+	}
+	if cfg.SampleEvery, err = duration("sample", b.sc.Sample, 60*sim.Second); err != nil {
+		return err
+	}
+	if cfg.StopAt, err = duration("stop.time", b.sc.Stop.Time, 0); err != nil {
+		return err
+	}
+	if b.sc.Stop.Pods < 0 {
+		return fmt.Errorf("stop.pods: %d is negative", b.sc.Stop.Pods)
+	}
+	cfg.StopAfterPods = b.sc.Stop.Pods
+	return nil
+}
+
+func (b *builder) scheduler(profile string) (sim.Scheduler, error) {
+	s := b.sc.Scheduler
+	if profile == "" {
+		profile = "kube-default"
+	}
+	if profile == "kube-default" {
+		return b.framework()
+	}
+	if profile == "remote" {
+		return b.remoteScheduler()
+	}
+	if !slices.Contains(policy.Names, profile) {
+		return nil, fmt.Errorf("scheduler.profile: %q is unknown; use one of %s, remote", profile, strings.Join(Profiles(), ", "))
+	}
+	if s.Plugins != nil || len(s.Extenders) > 0 || s.ScoringStrategy != nil {
+		return nil, fmt.Errorf("scheduler.plugins/extenders/scoringStrategy: only the kube-default profile has plugins; profile %q does not use them", profile)
+	}
+	pl, err := policy.NewPlacement(s.Placement)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler.placement: %w", err)
+	}
+	quotas, err := b.quotas()
+	if err != nil {
+		return nil, err
+	}
+	p, err := policy.New(profile, policy.Options{Placement: pl, Quotas: quotas, Thresholds: s.LASThresholds})
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	return p, nil
+}
+
+func (b *builder) quotas() (map[string]sim.Resources, error) {
+	if len(b.sc.Scheduler.Quotas) == 0 {
+		return nil, nil
+	}
+	out := map[string]sim.Resources{}
+	for u, q := range b.sc.Scheduler.Quotas {
+		r, err := b.names.Parse(q)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler.quotas.%s: %w", u, err)
+		}
+		// Resources a quota does not name are unlimited.
+		for i := range r {
+			if _, named := q[b.names.Name(i)]; !named && i < b.names.Len() {
+				r[i] = 1 << 62
+			}
+		}
+		for i := b.names.Len(); i < sim.MaxResources; i++ {
+			r[i] = 1 << 62
+		}
+		out[u] = r
+	}
+	return out, nil
+}
+
+func (b *builder) framework() (sim.Scheduler, error) {
+	s := b.sc.Scheduler
+	p := scheduler.KubeDefault()
+	p.PercentageOfNodesToScore = s.PercentageOfNodesToScore
+	if s.Placement != "" {
+		return nil, fmt.Errorf("scheduler.placement: kube-default places with score plugins; set scoringStrategy.type (LeastAllocated spreads, MostAllocated packs) instead")
+	}
+	if len(s.Quotas) > 0 {
+		return nil, fmt.Errorf("scheduler.quotas: quotas are enforced by the policies (fifo, drf, ...); kube-default has no quota plugin")
+	}
+	if pl := s.Plugins; pl != nil {
+		if pl.QueueSort != "" {
+			p.QueueSort = pl.QueueSort
+		}
+		if pl.PreFilter != nil {
+			p.PreFilter = pl.PreFilter
+		}
+		if pl.Filter != nil {
+			p.Filter = pl.Filter
+		}
+		if pl.Score != nil {
+			p.Score = nil
+			for _, r := range pl.Score {
+				p.Score = append(p.Score, scheduler.PluginRef{Name: r.Name, Weight: r.Weight})
+			}
+		}
+		if pl.Reserve != nil {
+			p.Reserve = pl.Reserve
+		}
+		if pl.PostFilter != nil {
+			p.PostFilter = *pl.PostFilter
+		}
+		if pl.Bind != nil {
+			p.Bind = pl.Bind
+		}
+	}
+	if ss := s.ScoringStrategy; ss != nil {
+		p.ScoringStrategy = ss.Type
+		for _, r := range ss.Resources {
+			p.ScoringResources = append(p.ScoringResources, scheduler.ResourceRef{Name: r.Name, Weight: r.Weight})
+		}
+	}
+	exts, err := b.extenders()
+	if err != nil {
+		return nil, err
+	}
+	p.Extenders = exts
+	f, err := scheduler.New(p, b.names, b.rng(streamScheduler))
+	if err != nil {
+		return nil, fmt.Errorf("scheduler.plugins: %w", err)
+	}
+	return f, nil
+}
+
+func (b *builder) workload() ([]sim.Submitter, error) {
+	var subs []sim.Submitter
+	for i, w := range b.sc.Workload {
+		f := fmt.Sprintf("workload[%d]", i)
+		set := 0
+		for _, ok := range []bool{w.Trace != nil, w.Preset != nil, w.Poisson != nil, w.Uniform != nil, w.Binomial != nil, w.Users != nil, w.Feedback != nil, w.Remote != nil} {
+			if ok {
+				set++
+			}
+		}
+		if set != 1 {
+			return nil, fmt.Errorf("%s: set exactly one of trace, preset, poisson, uniform, binomial, users, feedback, remote (found %d)", f, set)
+		}
+		rng := b.rng(streamWorkload + uint64(i))
+		switch {
+		case w.Trace != nil:
+			s, err := b.trace(f+".trace", w.Trace)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, s)
+		case w.Preset != nil:
+			s, err := b.preset(f+".preset", w.Preset, rng)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, s.Submitter())
+		case w.Poisson != nil, w.Uniform != nil, w.Binomial != nil:
+			s, err := b.generator(f, w, rng)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, s.Submitter())
+		case w.Users != nil:
+			for j, u := range w.Users {
+				s, err := b.user(fmt.Sprintf("%s.users[%d]", f, j), u, b.rng(streamWorkload+uint64(i)*1000+uint64(j)))
+				if err != nil {
+					return nil, err
+				}
+				subs = append(subs, s.Submitter())
+			}
+		case w.Feedback != nil:
+			s, err := b.feedback(f+".feedback", w.Feedback, rng)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, s)
+		case w.Remote != nil:
+			s, err := b.remoteSubmitter(f+".remote", w.Remote)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, s)
+		}
+	}
+	return subs, nil
+}
+
+func (b *builder) fits(r *sim.Resources) bool {
+	for i := range b.shapes {
+		if r.Fits(&b.shapes[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) checkJobs(f string, jobs []submitter.Job) error {
+	for i := range jobs {
+		p := jobs[i].Pod()
+		if p.Requests[sim.PodsIndex] == 0 {
+			p.Requests[sim.PodsIndex] = sim.Milli
+		}
+		if !b.fits(&p.Requests) {
+			return fmt.Errorf("%s: pod %s (requests %s) fits on no node group; lower its request or add a larger node group",
+				f, p.Name, b.names.Format(&p.Requests))
+		}
+	}
+	return nil
+}
+
+func (b *builder) path(p string) string {
+	if filepath.IsAbs(p) || b.sc.Dir == "" {
+		return p
+	}
+	return filepath.Join(b.sc.Dir, p)
+}
+
+func (b *builder) trace(f string, t *TraceSource) (sim.Submitter, error) {
+	if t.Path == "" {
+		return nil, fmt.Errorf("%s.path: missing", f)
+	}
+	path := b.path(t.Path)
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s.path: %w", f, err)
+	}
+	defer file.Close()
+	var jobs []submitter.Job
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		jobs, err = submitter.ReadCSV(file)
+	case ".jsonl", ".ndjson":
+		jobs, err = submitter.ReadJSONL(file)
+	case ".yaml", ".yml", ".json":
+		jobs, err = b.manifests(path)
+	default:
+		return nil, fmt.Errorf("%s.path: %s has an unknown extension; use .csv, .jsonl, or .yaml/.json Pod manifests", f, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", f, path, err)
+	}
+	if err := b.checkJobs(f, jobs); err != nil {
+		return nil, err
+	}
+	b.total += len(jobs)
+	return submitter.NewTrace(jobs), nil
+}
+
+func (b *builder) manifests(path string) ([]submitter.Job, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := kube.ReadPods(data)
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]submitter.Job, 0, len(pods))
+	gangs := map[string]int{}
+	for i := range pods {
+		sp, err := pods[i].ToSim(b.names)
+		if err != nil {
+			return nil, fmt.Errorf("pod %d (%s): %w", i, pods[i].Metadata.Name, err)
+		}
+		at, err := pods[i].Submit()
+		if err != nil {
+			return nil, fmt.Errorf("pod %d (%s): %w", i, pods[i].Metadata.Name, err)
+		}
+		if sp.Name == "" {
+			sp.Name = fmt.Sprintf("pod-%d", i)
+		}
+		if sp.Gang != "" {
+			gangs[sp.Gang]++
+		}
+		jobs = append(jobs, submitter.Job{Name: sp.Name, User: sp.User, Submit: at, Duration: sp.Duration.Seconds(),
+			Priority: sp.Priority, Gang: sp.Gang, GangSize: sp.GangSize, Template: sp})
+	}
+	for i := range jobs {
+		if jobs[i].Gang != "" && jobs[i].GangSize == 0 {
+			jobs[i].GangSize = gangs[jobs[i].Gang]
+		}
+	}
+	return jobs, nil
+}
+
+func (b *builder) memory(f, s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	m, err := sim.ParseQuantity(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", f, err)
+	}
+	return float64(m) / sim.Milli, nil
+}
+
+func (b *builder) preset(f string, p *PresetSource, rng *sim.Rand) (*submitter.Process, error) {
+	if !slices.Contains(submitter.Presets, p.Name) {
+		return nil, fmt.Errorf("%s.name: %q is unknown; use one of %v", f, p.Name, submitter.Presets)
+	}
+	if p.Jobs <= 0 {
+		return nil, fmt.Errorf("%s.jobs: must be positive", f)
+	}
+	mem, err := b.memory(f+".memoryPerGPU", p.MemoryPerGPU)
+	if err != nil {
+		return nil, err
+	}
+	maxDur, err := duration(f+".maxDuration", p.MaxDuration, 0)
+	if err != nil {
+		return nil, err
+	}
+	load := p.Load
+	if load == 0 {
+		load = 0.8
+	}
+	var perNode int64
+	for _, s := range b.shapes {
+		perNode = max(perNode, s[sim.GPUIndex]/sim.Milli)
+	}
+	if perNode == 0 {
+		return nil, fmt.Errorf("%s: preset %s needs GPU nodes; give a node group capacity nvidia.com/gpu", f, p.Name)
+	}
+	cfg := submitter.PresetConfig{Jobs: p.Jobs, ClusterGPUs: int(b.gpus / sim.Milli), Load: load, Rate: p.Rate,
+		GPUsPerNode: int(perNode), CPUPerGPU: p.CPUPerGPU, MemoryPerGPU: mem, MaxDuration: maxDur.Seconds()}
+	proc, err := submitter.Preset(p.Name, cfg, rng)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	if err := b.checkShape(f, &proc.Shape); err != nil {
+		return nil, err
+	}
+	b.total += p.Jobs
+	return proc, nil
+}
+
+// checkShape rejects shapes whose largest pod fits on no node group.
+func (b *builder) checkShape(f string, s *submitter.Shape) error {
+	maxG := 0.0
+	if c, ok := s.GPUs.(*submitter.Choice); ok {
+		maxG = slices.Max(c.Values)
+	} else if s.GPUs != nil {
+		maxG = s.GPUs.Mean()
+	}
+	g := maxG
+	if s.MaxGPUsPerPod > 0 && g > float64(s.MaxGPUsPerPod) {
+		g = float64(s.MaxGPUsPerPod)
+	}
+	var r sim.Resources
+	r[sim.GPUIndex] = sim.FromUnits(g)
+	if g > 0 {
+		r[sim.CPUIndex] = sim.FromUnits(s.CPUPerGPU * g)
+		r[sim.MemoryIndex] = int64(s.MemoryPerGPU*g) * sim.Milli
+	} else {
+		r[sim.CPUIndex] = sim.FromUnits(s.CPU)
+		r[sim.MemoryIndex] = int64(s.Memory) * sim.Milli
+	}
+	r[sim.PodsIndex] = sim.Milli
+	if !b.fits(&r) {
+		return fmt.Errorf("%s: the largest pod of this workload (%s) fits on no node group; lower the sizes, set shape.maxGPUsPerPod, or add a larger node group", f, b.names.Format(&r))
+	}
+	return nil
+}
+
+func (b *builder) dist(f string, d *Dist) (submitter.Dist, error) {
+	if d == nil {
+		return nil, fmt.Errorf("%s: missing distribution", f)
+	}
+	set := 0
+	var out submitter.Dist
+	if d.Const != nil {
+		set++
+		out = submitter.Const{V: *d.Const}
+	}
+	if d.Uniform != nil {
+		set++
+		if d.Uniform.Max < d.Uniform.Min {
+			return nil, fmt.Errorf("%s.uniform: max < min", f)
+		}
+		out = submitter.Uniform{Min: d.Uniform.Min, Max: d.Uniform.Max}
+	}
+	if d.Exponential != nil {
+		set++
+		out = submitter.Exponential{MeanV: d.Exponential.Mean}
+	}
+	if d.LogNormal != nil {
+		set++
+		if d.LogNormal.Sigma < 0 {
+			return nil, fmt.Errorf("%s.lognormal.sigma: must not be negative", f)
+		}
+		out = submitter.LogNormal{Mu: d.LogNormal.Mu, Sigma: d.LogNormal.Sigma, Max: d.LogNormal.Max}
+	}
+	if d.LogUniform != nil {
+		set++
+		out = submitter.LogUniform{Scale: d.LogUniform.Scale, Lo: d.LogUniform.Lo, Hi: d.LogUniform.Hi}
+	}
+	if d.Choice != nil {
+		set++
+		c, err := submitter.NewChoice(d.Choice.Values, d.Choice.Weights)
+		if err != nil {
+			return nil, fmt.Errorf("%s.choice: %w", f, err)
+		}
+		for _, v := range d.Choice.Values {
+			if v < 0 {
+				return nil, fmt.Errorf("%s.choice.values: %v is negative", f, v)
+			}
+		}
+		out = c
+	}
+	if set != 1 {
+		return nil, fmt.Errorf("%s: set exactly one of const, uniform, exponential, lognormal, logUniform, choice", f)
+	}
+	if out.Mean() < 0 {
+		return nil, fmt.Errorf("%s: the distribution has a negative mean", f)
+	}
+	return out, nil
+}
+
+func (b *builder) shape(f string, s *Shape) (submitter.Shape, error) {
+	var out submitter.Shape
+	var err error
+	if s.GPUs != nil {
+		if out.GPUs, err = b.dist(f+".gpus", s.GPUs); err != nil {
+			return out, err
+		}
+	}
+	if s.Duration != nil || len(s.DurationByGPUs) == 0 {
+		if out.Duration, err = b.dist(f+".duration", s.Duration); err != nil {
+			return out, err
+		}
+	}
+	if len(s.DurationByGPUs) > 0 {
+		out.DurationByGPUs = map[int]submitter.Dist{}
+		for k, d := range s.DurationByGPUs {
+			g, err := strconv.Atoi(k)
+			if err != nil {
+				return out, fmt.Errorf("%s.durationByGPUs: key %q must be a GPU count", f, k)
+			}
+			if out.DurationByGPUs[g], err = b.dist(fmt.Sprintf("%s.durationByGPUs.%s", f, k), &d); err != nil {
+				return out, err
+			}
+		}
+	}
+	out.CPU, out.CPUPerGPU = s.CPU, s.CPUPerGPU
+	if out.Memory, err = b.memory(f+".memory", s.Memory); err != nil {
+		return out, err
+	}
+	if out.MemoryPerGPU, err = b.memory(f+".memoryPerGPU", s.MemoryPerGPU); err != nil {
+		return out, err
+	}
+	if s.CPU == 0 && s.CPUPerGPU == 0 {
+		out.CPU, out.CPUPerGPU = 1, 1
+	}
+	out.MaxGPUsPerPod, out.Users, out.UserWeights, out.Priority = s.MaxGPUsPerPod, s.Users, s.UserWeights, s.Priority
+	if err := b.checkShape(f, &out); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+func (b *builder) generator(f string, w Workload, rng *sim.Rand) (*submitter.Process, error) {
+	var g *Generator
+	var arr submitter.Arrival
+	switch {
+	case w.Poisson != nil:
+		g, f = w.Poisson, f+".poisson"
+		if g.Rate <= 0 {
+			return nil, fmt.Errorf("%s.rate: must be positive (jobs per second)", f)
+		}
+		arr = submitter.Poisson{Rate: g.Rate}
+	case w.Uniform != nil:
+		g, f = w.Uniform, f+".uniform"
+		if g.Min < 0 || g.Max < g.Min || g.Max == 0 {
+			return nil, fmt.Errorf("%s: need 0 <= min <= max and max > 0 (inter-arrival seconds)", f)
+		}
+		arr = submitter.UniformArrivals{Min: g.Min, Max: g.Max}
+	default:
+		g, f = w.Binomial, f+".binomial"
+		if g.Interval <= 0 || g.N <= 0 || g.P <= 0 || g.P > 1 {
+			return nil, fmt.Errorf("%s: need interval > 0, n > 0 and 0 < p <= 1", f)
+		}
+		arr = submitter.Binomial{Interval: g.Interval, N: g.N, P: g.P}
+	}
+	shape, err := b.shape(f+".shape", &g.Shape)
+	if err != nil {
+		return nil, err
+	}
+	until, err := duration(f+".until", g.Until, 0)
+	if err != nil {
+		return nil, err
+	}
+	if g.Count < 0 {
+		return nil, fmt.Errorf("%s.count: %d is negative", f, g.Count)
+	}
+	p, err := submitter.NewProcess(submitter.Process{Name: g.Name, Arrival: arr, Shape: shape, Count: g.Count, Until: until.Seconds()}, rng)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	b.total += g.Count
+	return p, nil
+}
+
+func (b *builder) user(f string, u UserProfile, rng *sim.Rand) (*submitter.Process, error) {
+	if u.Name == "" {
+		return nil, fmt.Errorf("%s.name: missing", f)
+	}
+	if u.Rate <= 0 {
+		return nil, fmt.Errorf("%s.rate: must be positive (jobs per second)", f)
+	}
+	if len(u.Hourly) > 24 {
+		return nil, fmt.Errorf("%s.hourly: at most 24 entries (one per hour of day)", f)
+	}
+	shape, err := b.shape(f+".shape", &u.Shape)
+	if err != nil {
+		return nil, err
+	}
+	until, err := duration(f+".until", u.Until, 0)
+	if err != nil {
+		return nil, err
+	}
+	p, err := submitter.NewProcess(submitter.Process{Name: u.Name, User: u.Name, Arrival: submitter.Diurnal{Rate: u.Rate, Hourly: u.Hourly, Burst: u.Burst},
+		Shape: shape, Count: u.Count, Until: until.Seconds()}, rng)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	b.total += u.Count
+	return p, nil
+}
+
+func (b *builder) feedback(f string, fb *FeedbackSource, rng *sim.Rand) (sim.Submitter, error) {
+	shape, err := b.shape(f+".shape", &fb.Shape)
+	if err != nil {
+		return nil, err
+	}
+	iv, err := duration(f+".interval", fb.Interval, 60*sim.Second)
+	if err != nil {
+		return nil, err
+	}
+	if fb.Count <= 0 {
+		return nil, fmt.Errorf("%s.count: must be positive", f)
+	}
+	src, err := submitter.NewProcess(submitter.Process{Name: "feedback", Arrival: submitter.Poisson{Rate: 1}, Shape: shape, Count: fb.Count}, rng)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	s, err := submitter.NewFeedback(iv, fb.MaxPending, src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	b.total += fb.Count
+	return s, nil
+}
