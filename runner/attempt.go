@@ -137,6 +137,9 @@ func (a *attemptRun) execute(ctx context.Context, n int) Exit {
 		return Exit{Code: -1, Err: err}
 	}
 	a.rec.Status = store.Running
+	if d, ok := proc.(ImageDigester); ok {
+		a.rec.ImageDigest = d.ImageDigest()
+	}
 	a.rec.Live = &store.Live{Host: r.Host, Attempt: n, Handle: proc.Handle(), Dir: dir}
 	if err := r.Runs.WriteTrial(ctx, a.rec); err != nil {
 		r.Log.Error("record trial", "trial", t.Name, "err", err)

@@ -49,6 +49,12 @@ type Healthier interface {
 	WaitHealthy(ctx context.Context) error
 }
 
+// ImageDigester is implemented by processes of container backends: the digest of the image the
+// attempt runs, which the runner records with the trial (TrialRecord.ImageDigest).
+type ImageDigester interface {
+	ImageDigest() string
+}
+
 // Exit is how an attempt ended.
 type Exit struct {
 	Code int

@@ -1,0 +1,4 @@
+// Package docker runs trials as Docker containers through the Engine API: one labelled container
+// per attempt, its output folder and params bind-mounted, its logs streamed into the attempt's
+// files, its exit code (and an out-of-memory kill) reported to the runner.
+package docker

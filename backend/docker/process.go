@@ -1,0 +1,339 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner"
+)
+
+// maxReruns is how many times an attempt is started again in its container after the engine
+// was restarted under it.
+const maxReruns = 3
+
+// process is one attempt's container.
+type process struct {
+	b              *Backend
+	a              *runner.Attempt
+	img            *image
+	health         *experiment.Health
+	hasHealthcheck bool
+	nets           []string
+	id             string
+
+	// since is the engine's start time of the current run of the container, for its logs.
+	since    string
+	logsDone chan error
+	stopping atomic.Bool
+	done     chan struct{}
+}
+
+var (
+	_ runner.Process   = (*process)(nil)
+	_ runner.Healthier = (*process)(nil)
+)
+
+func (p *process) Handle() string { return handle(p.id) }
+
+// ImageDigest is the digest of the image the container runs, recorded with the trial.
+func (p *process) ImageDigest() string { return p.img.digest }
+
+// start starts the container.
+func (p *process) start(ctx context.Context) error {
+	return p.b.engine(ctx, func() error {
+		_, err := p.b.api.ContainerStart(ctx, p.id, client.ContainerStartOptions{})
+		return err
+	})
+}
+
+// streamLogs follows the container's output into StdoutPath and StderrPath until it ends.
+func (p *process) streamLogs() {
+	p.logsDone <- p.copyLogs(context.Background(), true)
+}
+
+func (p *process) copyLogs(ctx context.Context, follow bool) error {
+	stdout, err := os.Create(p.a.StdoutPath)
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(p.a.StderrPath)
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	rc, err := p.b.api.ContainerLogs(ctx, p.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: follow, Since: p.since})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = stdcopy.StdCopy(stdout, stderr, rc)
+	return err
+}
+
+// Wait implements runner.Process: it waits for the container to end (riding out an engine
+// restart), makes sure its logs are complete, and removes it.
+func (p *process) Wait() runner.Exit {
+	exit := p.watch()
+	select {
+	case err := <-p.logsDone:
+		if err != nil {
+			// The stream broke (the engine went away): read the logs again, whole.
+			if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
+				exit.Err = fmt.Errorf("read the container's logs: %w", err)
+			}
+		}
+	case <-time.After(30 * time.Second):
+		if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
+			exit.Err = fmt.Errorf("read the container's logs: %w", err)
+		}
+	}
+	p.discard()
+	close(p.done)
+	return exit
+}
+
+// discard removes the container and lets go of its networks.
+func (p *process) discard() {
+	ctx := context.Background()
+	err := p.b.engine(ctx, func() error {
+		_, err := p.b.api.ContainerRemove(ctx, p.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		return err
+	})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		p.b.log.Warn("remove container", "trial", p.a.Trial.Name, "container", p.id, "err", err)
+	}
+	p.b.releaseNetworks(p.nets, p.a.RunID)
+}
+
+// watch waits for the container to exit. When the engine goes away meanwhile it waits for the
+// engine to return; a container the restart killed is started again with fresh outputs.
+func (p *process) watch() runner.Exit {
+	ctx := context.Background()
+	for reruns := 0; ; {
+		code, err := p.waitExit(ctx)
+		if err == nil && (code == 0 || p.stopping.Load()) {
+			return p.exit(ctx, code)
+		}
+		if err == nil && !p.engineGoingAway(ctx) {
+			return p.exit(ctx, code)
+		}
+		p.b.log.Warn("docker engine went away while a trial ran; waiting for it", "trial", p.a.Trial.Name, "err", err)
+		if werr := p.b.waitEngine(ctx, time.Now().Add(p.b.engineWait)); werr != nil {
+			return runner.Exit{Code: -1, Err: fmt.Errorf("watch container %s: %w", p.id, werr)}
+		}
+		st, err := p.inspect(ctx)
+		switch {
+		case err != nil:
+			return runner.Exit{Code: -1, Err: fmt.Errorf("container %s after the engine restarted: %w", p.id, err)}
+		case st.State.Running:
+			continue
+		case st.State.ExitCode == 0 || p.stopping.Load() || reruns == maxReruns:
+			return p.exitOf(st)
+		}
+		reruns++
+		if err := p.rerun(ctx); err != nil {
+			return runner.Exit{Code: -1, Err: fmt.Errorf("start %s again after the engine restarted: %w", p.a.Trial.Name, err)}
+		}
+	}
+}
+
+// waitExit waits for the container to stop running and returns its exit code, or the error
+// that cut the wait short.
+func (p *process) waitExit(ctx context.Context) (int, error) {
+	res := p.b.api.ContainerWait(ctx, p.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case r := <-res.Result:
+		if r.Error != nil && r.Error.Message != "" {
+			return 0, errors.New(r.Error.Message)
+		}
+		return int(r.StatusCode), nil
+	case err := <-res.Error:
+		return 0, err
+	}
+}
+
+// engineGoingAway tells a container the engine stopped on its way down (it stops containers
+// when it shuts down) from one that ended on its own: the engine soon stops answering.
+func (p *process) engineGoingAway(ctx context.Context) bool {
+	for range 10 {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := p.b.api.Ping(pctx, client.PingOptions{})
+		cancel()
+		if err != nil {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
+}
+
+// rerun starts the container again with an empty output folder.
+func (p *process) rerun(ctx context.Context) error {
+	if err := clearDir(p.a.OutputDir); err != nil {
+		return err
+	}
+	<-p.logsDone
+	if err := p.start(ctx); err != nil {
+		return err
+	}
+	// The logs of the earlier run stay with the engine; the attempt's files get this one's.
+	if st, err := p.inspect(ctx); err == nil {
+		p.since = st.State.StartedAt
+	}
+	go p.streamLogs()
+	return nil
+}
+
+func clearDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *process) inspect(ctx context.Context) (container.InspectResponse, error) {
+	var res client.ContainerInspectResult
+	err := p.b.engine(ctx, func() (err error) {
+		res, err = p.b.api.ContainerInspect(ctx, p.id, client.ContainerInspectOptions{})
+		return err
+	})
+	if err == nil && res.Container.State == nil {
+		err = errors.New("the engine reported no state")
+	}
+	return res.Container, err
+}
+
+// exit reports how the container ended; a non-zero code is explained from its state.
+func (p *process) exit(ctx context.Context, code int) runner.Exit {
+	if code == 0 {
+		return runner.Exit{}
+	}
+	st, err := p.inspect(ctx)
+	if err != nil {
+		return runner.Exit{Code: code}
+	}
+	return p.exitOf(st)
+}
+
+func (p *process) exitOf(st container.InspectResponse) runner.Exit {
+	e := runner.Exit{Code: st.State.ExitCode}
+	switch {
+	case st.State.OOMKilled:
+		e.Reason = "out of memory"
+		if m := p.a.Trial.Resources.Memory; m > 0 {
+			e.Reason = "out of memory (limit " + sizeString(m) + ")"
+		}
+	case st.State.Error != "":
+		e.Reason = st.State.Error
+	}
+	return e
+}
+
+// Stop implements runner.Process: SIGTERM (or the image's stop signal), SIGKILL after grace.
+func (p *process) Stop(grace time.Duration) error {
+	p.stopping.Store(true)
+	secs := int((grace + time.Second - 1) / time.Second)
+	ctx := context.Background()
+	err := p.b.engine(ctx, func() error {
+		_, err := p.b.api.ContainerStop(ctx, p.id, client.ContainerStopOptions{Timeout: &secs})
+		return err
+	})
+	if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsNotModified(err) {
+		return fmt.Errorf("stop container %s: %w", p.id, err)
+	}
+	return nil
+}
+
+// WaitHealthy implements runner.Healthier: the container's healthcheck (the trial's command
+// probe, or the image's own) reports healthy, or the trial's TCP probe connects to the
+// container's address.
+func (p *process) WaitHealthy(ctx context.Context) error {
+	interval, timeout := 200*time.Millisecond, time.Minute
+	if h := p.health; h != nil {
+		if h.Interval > 0 {
+			interval = min(interval, time.Duration(h.Interval))
+		}
+		if h.Timeout > 0 {
+			timeout = time.Duration(h.Timeout)
+		}
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := p.healthy(ctx)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not healthy after %s", p.a.Trial.Name, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return fmt.Errorf("%s exited before it was healthy", p.a.Trial.Name)
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (p *process) healthy(ctx context.Context) (bool, error) {
+	st, err := p.inspect(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !st.State.Running {
+		return false, fmt.Errorf("%s exited before it was healthy", p.a.Trial.Name)
+	}
+	if p.health != nil && p.health.TCP != "" {
+		return p.dial(st), nil
+	}
+	if !p.hasHealthcheck {
+		return true, nil
+	}
+	return st.State.Health != nil && st.State.Health.Status == container.Healthy, nil
+}
+
+// dial tries the TCP probe's port on each of the container's addresses.
+func (p *process) dial(st container.InspectResponse) bool {
+	_, port, err := net.SplitHostPort(p.health.TCP)
+	if err != nil {
+		port = p.health.TCP
+	}
+	if _, err := strconv.Atoi(port); err != nil || st.NetworkSettings == nil {
+		return false
+	}
+	for _, ep := range st.NetworkSettings.Networks {
+		if ep == nil || !ep.IPAddress.IsValid() {
+			continue
+		}
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(ep.IPAddress.String(), port), time.Second)
+		if err == nil {
+			c.Close()
+			return true
+		}
+	}
+	return false
+}
