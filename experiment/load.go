@@ -27,6 +27,9 @@ type Experiment struct {
 	Evaluated json.RawMessage `json:"evaluated"`
 	// Trials in declaration order, matrices expanded.
 	Trials []Trial `json:"trials"`
+	// UsesRunID is true when the file has "UUID" literals, so it must be evaluated again with
+	// the run's id once that is known.
+	UsesRunID bool `json:"-"`
 }
 
 // Options change how a file is evaluated.
@@ -74,6 +77,7 @@ func Load(path string, opts Options) (*Experiment, error) {
 		return nil, err
 	}
 	exp.Path, exp.Dir = abs, dir
+	exp.UsesRunID = uuidLiteral.Match(src)
 	exp.Sources = imp.seen
 	exp.Sources[imp.rel(abs)] = string(src)
 	return exp, nil

@@ -26,6 +26,10 @@ type Backend struct {
 	Log *slog.Logger
 	// ProcRoot is where processes are listed (default /proc); tests may point it elsewhere.
 	ProcRoot string
+	// Env is added to every trial's environment before the trial's own (JIKKEN_STORE, JIKKEN_BIN).
+	Env []string
+	// PathPrepend is put in front of PATH, so trials can call the jikken that runs them.
+	PathPrepend string
 }
 
 var _ runner.Backend = (*Backend)(nil)
@@ -99,13 +103,27 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 
 	cmd := command(a.Trial.Cmd, a.Workdir)
 	cmd.Dir = a.Workdir
-	cmd.Env = append(os.Environ(), a.Env...)
+	cmd.Env = b.environ(a.Env)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", a.Trial.Cmd, err)
 	}
 	return &process{cmd: cmd, pgid: cmd.Process.Pid, health: a.Trial.Health, dir: a.Workdir, env: cmd.Env, done: make(chan struct{})}, nil
+}
+
+// environ is the runner's environment, the backend's extras, then the trial's variables.
+func (b *Backend) environ(trial []string) []string {
+	base := os.Environ()
+	env := make([]string, 0, len(base)+len(b.Env)+len(trial))
+	for _, kv := range base {
+		if b.PathPrepend != "" && strings.HasPrefix(kv, "PATH=") {
+			kv = "PATH=" + b.PathPrepend + string(os.PathListSeparator) + kv[len("PATH="):]
+		}
+		env = append(env, kv)
+	}
+	env = append(env, b.Env...)
+	return append(env, trial...)
 }
 
 type process struct {

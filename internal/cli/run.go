@@ -111,11 +111,18 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	name := strings.TrimSuffix(filepath.Base(o.file), filepath.Ext(o.file))
-	runID := runner.NewRunID(name, time.Now())
-	exp, err := experiment.Load(o.file, experiment.Options{ExtStr: ext, TLAStr: tla, RunID: runID})
+	opts := experiment.Options{ExtStr: ext, TLAStr: tla}
+	exp, err := experiment.Load(o.file, opts)
 	if err != nil {
 		return err
+	}
+	runID := runner.NewRunID(exp.Name, time.Now())
+	if exp.UsesRunID {
+		// combu's "UUID" literals become this run's id: evaluate again now that it is known.
+		opts.RunID = runID
+		if exp, err = experiment.Load(o.file, opts); err != nil {
+			return err
+		}
 	}
 	backend, err := openBackend(ctx, o.f, o.backend)
 	if err != nil {
