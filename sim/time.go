@@ -54,3 +54,6 @@ func ParseDuration(s string) (Time, error) {
 	}
 	return Time(d / time.Microsecond), nil
 }
+
+// Duration converts t to a time.Duration.
+func (t Time) Duration() time.Duration { return time.Duration(t) * time.Microsecond }

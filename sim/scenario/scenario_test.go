@@ -1,0 +1,235 @@
+package scenario
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jikken-dev/jikken/sim"
+	"github.com/jikken-dev/jikken/sim/metrics"
+)
+
+func mustParse(t *testing.T, y string) *Scenario {
+	t.Helper()
+	sc, err := Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func runScenario(t *testing.T, sc *Scenario, o Options) (metrics.Summary, *sim.Cluster) {
+	t.Helper()
+	rec := &metrics.Recorder{}
+	o.Observer = rec
+	b, err := Build(sc, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Engine.Run(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := metrics.Summarize(b.Engine.Cluster(), rec.Samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, b.Engine.Cluster()
+}
+
+// randomScenario builds a mixed scenario: several node groups (one tainted), a Poisson
+// generator with gangs and priorities, node failures and pod failures.
+func randomScenario(seed uint64, profile string) string {
+	r := rand.New(rand.NewPCG(seed, 99))
+	return fmt.Sprintf(`
+seed: %d
+cluster:
+  nodeGroups:
+    - {name: a, count: %d, capacity: {cpu: "32", memory: 128Gi, nvidia.com/gpu: "4"}}
+    - {name: b, count: %d, capacity: {cpu: "64", memory: 256Gi, nvidia.com/gpu: "8"}, labels: {kind: big}}
+    - {name: c, count: 1, capacity: {cpu: "16", memory: 64Gi}, taints: [{key: cpu-only, effect: NoSchedule}]}
+workload:
+  - poisson:
+      rate: %v
+      count: %d
+      shape:
+        gpus: {choice: {values: [0, 1, 2, 4, 8, 12], weights: [1, 6, 2, 1, 0.5, 0.3]}}
+        duration: {lognormal: {mu: 5, sigma: 1, max: 20000}}
+        cpuPerGPU: 2
+        memoryPerGPU: 8Gi
+        cpu: 1
+        memory: 1Gi
+        maxGPUsPerPod: 4
+        users: [u1, u2, u3]
+        priority: %d
+  - uniform: {min: 10, max: 200, count: 30, shape: {gpus: 1, duration: {exponential: {mean: 300}}, users: [u4], priority: 10}}
+events:
+  - {at: 500, type: nodeFail, node: a-0}
+  - {at: 2000, type: nodeRecover, node: a-0}
+  - {at: 800, type: nodeDrain, node: b-0}
+  - {at: 1500, type: nodeUncordon, node: b-0}
+  - {at: 1000, type: nodeAdd, group: b, name: b-extra}
+failures:
+  nodes: [{group: a, mtbf: 20000, mttr: 600}]
+  pods: {probability: 0.05, maxRetries: 2, backoff: 5, maxBackoff: 60}
+scheduler: {profile: %s}
+sample: 100
+`, seed, 1+r.IntN(4), 1+r.IntN(3), 0.01+r.Float64()*0.1, 50+r.IntN(150), r.IntN(3), profile)
+}
+
+type checker struct {
+	t *testing.T
+	c *sim.Cluster
+}
+
+func (k *checker) check() {
+	t, c := k.t, k.c
+	for _, n := range c.Nodes() {
+		if !n.Allocated.Fits(&n.Capacity) {
+			t.Fatalf("t=%v node %s over capacity: %v > %v", c.Now(), n.Name, n.Allocated, n.Capacity)
+		}
+		var sum sim.Resources
+		for _, p := range n.Pods() {
+			sum.Add(&p.Requests)
+			if p.Phase != sim.Running {
+				t.Fatalf("t=%v pod %s on node %s is %v", c.Now(), p.Name, n.Name, p.Phase)
+			}
+		}
+		if sum != n.Allocated {
+			t.Fatalf("t=%v node %s allocation %v differs from its pods' sum %v", c.Now(), n.Name, n.Allocated, sum)
+		}
+		if len(n.Pods()) > 0 && !n.Up {
+			t.Fatalf("t=%v failed node %s still runs pods", c.Now(), n.Name)
+		}
+	}
+	for _, p := range c.Pods() {
+		if p.FirstStart >= 0 && p.FirstStart < p.Submit {
+			t.Fatalf("pod %s started at %v before its submission at %v", p.Name, p.FirstStart, p.Submit)
+		}
+	}
+}
+
+func TestInvariantsOnRandomScenarios(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		for _, profile := range []string{"kube-default", "fifo", "fifo-backfill", "sjf", "srtf", "las", "drf"} {
+			t.Run(fmt.Sprintf("%s/%d", profile, seed), func(t *testing.T) {
+				b, err := Build(mustParse(t, randomScenario(seed, profile)), Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := b.Engine
+				k := &checker{t: t, c: e.Cluster()}
+				for !e.Done() {
+					if err := e.Step(); err != nil {
+						t.Fatal(err)
+					}
+					k.check()
+				}
+				c := e.Cluster()
+				st := c.Stats()
+				if st.Submitted != len(c.Pods()) {
+					t.Fatalf("submitted %d but %d pods recorded", st.Submitted, len(c.Pods()))
+				}
+				for _, p := range c.Pods() {
+					if p.Phase != sim.Succeeded && p.Phase != sim.Failed {
+						t.Errorf("pod %s ended the run %v", p.Name, p.Phase)
+					}
+					if p.Phase == sim.Succeeded && p.End-p.FirstStart < p.Duration {
+						t.Errorf("pod %s ran %v, less than its duration %v", p.Name, p.End-p.FirstStart, p.Duration)
+					}
+				}
+				if st.Finished != len(c.Pods()) {
+					t.Errorf("finished %d of %d", st.Finished, len(c.Pods()))
+				}
+			})
+		}
+	}
+}
+
+func TestDeterminism(t *testing.T) {
+	for _, profile := range []string{"kube-default", "las", "drf"} {
+		a, _ := runScenario(t, mustParse(t, randomScenario(3, profile)), Options{})
+		b, _ := runScenario(t, mustParse(t, randomScenario(3, profile)), Options{})
+		if a.DeterminismHash != b.DeterminismHash {
+			t.Errorf("%s: same seed, different hashes %s and %s", profile, a.DeterminismHash, b.DeterminismHash)
+		}
+		c, _ := runScenario(t, mustParse(t, randomScenario(3, profile)), Options{Seed: 4})
+		if c.DeterminismHash == a.DeterminismHash {
+			t.Errorf("%s: different seeds gave the same hash", profile)
+		}
+	}
+}
+
+// Switching the scheduler must not change the workload: submitters draw from their own streams.
+func TestSameWorkloadAcrossProfiles(t *testing.T) {
+	sc := mustParse(t, randomScenario(5, "fifo"))
+	_, a := runScenario(t, sc, Options{})
+	_, b := runScenario(t, sc, Options{Profile: "sjf"})
+	if len(a.Pods()) != len(b.Pods()) {
+		t.Fatalf("%d pods vs %d", len(a.Pods()), len(b.Pods()))
+	}
+	for i, p := range a.Pods() {
+		q := b.Pods()[i]
+		if p.Name != q.Name || p.Submit != q.Submit || p.Duration != q.Duration || p.Requests != q.Requests {
+			t.Fatalf("pod %d differs: %+v vs %+v", i, p, q)
+		}
+	}
+}
+
+func TestBuildErrorsNameTheField(t *testing.T) {
+	base := `
+seed: 1
+cluster:
+  nodeGroups:
+    - {name: g, count: 2, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4"}}
+workload:
+  - poisson: {rate: 0.1, count: 5, shape: {gpus: 1, duration: 100}}
+scheduler: {profile: kube-default}
+`
+	cases := []struct {
+		name, from, to, want string
+	}{
+		{"negative capacity", `nvidia.com/gpu: "4"`, `nvidia.com/gpu: "-4"`, `cluster.nodeGroups[0].capacity: nvidia.com/gpu: quantity "-4" is negative`},
+		{"unknown plugin", `{profile: kube-default}`, `{profile: kube-default, plugins: {filter: [NodeResourcesFit, GPUTopology]}}`, `scheduler.plugins: filter plugin "GPUTopology" is unknown`},
+		{"unknown profile", `{profile: kube-default}`, `{profile: lottery}`, `scheduler.profile: "lottery" is unknown`},
+		{"never fits", `gpus: 1,`, `gpus: 6,`, `workload[0].poisson.shape: the largest pod of this workload`},
+		{"unknown field", `count: 2,`, `count: 2, cpus: 3,`, `unknown field "cpus"`},
+		{"bad event node", `scheduler:`, "events: [{at: 10, type: nodeFail, node: nope}]\nscheduler:", `no node named "nope"`},
+		{"bad placement", `{profile: kube-default}`, `{profile: fifo, placement: random}`, `scheduler.placement: placement "random" is unknown`},
+		{"bad weight", `{profile: kube-default}`, `{profile: kube-default, plugins: {score: [{name: NodeResourcesFit, weight: -1}]}}`, `weight -1 is negative`},
+		{"two sources", `- poisson:`, `- preset: {name: gavel, jobs: 3}
+    poisson:`, `workload[0]: set exactly one of`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			y := strings.Replace(base, c.from, c.to, 1)
+			if y == base {
+				t.Fatalf("replacement %q not found", c.from)
+			}
+			sc, err := Parse([]byte(y))
+			if err == nil {
+				_, err = Build(sc, Options{})
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestTraceNeverFits(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte("name,user,submit_s,duration_s,cpu,memory,gpu\nbig,u,0,10,1,1Gi,16\n"), 0o644)
+	sc := mustParse(t, `
+cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}]}
+workload: [{trace: {path: jobs.csv}}]
+scheduler: {profile: fifo}
+`)
+	sc.Dir = dir
+	_, err := Build(sc, Options{})
+	if err == nil || !strings.Contains(err.Error(), "workload[0].trace: pod big") || !strings.Contains(err.Error(), "fits on no node group") {
+		t.Fatalf("error = %v", err)
+	}
+}
