@@ -1,0 +1,167 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jikken-dev/jikken/backend/local"
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// run parses the experiment JSON, runs it on the local backend and returns the summary and store.
+func run(t *testing.T, spec string, mod func(*runner.Runner)) (*runner.Summary, store.Runs, string) {
+	t.Helper()
+	exp, err := experiment.Parse("test.json", []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	blob, err := store.OpenFolder(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := store.Runs{Blob: blob}
+	m := &store.Manifest{RunID: runner.NewRunID("test", time.Now()), Trials: exp.Trials}
+	if err := runs.WriteManifest(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner.Runner{Backend: &local.Backend{}, Runs: runs, Jobs: 2, WorkRoot: filepath.Join(dir, "work"), Workdir: dir, StopGrace: time.Second}
+	if mod != nil {
+		mod(r)
+	}
+	sum, err := r.Execute(context.Background(), m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, runs, dir
+}
+
+func statuses(sum *runner.Summary) map[string]store.Status {
+	out := map[string]store.Status{}
+	for _, rec := range sum.Trials {
+		if rec != nil {
+			out[rec.Name] = rec.Status
+		}
+	}
+	return out
+}
+
+func TestDependsWaitsForHealthyServiceAndStopsIt(t *testing.T) {
+	// The client can only connect once the service listens: it waits for the health check.
+	// The service never exits by itself: the runner stops it when the client is done.
+	spec := `[
+	  {"name":"svc","cmd":"sleep 0.3; exec python3 -c 'import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((\"127.0.0.1\", 47311)); s.listen(); time.sleep(60)'","service":true,"health":{"tcp":"127.0.0.1:47311","interval":0.05}},
+	  {"name":"client","cmd":"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 47311))'","depends":["svc"]}
+	]`
+	sum, _, _ := run(t, spec, nil)
+	st := statuses(sum)
+	if st["client"] != store.Succeeded || st["svc"] != store.Succeeded || sum.Status != store.Succeeded {
+		t.Fatalf("statuses = %v, run %s", st, sum.Status)
+	}
+	if !strings.Contains(sum.Trials[0].Reason, "stopped after its dependants ended") {
+		t.Fatalf("service reason = %q", sum.Trials[0].Reason)
+	}
+}
+
+func TestCompletedConditionRunsAfterFailure(t *testing.T) {
+	spec := `[
+	  {"name":"a","cmd":"exit 3"},
+	  {"name":"cleanup","cmd":"true","depends":[{"trial":"a","condition":"completed"}]},
+	  {"name":"next","cmd":"true","after":["a"]}
+	]`
+	sum, _, _ := run(t, spec, nil)
+	st := statuses(sum)
+	if st["a"] != store.Failed || st["cleanup"] != store.Succeeded || st["next"] != store.Skipped {
+		t.Fatalf("statuses = %v", st)
+	}
+	if sum.Status != store.Failed || sum.Counts.Failed != 1 || sum.Counts.Skipped != 1 {
+		t.Fatalf("summary = %+v", sum)
+	}
+}
+
+func TestCapLimitsConcurrency(t *testing.T) {
+	// Each trial records how many trials hold the "slot" folder at once.
+	spec := `{"matrix":{"params":{"i":[1,2,3,4,5,6]},"cmd":"mkdir -p slots; touch slots/$JIKKEN_TRIAL; ls slots | wc -l >> peaks; sleep 0.15; rm slots/$JIKKEN_TRIAL"}}`
+	_, _, dir := run(t, spec, func(r *runner.Runner) { r.Jobs = 2 })
+	data, err := os.ReadFile(filepath.Join(dir, "peaks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Fields(string(data)) {
+		if line != "1" && line != "2" {
+			t.Fatalf("%s trials ran at once with -j 2 (peaks %q)", line, data)
+		}
+	}
+}
+
+func TestFailFastStopsTheRest(t *testing.T) {
+	spec := `[{"name":"bad","cmd":"exit 1"},{"name":"long","cmd":"sleep 30"},{"name":"later","cmd":"true","after":["long"]}]`
+	start := time.Now()
+	sum, _, _ := run(t, spec, func(r *runner.Runner) { r.FailFast = true })
+	st := statuses(sum)
+	if st["bad"] != store.Failed || st["long"] != store.Killed {
+		t.Fatalf("statuses = %v", st)
+	}
+	if _, ran := st["later"]; ran {
+		t.Fatalf("later ran after fail-fast: %v", st)
+	}
+	if sum.Status != store.Killed || time.Since(start) > 20*time.Second {
+		t.Fatalf("status %s after %s", sum.Status, time.Since(start))
+	}
+}
+
+func TestRetryKeepsOnlyTheLastAttemptsOutputs(t *testing.T) {
+	spec := `[{"name":"r","cmd":"echo attempt $JIKKEN_ATTEMPT; touch $JIKKEN_OUTPUT_DIR/from-$JIKKEN_ATTEMPT; echo '{}' > $JIKKEN_OUTPUT_DIR/trial.json; test $JIKKEN_ATTEMPT = 3","retries":3,"backoff":0.01}]`
+	sum, runs, _ := run(t, spec, nil)
+	rec := sum.Trials[0]
+	if rec.Status != store.Succeeded || len(rec.Attempts) != 3 || *rec.Attempts[0].ExitCode != 1 {
+		t.Fatalf("record = %+v", rec)
+	}
+	ctx := context.Background()
+	var keys []string
+	_ = runs.Blob.List(ctx, store.TrialKey(sum.RunID, "r", "")+"/", func(in store.Info) error {
+		keys = append(keys, strings.TrimPrefix(in.Key, store.TrialKey(sum.RunID, "r", "")+"/"))
+		return nil
+	})
+	// Only the last attempt's files; the trial's own trial.json is kept as an artifact.
+	want := "artifacts/trial.json from-3 params.json stderr.log stdout.log trial.json"
+	if got := strings.Join(keys, " "); got != want {
+		t.Fatalf("stored files = %s\nwant %s", got, want)
+	}
+	out, _ := store.ReadAll(ctx, runs.Blob, store.TrialKey(sum.RunID, "r", "stdout.log"))
+	if string(out) != "attempt 3\n" {
+		t.Fatalf("stdout = %q", out)
+	}
+	// The trial's own trial.json did not replace the record.
+	got, err := runs.Trial(ctx, sum.RunID, "r")
+	if err != nil || got.Status != store.Succeeded {
+		t.Fatalf("record after run = %+v, %v", got, err)
+	}
+}
+
+func TestTrialInterfaceEnvAndParams(t *testing.T) {
+	spec := `{"matrix":{"name":"m","params":{"lr":[0.5],"model":["mlp"]},"seeds":[7],"cmd":"env | grep ^JIKKEN_ | sort > $JIKKEN_OUTPUT_DIR/env.txt; cp $JIKKEN_PARAMS $JIKKEN_OUTPUT_DIR/p.json"}}`
+	sum, runs, _ := run(t, spec, nil)
+	ctx := context.Background()
+	env, err := store.ReadAll(ctx, runs.Blob, store.TrialKey(sum.RunID, "m-0.5-mlp-s7", "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"JIKKEN_ATTEMPT=1", "JIKKEN_PARAM_LR=0.5", "JIKKEN_PARAM_MODEL=mlp", "JIKKEN_SEED=7", "JIKKEN_TRIAL=m-0.5-mlp-s7", "JIKKEN_TRIAL_INDEX=0", "JIKKEN_RUN_ID=" + sum.RunID} {
+		if !strings.Contains(string(env), want+"\n") {
+			t.Errorf("env lacks %s:\n%s", want, env)
+		}
+	}
+	var p map[string]any
+	data, _ := store.ReadAll(ctx, runs.Blob, store.TrialKey(sum.RunID, "m-0.5-mlp-s7", "p.json"))
+	if err := json.Unmarshal(data, &p); err != nil || p["lr"] != 0.5 || p["model"] != "mlp" || p["seed"] != 7.0 {
+		t.Fatalf("params.json = %s (%v)", data, err)
+	}
+}
