@@ -160,7 +160,7 @@ func column(t *results.Table, flag, name string) (int, error) {
 }
 
 // extract reads groups (and blocks) out of t, dropping rows of unsuccessful trials and rows whose
-// metric is empty or NaN (with their whole block in a paired design), and refusing any other
+// metric is empty, NaN or infinite (with their whole block in a paired design), and refusing any other
 // non-numeric value.
 func extract(t *results.Table, opts Options) (*data, error) {
 	if opts.By == "" || opts.Metric == "" {
@@ -205,8 +205,9 @@ func extract(t *results.Table, opts Options) (*data, error) {
 			reason = fmt.Sprintf("%s is empty", opts.Metric)
 		case perr != nil:
 			return nil, fmt.Errorf("%s: column %q holds %q, which is not a number; fix the value or drop the row", where, opts.Metric, row[metric])
-		case math.IsNaN(v):
-			reason = fmt.Sprintf("%s is NaN", opts.Metric)
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			// Infinite values would rank fine but leave means and IQRs that JSON cannot carry.
+			reason = fmt.Sprintf("%s is %v", opts.Metric, v)
 		}
 		g, ok := groupIdx[row[by]]
 		if !ok {

@@ -207,16 +207,16 @@ func TestCompareErrors(t *testing.T) {
 }
 
 func TestCompareReportsNaNRows(t *testing.T) {
-	cmp, err := Compare(table(t, "trial,g,v\nt1,a,1\nt2,a,NaN\nt3,a,2\nt4,b,3\nt5,b,\nt6,b,4\n"), Options{By: "g", Metric: "v"})
+	cmp, err := Compare(table(t, "trial,g,v\nt1,a,1\nt2,a,NaN\nt3,a,2\nt4,b,3\nt5,b,\nt6,b,4\nt7,b,+Inf\n"), Options{By: "g", Metric: "v"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cmp.Dropped) != 2 || cmp.Groups[0].N != 2 || cmp.Groups[1].N != 2 {
-		t.Fatalf("dropped = %v, groups = %+v; want 2 rows left out and 2 observations per group", cmp.Dropped, cmp.Groups)
+	if len(cmp.Dropped) != 3 || cmp.Dropped[2].Reason != "v is +Inf" || cmp.Groups[0].N != 2 || cmp.Groups[1].N != 2 {
+		t.Fatalf("dropped = %v, groups = %+v; want 3 rows left out and 2 observations per group", cmp.Dropped, cmp.Groups)
 	}
 	var buf bytes.Buffer
 	_ = cmp.WriteText(&buf)
-	for _, want := range []string{"2 row(s) left out", "row 2 (trial t2): v is NaN", "row 5 (trial t5): v is empty"} {
+	for _, want := range []string{"3 row(s) left out", "row 2 (trial t2): v is NaN", "row 5 (trial t5): v is empty"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, buf.String())
 		}

@@ -16,6 +16,9 @@ func Mean(x []float64) float64 {
 		s += v
 	}
 	m := s / n
+	if math.IsInf(m, 0) || math.IsNaN(m) {
+		return m
+	}
 	// A second pass corrects the rounding of the first, as R's mean does, so that means print
 	// as R prints them (0.8375, not 0.8375000000000001).
 	r := 0.0
