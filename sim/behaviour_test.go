@@ -168,7 +168,7 @@ func TestSchedulerCannotOvercommit(t *testing.T) {
 	names := sim.NewNames()
 	e, err := sim.New(sim.Config{Names: names, Nodes: []sim.NodeSpec{gpuNode("n0", 2)}, Rand: sim.NewRand(1, 0),
 		Submitters: []sim.Submitter{submitter.NewTrace([]submitter.Job{gpuJob("a", 0, 10, 2), gpuJob("b", 0, 10, 2)})},
-		Scheduler: greedy{}})
+		Scheduler:  greedy{}})
 	if err != nil {
 		t.Fatal(err)
 	}
