@@ -32,6 +32,11 @@ func OpenFolder(dir string) (*Folder, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
+	// A store inside a git repository must not end up in the code snapshots taken there.
+	ignore := filepath.Join(abs, ".gitignore")
+	if _, err := os.Stat(ignore); errors.Is(err, fs.ErrNotExist) {
+		_ = os.WriteFile(ignore, []byte("# jikken store: not code\n*\n"), 0o644)
+	}
 	return &Folder{root: abs}, nil
 }
 
@@ -186,7 +191,13 @@ func (f *Folder) List(ctx context.Context, prefix string, fn func(Info) error) e
 			}
 			return err
 		}
-		if d.IsDir() || strings.HasPrefix(d.Name(), tmpPrefix) {
+		if d.IsDir() {
+			if p != dir && p == filepath.Join(f.root, ".work") {
+				return filepath.SkipDir // attempts in progress, not objects
+			}
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), tmpPrefix) || p == filepath.Join(f.root, ".gitignore") {
 			return nil
 		}
 		rel, err := filepath.Rel(f.root, p)

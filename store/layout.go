@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/ghost"
 )
 
 // The layout of a run in a store:
@@ -25,17 +26,21 @@ import (
 
 // Manifest records what a run is: written once before any trial starts.
 type Manifest struct {
-	RunID      string             `json:"run_id"`
-	Experiment string             `json:"experiment"`
-	File       string             `json:"file"`
-	Form       string             `json:"form"`
-	Created    time.Time          `json:"created"`
-	Tool       string             `json:"tool"`
-	Host       string             `json:"host"`
-	User       string             `json:"user"`
-	Backend    string             `json:"backend"`
-	Options    RunOptions         `json:"options"`
-	Code       *CodeSnapshot      `json:"code,omitempty"`
+	RunID      string     `json:"run_id"`
+	Experiment string     `json:"experiment"`
+	File       string     `json:"file"`
+	Form       string     `json:"form"`
+	Created    time.Time  `json:"created"`
+	Tool       string     `json:"tool"`
+	Host       string     `json:"host"`
+	User       string     `json:"user"`
+	Backend    string     `json:"backend"`
+	Options    RunOptions `json:"options"`
+	// Code is the exact code the run used: the experiment repository's commit plus, when the
+	// working tree differed, a snapshot commit (and ghosts when a ghost repository is set).
+	Code *ghost.Snapshot `json:"code,omitempty"`
+	// Reproduces names the RUN/TRIAL a 'jikken reproduce' run re-creates.
+	Reproduces string             `json:"reproduces,omitempty"`
 	Sources    map[string]string  `json:"sources"`
 	Evaluated  json.RawMessage    `json:"evaluated"`
 	Trials     []experiment.Trial `json:"trials"`
@@ -43,30 +48,12 @@ type Manifest struct {
 
 // RunOptions are the runner settings a run was started with; resume uses them again.
 type RunOptions struct {
-	Jobs     int               `json:"jobs"`
-	FailFast bool              `json:"fail_fast,omitempty"`
-	ExtStr   map[string]string `json:"ext_str,omitempty"`
-	TLAStr   map[string]string `json:"tla_str,omitempty"`
-}
-
-// CodeSnapshot pins the code a run used.
-type CodeSnapshot struct {
-	// Repo is the top folder of the experiment's git repository on the machine that ran it.
-	Repo   string `json:"repo"`
-	Remote string `json:"remote,omitempty"`
-	Branch string `json:"branch,omitempty"`
-	Commit string `json:"commit"`
-	// Dirty is true when the working tree differed from Commit; Snapshot then names a commit
-	// (or ghost) holding the exact tree.
-	Dirty bool `json:"dirty"`
-	// Snapshot is a commit with the exact working tree (tracked and untracked, not ignored).
-	Snapshot string `json:"snapshot,omitempty"`
-	// SnapshotRef keeps Snapshot alive in the repository.
-	SnapshotRef string `json:"snapshot_ref,omitempty"`
-	// Ghost holds a ghost-repository reference when the snapshot was pushed for other machines.
-	Ghost json.RawMessage `json:"ghost,omitempty"`
-	// Files changed against Commit.
-	Files []string `json:"files,omitempty"`
+	Jobs     int  `json:"jobs"`
+	FailFast bool `json:"fail_fast,omitempty"`
+	// InPlace runs trials in the working tree instead of a copy of the code snapshot.
+	InPlace bool              `json:"in_place,omitempty"`
+	ExtStr  map[string]string `json:"ext_str,omitempty"`
+	TLAStr  map[string]string `json:"tla_str,omitempty"`
 }
 
 // Status of a trial or a run.

@@ -1,52 +1,32 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/jikken-dev/jikken/ghost"
 	"github.com/jikken-dev/jikken/store"
 )
 
-// codeSnapshot records the git commit of the repository holding dir, and whether its working
-// tree differs from it. Outside a repository there is nothing to record.
-func codeSnapshot(ctx context.Context, dir, runID string) (*store.CodeSnapshot, error) {
-	git := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = dir
-		cmd.Env = gitEnv()
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-		}
-		return strings.TrimSpace(out.String()), nil
+// codeSnapshot pins the code of the repository holding dir: its commit and, when the working
+// tree differs, a snapshot of it (pushed to ghostRepo when one is given). Outside a git
+// repository there is nothing to pin.
+func codeSnapshot(ctx context.Context, dir, ghostRepo string) (*ghost.Snapshot, error) {
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--verify", "-q", "HEAD")
+	cmd.Dir, cmd.Env = dir, gitEnv()
+	if err := cmd.Run(); err != nil {
+		return nil, nil // not a repository, or no commit yet
 	}
-	top, err := git("rev-parse", "--show-toplevel")
+	snap, err := ghost.Take(ctx, dir, ghost.SnapshotOptions{GhostRepo: ghostRepo})
 	if err != nil {
-		return nil, nil // not a git repository: nothing to pin
+		return nil, fmt.Errorf("record the code (or pass --in-place to run without a snapshot): %w", err)
 	}
-	head, err := git("rev-parse", "--verify", "-q", "HEAD")
-	if err != nil {
-		return &store.CodeSnapshot{Repo: top, Dirty: true}, nil // no commit yet
-	}
-	snap := &store.CodeSnapshot{Repo: top, Commit: head}
-	snap.Branch, _ = git("symbolic-ref", "--short", "-q", "HEAD")
-	snap.Remote, _ = git("remote", "get-url", "origin")
-	status, err := git("status", "--porcelain", "--untracked-files=all")
-	if err != nil {
-		return nil, fmt.Errorf("record code snapshot: %w", err)
-	}
-	for _, line := range strings.Split(status, "\n") {
-		if len(line) > 3 {
-			snap.Files = append(snap.Files, line[3:])
-		}
-	}
-	snap.Dirty = len(snap.Files) > 0
-	return snap, nil
+	return &snap, nil
 }
 
 // gitEnv is the environment for git without variables that would point it at another repository.
@@ -61,4 +41,29 @@ func gitEnv() []string {
 		env = append(env, kv)
 	}
 	return env
+}
+
+// codeWorkdir returns where the trials of m run: a fresh materialised copy of the run's code
+// snapshot (so the researcher can keep editing), at the experiment file's place in it, and a
+// function that removes the copy. Without a snapshot, or with in-place runs, it is the
+// experiment file's folder.
+func codeWorkdir(ctx context.Context, m *store.Manifest, workRoot string) (string, func(), error) {
+	expDir := filepath.Dir(m.File)
+	if m.Code == nil || m.Options.InPlace {
+		return expDir, func() {}, nil
+	}
+	rel, err := filepath.Rel(m.Code.Repo, expDir)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return "", nil, fmt.Errorf("the experiment %s is outside its code snapshot's repository %s", m.File, m.Code.Repo)
+	}
+	dest := filepath.Join(workRoot, m.RunID, "code-"+strconv.Itoa(os.Getpid()))
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return "", nil, err
+	}
+	_ = ghost.Release(ctx, *m.Code, dest) // a copy left by a runner that was killed
+	if err := ghost.Materialize(ctx, *m.Code, dest); err != nil {
+		return "", nil, fmt.Errorf("materialise the run's code snapshot (or rerun with --in-place): %w", err)
+	}
+	release := func() { _ = ghost.Release(context.WithoutCancel(ctx), *m.Code, dest) }
+	return filepath.Join(dest, rel), release, nil
 }

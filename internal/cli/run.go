@@ -34,6 +34,8 @@ type runOptions struct {
 	backend  string
 	detach   bool
 	failFast bool
+	inPlace  bool
+	ghost    string
 	output   string
 	extStr   []string
 	tlaStr   []string
@@ -50,7 +52,11 @@ backend, at most -j at a time, honouring depends/after, retries and timeouts.
 
 One failed trial does not stop the others (unless --fail-fast); the exit code is 3 when any
 trial did not succeed. Ctrl-C stops the trials and records them; 'jikken resume RUN' runs what
-did not succeed. Trials see JIKKEN_* variables and write metrics to $JIKKEN_OUTPUT_DIR.`,
+did not succeed. Trials see JIKKEN_* variables and write metrics to $JIKKEN_OUTPUT_DIR.
+
+In a git repository the exact code (commit, staged, unstaged and untracked changes) is recorded
+first and the trials run in a copy of it, so you can keep editing while the sweep runs and
+'jikken reproduce RUN/TRIAL' can re-create it later. --in-place runs in the working tree instead.`,
 		Example: `  jikken run examples/optimize/experiment.jsonnet
   jikken run sweep.jsonnet -j 8 --ext-str dataset=cifar10
   jikken run sweep.jsonnet --detach && jikken status latest
@@ -66,6 +72,8 @@ did not succeed. Trials see JIKKEN_* variables and write metrics to $JIKKEN_OUTP
 	fl.StringVar(&o.backend, "backend", "local", "where trials run: local")
 	fl.BoolVar(&o.detach, "detach", false, "start the run in the background and print its id")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
+	fl.BoolVar(&o.inPlace, "in-place", false, "run trials in the working tree instead of a copy of its snapshot")
+	fl.StringVar(&o.ghost, "ghost-repo", os.Getenv("GIT_GHOST_REPO"), "also push the code snapshot to this ghost repository, for other machines ($GIT_GHOST_REPO)")
 	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fl.StringArrayVar(&o.extStr, "ext-str", nil, "pass std.extVar(KEY) to the experiment as KEY=VALUE (repeatable)")
 	fl.StringArrayVar(&o.tlaStr, "tla-str", nil, "pass a top-level argument to the experiment as KEY=VALUE (repeatable)")
@@ -138,7 +146,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return err
 	}
 	runs := store.Runs{Blob: blob}
-	code, err := codeSnapshot(ctx, exp.Dir, runID)
+	code, err := codeSnapshot(ctx, exp.Dir, o.ghost)
 	if err != nil {
 		return err
 	}
@@ -147,7 +155,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
 		Created: time.Now().UTC(), Tool: "jikken " + Version, Host: host, User: currentUser(),
 		Backend: backend.Name(),
-		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, ExtStr: ext, TLAStr: tla},
+		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: ext, TLAStr: tla},
 		Code:    code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
 	if err := runs.WriteManifest(ctx, m); err != nil {
@@ -176,7 +184,11 @@ type execOptions struct {
 // execute runs (or resumes) a recorded run in this process and reports how it ended.
 func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend runner.Backend, eo execOptions) error {
 	ios := f.IO
-	workdir := filepath.Dir(m.File)
+	workdir, release, err := codeWorkdir(ctx, m, workRoot(runs.Blob))
+	if err != nil {
+		return err
+	}
+	defer release()
 	prog := newProgress(ios.ErrOut, ios.ErrTTY, eo.output == "json", ios.TerminalWidth())
 	if eo.output == "text" {
 		fmt.Fprintf(ios.ErrOut, "run %s: %d trials on %s, -j %d\n", m.RunID, len(m.Trials), backend.Name(), eo.jobs)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jikken-dev/jikken/ghost"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -30,7 +31,7 @@ type runView struct {
 	Note       string               `json:"note,omitempty"`
 	Counts     map[store.Status]int `json:"counts"`
 	Total      int                  `json:"total"`
-	Code       *store.CodeSnapshot  `json:"code,omitempty"`
+	Code       *ghost.Snapshot      `json:"code,omitempty"`
 	Trials     []trialView          `json:"trials,omitempty"`
 }
 
@@ -135,7 +136,7 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				if v.Code.Dirty {
 					dirty = fmt.Sprintf(" + %d changed files", len(v.Code.Files))
 				}
-				fmt.Fprintf(w, "code:       %s@%.12s%s\n", v.Code.Repo, v.Code.Commit, dirty)
+				fmt.Fprintf(w, "code:       %s@%.12s%s\n", v.Code.Repo, v.Code.Head, dirty)
 			}
 			fmt.Fprintf(w, "trials:     %d total", v.Total)
 			for _, s := range []store.Status{store.Succeeded, store.Failed, store.Skipped, store.Killed, store.Running, store.Pending} {

@@ -280,16 +280,19 @@ func summarize(ctx context.Context, runs store.Runs, m *store.Manifest, recs map
 	add(&s.Fields, "tool", m.Tool)
 	if c := m.Code; c != nil {
 		add(&s.Code, "repository", c.Repo)
-		add(&s.Code, "remote", c.Remote)
+		add(&s.Code, "remote", c.Origin)
 		add(&s.Code, "branch", c.Branch)
-		add(&s.Code, "commit", c.Commit)
+		add(&s.Code, "commit", c.Head)
 		dirty := "no"
 		if c.Dirty {
 			dirty = "yes: the run used uncommitted changes, kept in the snapshot"
 		}
 		add(&s.Code, "uncommitted changes", dirty)
-		add(&s.Code, "snapshot", c.Snapshot)
-		add(&s.Code, "snapshot ref", c.SnapshotRef)
+		if c.Dirty {
+			add(&s.Code, "snapshot", c.Commit)
+			add(&s.Code, "snapshot ref", c.Ref)
+		}
+		add(&s.Code, "ghost repository", c.GhostRepo)
 		add(&s.Code, "changed files", strings.Join(c.Files, ", "))
 	}
 	images := map[string]string{}
