@@ -1,10 +1,10 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 )
 
 // Rank returns the 1-based ranks of x in ascending order; tied values share the mean of the
@@ -15,22 +15,28 @@ func Rank(x []float64) []float64 {
 }
 
 // rankTies returns the mid-ranks of x and the tie term sum(t^3 - t) over groups of t equal
-// values, which every tie-corrected variance below needs.
+// values, which every tie-corrected variance below needs. x must hold no NaN.
 func rankTies(x []float64) (ranks []float64, tieTerm float64) {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
+	type item struct {
+		key uint64
+		at  int
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	items := make([]item, len(x))
+	for i, v := range x {
+		items[i] = item{floatKey(v), i}
+	}
+	// Ties share a mid-rank, so the order among equal keys does not matter and an unstable
+	// sort on integer keys will do.
+	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(a.key, b.key) })
 	ranks = make([]float64, len(x))
-	for i := 0; i < len(idx); {
+	for i := 0; i < len(items); {
 		j := i + 1
-		for j < len(idx) && x[idx[j]] == x[idx[i]] {
+		for j < len(items) && items[j].key == items[i].key {
 			j++
 		}
 		mid := float64(i+j+1) / 2
-		for _, p := range idx[i:j] {
-			ranks[p] = mid
+		for _, it := range items[i:j] {
+			ranks[it.at] = mid
 		}
 		if t := float64(j - i); t > 1 {
 			tieTerm += t*t*t - t
@@ -41,22 +47,20 @@ func rankTies(x []float64) (ranks []float64, tieTerm float64) {
 }
 
 // rankSumFirst returns the sum of the mid-ranks of x in the pooled sample x ∪ y and the tie term
-// of the pooled sample. Sorting the samples apart and merging avoids sorting an index slice,
-// which keeps a million-sample comparison well under a second.
+// of the pooled sample. Sorting the samples apart (as integer keys) and merging avoids sorting an
+// index slice, which keeps a million-sample comparison well under a second.
 func rankSumFirst(x, y []float64) (r1, tieTerm float64) {
-	xs, ys := slices.Clone(x), slices.Clone(y)
-	slices.Sort(xs)
-	slices.Sort(ys)
+	xs, ys := sortedKeys(x), sortedKeys(y)
 	i, j, pos := 0, 0, 0
 	for i < len(xs) || j < len(ys) {
-		var v float64
+		var v uint64
 		switch {
 		case i == len(xs):
 			v = ys[j]
 		case j == len(ys):
 			v = xs[i]
 		default:
-			v = math.Min(xs[i], ys[j])
+			v = min(xs[i], ys[j])
 		}
 		cx, cy := 0, 0
 		for i < len(xs) && xs[i] == v {
