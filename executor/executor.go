@@ -1,0 +1,350 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/track"
+)
+
+// Options configure one execution of a trial.
+type Options struct {
+	// Argv is the trial's command; Argv[0] is looked up on PATH.
+	Argv []string
+	// Dir is the working directory of the command (default: the current one).
+	Dir string
+	// Env is the command's environment (default: the executor's own).
+	Env []string
+
+	Store store.Blob
+	RunID string
+	Trial string
+	// Attempt is recorded in trial.json when Record is set.
+	Attempt int
+
+	// OutputDir is $JIKKEN_OUTPUT_DIR: the folder whose files are uploaded after the command ends.
+	OutputDir string
+	// LogDir holds stdout.log and stderr.log while the command runs (default: a temporary folder).
+	LogDir string
+	// Params, when set, is written to ParamsPath before the command starts ($JIKKEN_PARAMS).
+	Params     []byte
+	ParamsPath string
+
+	// ScanStdoutMetrics appends the `::metric name=value` lines of stdout to metrics.jsonl. A
+	// runner that collects stdout.log itself does that scan and turns this off.
+	ScanStdoutMetrics bool
+	// Record writes the trial's record (trial.json) when the command ends: for workflows that
+	// run without a jikken runner (Argo). The record is only written for the final outcome.
+	Record *store.TrialRecord
+
+	// Stdout and Stderr also receive the command's output (the container's own log).
+	Stdout, Stderr io.Writer
+	// FlushEvery is how often the growing logs are uploaded while the command runs (default
+	// 10s; negative: only at the end).
+	FlushEvery time.Duration
+	// Signals are forwarded to the command (default SIGTERM and SIGINT).
+	Signals []os.Signal
+}
+
+// Result is how an execution ended.
+type Result struct {
+	// ExitCode is the command's exit status (128+signal when killed by one), -1 when it could
+	// not start.
+	ExitCode int
+	Reason   string
+	// Upload is set when outputs did not all reach the store.
+	Upload error
+}
+
+// reserved are the names the runner writes in a trial folder; a trial's own files of these
+// names are stored under artifacts/ (the same rule as the runner's).
+var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true}
+
+// Run runs the trial's command to its end and uploads its outputs. An error means the execution
+// could not be set up at all; a command that fails is reported in Result.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if len(o.Argv) == 0 {
+		return Result{ExitCode: -1}, errors.New("trial-exec: no command given after --")
+	}
+	if o.Store == nil || o.RunID == "" || o.Trial == "" || o.OutputDir == "" {
+		return Result{ExitCode: -1}, errors.New("trial-exec: store, run, trial and output dir are required")
+	}
+	if err := os.MkdirAll(o.OutputDir, 0o755); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("trial-exec: create output dir: %w", err)
+	}
+	if o.Params != nil && o.ParamsPath != "" {
+		if err := os.WriteFile(o.ParamsPath, o.Params, 0o644); err != nil {
+			return Result{ExitCode: -1}, fmt.Errorf("trial-exec: write params: %w", err)
+		}
+	}
+	logDir := o.LogDir
+	if logDir == "" {
+		d, err := os.MkdirTemp("", "jikken-exec-")
+		if err != nil {
+			return Result{ExitCode: -1}, fmt.Errorf("trial-exec: %w", err)
+		}
+		defer os.RemoveAll(d)
+		logDir = d
+	}
+	stdoutPath, stderrPath := filepath.Join(logDir, "stdout.log"), filepath.Join(logDir, "stderr.log")
+	stdout, err := os.Create(stdoutPath)
+	if err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("trial-exec: %w", err)
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(stderrPath)
+	if err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("trial-exec: %w", err)
+	}
+	defer stderr.Close()
+
+	u := &uploader{o: o, stdoutPath: stdoutPath, stderrPath: stderrPath}
+	started := time.Now()
+	res := u.execute(ctx, stdout, stderr)
+	stdout.Sync()
+	stderr.Sync()
+	res.Upload = u.finish(ctx, res, started)
+	return res, nil
+}
+
+type uploader struct {
+	o                      Options
+	stdoutPath, stderrPath string
+	mu                     sync.Mutex // one upload of the logs at a time
+}
+
+func (u *uploader) key(name string) string { return store.TrialKey(u.o.RunID, u.o.Trial, name) }
+
+// execute runs the command with its output teed to the log files, uploading the logs every
+// FlushEvery so `jikken logs` shows a trial that is still running.
+func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result {
+	o := u.o
+	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
+	cmd.Dir, cmd.Env = o.Dir, o.Env
+	cmd.Stdout, cmd.Stderr = tee(stdout, o.Stdout), tee(stderr, o.Stderr)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "trial-exec: start %s: %v\n", o.Argv[0], err)
+		if o.Stderr != nil {
+			fmt.Fprintf(o.Stderr, "trial-exec: start %s: %v\n", o.Argv[0], err)
+		}
+		code := 127
+		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, fs.ErrNotExist) {
+			code = 126
+		}
+		return Result{ExitCode: code, Reason: fmt.Sprintf("could not start %s: %v", o.Argv[0], err)}
+	}
+	sigs := o.Signals
+	if sigs == nil {
+		sigs = []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	}
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, sigs...)
+	defer signal.Stop(sigc)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var tick <-chan time.Time
+		if o.FlushEvery >= 0 {
+			every := o.FlushEvery
+			if every == 0 {
+				every = 10 * time.Second
+			}
+			t := time.NewTicker(every)
+			defer t.Stop()
+			tick = t.C
+		}
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-sigc:
+				_ = cmd.Process.Signal(s)
+			case <-tick:
+				_ = u.putLogs(ctx)
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	wg.Wait()
+	return exitOf(cmd.ProcessState, err)
+}
+
+func tee(f *os.File, w io.Writer) io.Writer {
+	if w == nil {
+		return f
+	}
+	return io.MultiWriter(f, w)
+}
+
+func exitOf(ps *os.ProcessState, err error) Result {
+	if ps == nil {
+		return Result{ExitCode: -1, Reason: err.Error()}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return Result{ExitCode: 128 + int(ws.Signal()), Reason: "killed by signal " + ws.Signal().String()}
+	}
+	return Result{ExitCode: ps.ExitCode()}
+}
+
+func (u *uploader) putLogs(ctx context.Context) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var errs []error
+	for name, p := range map[string]string{"stdout.log": u.stdoutPath, "stderr.log": u.stderrPath} {
+		if err := putCopy(ctx, u.o.Store, u.key(name), p); err != nil {
+			errs = append(errs, fmt.Errorf("upload %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// putCopy uploads the file at p without letting the store move it (the folder store renames
+// files it is given; the executor's files stay where the command wrote them).
+func putCopy(ctx context.Context, b store.Blob, key, p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return b.Put(ctx, key, io.LimitReader(f, st.Size()), st.Size())
+}
+
+// finish uploads everything the trial left: metrics (with stdout's ::metric lines when asked),
+// result, artifacts, logs and params, then the record when asked. It returns the upload errors.
+func (u *uploader) finish(ctx context.Context, res Result, started time.Time) error {
+	o := u.o
+	var errs []error
+	if o.ScanStdoutMetrics {
+		if err := appendStdoutMetrics(u.stdoutPath, filepath.Join(o.OutputDir, "metrics.jsonl")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	err := filepath.WalkDir(o.OutputDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(o.OutputDir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if reserved[rel] {
+			rel = path.Join("artifacts", rel)
+		}
+		if err := store.ValidKey(u.key(rel)); err != nil {
+			errs = append(errs, fmt.Errorf("output %s: %w", rel, err))
+			return nil
+		}
+		if err := putCopy(ctx, o.Store, u.key(rel), p); err != nil {
+			errs = append(errs, fmt.Errorf("upload %s: %w", rel, err))
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := u.putLogs(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Params != nil {
+		if err := o.Store.Put(ctx, u.key("params.json"), bytes.NewReader(o.Params), int64(len(o.Params))); err != nil {
+			errs = append(errs, fmt.Errorf("upload params.json: %w", err))
+		}
+	}
+	upload := errors.Join(errs...)
+	if o.Record != nil {
+		if err := u.record(ctx, res, upload, started); err != nil {
+			upload = errors.Join(upload, err)
+		}
+	}
+	return upload
+}
+
+// record writes trial.json for a trial that ran without a runner.
+func (u *uploader) record(ctx context.Context, res Result, upload error, started time.Time) error {
+	rec := *u.o.Record
+	rec.Run, rec.Name = u.o.RunID, u.o.Trial
+	end := time.Now().UTC()
+	code := res.ExitCode
+	rec.ExitCode, rec.Reason = &code, res.Reason
+	switch {
+	case upload != nil:
+		rec.Status, rec.Reason = store.Failed, "outputs did not reach the store: "+upload.Error()
+	case code == 0:
+		rec.Status = store.Succeeded
+	default:
+		rec.Status = store.Failed
+		if rec.Reason == "" {
+			rec.Reason = fmt.Sprintf("exit status %d", code)
+		}
+	}
+	st := started.UTC()
+	n := u.o.Attempt
+	if n < 1 {
+		n = 1
+	}
+	rec.Attempts = append(rec.Attempts, store.Attempt{N: n, Started: st, Finished: end, ExitCode: &code, Reason: rec.Reason})
+	rec.Started, rec.Finished = &st, &end
+	b, err := json.MarshalIndent(&rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := u.o.Store.Put(ctx, u.key("trial.json"), bytes.NewReader(b), int64(len(b))); err != nil {
+		return fmt.Errorf("record trial: %w", err)
+	}
+	return nil
+}
+
+func appendStdoutMetrics(stdoutPath, metricsPath string) error {
+	f, err := os.Open(stdoutPath)
+	if err != nil {
+		return err
+	}
+	ms, err := track.ScanStdoutMetrics(f)
+	f.Close()
+	if err != nil || len(ms) == 0 {
+		return err
+	}
+	out, err := os.OpenFile(metricsPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	ts := time.Now().UnixMilli()
+	for _, m := range ms {
+		if m.TS == 0 {
+			m.TS = ts
+		}
+		line, err := json.Marshal(m)
+		if err != nil {
+			out.Close()
+			return err
+		}
+		if _, err := out.Write(append(line, '\n')); err != nil {
+			out.Close()
+			return err
+		}
+	}
+	return out.Close()
+}

@@ -1,0 +1,163 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jikken-dev/jikken/store"
+)
+
+func openStore(t *testing.T) store.Blob {
+	t.Helper()
+	b, err := store.OpenFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func get(t *testing.T, b store.Blob, trial, name string) string {
+	t.Helper()
+	data, err := store.ReadAll(context.Background(), b, store.TrialKey("r1", trial, name))
+	if err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	return string(data)
+}
+
+func TestRunUploadsOutputsAndLogs(t *testing.T) {
+	b := openStore(t)
+	out := filepath.Join(t.TempDir(), "out")
+	params := filepath.Join(t.TempDir(), "params.json")
+	script := `echo hello; echo oops >&2; echo '::metric acc=0.5 step=2'
+mkdir -p "$JIKKEN_OUTPUT_DIR/artifacts"
+echo '{"loss":0.25}' > "$JIKKEN_OUTPUT_DIR/result.json"
+echo model > "$JIKKEN_OUTPUT_DIR/artifacts/model.bin"
+echo mine > "$JIKKEN_OUTPUT_DIR/stdout.log"
+cat "$JIKKEN_PARAMS"`
+	var console bytes.Buffer
+	res, err := Run(context.Background(), Options{
+		Argv: []string{"/bin/sh", "-c", script}, Env: append(os.Environ(), "JIKKEN_OUTPUT_DIR="+out, "JIKKEN_PARAMS="+params),
+		Store: b, RunID: "r1", Trial: "t1", OutputDir: out,
+		Params: []byte(`{"lr":0.1}`), ParamsPath: params,
+		ScanStdoutMetrics: true, Stdout: &console, FlushEvery: -1,
+	})
+	if err != nil || res.ExitCode != 0 || res.Upload != nil {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if !strings.Contains(console.String(), "hello") {
+		t.Errorf("console did not get the command's stdout: %q", console.String())
+	}
+	if got := get(t, b, "t1", "stdout.log"); !strings.HasPrefix(got, "hello\n") || !strings.Contains(got, `{"lr":0.1}`) {
+		t.Errorf("stdout.log = %q", got)
+	}
+	if got := get(t, b, "t1", "stderr.log"); got != "oops\n" {
+		t.Errorf("stderr.log = %q", got)
+	}
+	if got := get(t, b, "t1", "result.json"); got != "{\"loss\":0.25}\n" {
+		t.Errorf("result.json = %q", got)
+	}
+	if got := get(t, b, "t1", "artifacts/model.bin"); got != "model\n" {
+		t.Errorf("artifact = %q", got)
+	}
+	if got := get(t, b, "t1", "artifacts/stdout.log"); got != "mine\n" {
+		t.Errorf("a trial's own stdout.log should be kept under artifacts/, got %q", got)
+	}
+	var m struct {
+		Name  string  `json:"name"`
+		Value float64 `json:"value"`
+		Step  int64   `json:"step"`
+	}
+	if err := json.Unmarshal([]byte(get(t, b, "t1", "metrics.jsonl")), &m); err != nil || m.Name != "acc" || m.Value != 0.5 || m.Step != 2 {
+		t.Errorf("metrics.jsonl = %+v, %v", m, err)
+	}
+	if got := get(t, b, "t1", "params.json"); got != `{"lr":0.1}` {
+		t.Errorf("params.json = %q", got)
+	}
+	if _, err := b.Stat(context.Background(), store.TrialKey("r1", "t1", "trial.json")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("trial.json written without Record: %v", err)
+	}
+}
+
+func TestRunWithoutScanLeavesMetricsToTheRunner(t *testing.T) {
+	b := openStore(t)
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{
+		Argv: []string{"/bin/sh", "-c", "echo '::metric acc=1'"}, Store: b, RunID: "r1", Trial: "t", OutputDir: out, FlushEvery: -1,
+	})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if _, err := b.Stat(context.Background(), store.TrialKey("r1", "t", "metrics.jsonl")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("metrics.jsonl uploaded although scanning was off: %v", err)
+	}
+}
+
+func TestRunRecordsFailureWithExitCode(t *testing.T) {
+	b := openStore(t)
+	seed := int64(7)
+	res, err := Run(context.Background(), Options{
+		Argv: []string{"/bin/sh", "-c", "exit 3"}, Store: b, RunID: "r1", Trial: "t", OutputDir: t.TempDir(), Attempt: 2, FlushEvery: -1,
+		Record: &store.TrialRecord{Index: 4, Seed: &seed, Backend: "argo"},
+	})
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	var rec store.TrialRecord
+	if err := json.Unmarshal([]byte(get(t, b, "t", "trial.json")), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != store.Failed || rec.ExitCode == nil || *rec.ExitCode != 3 || rec.Index != 4 || rec.Run != "r1" ||
+		len(rec.Attempts) != 1 || rec.Attempts[0].N != 2 || rec.Reason != "exit status 3" {
+		t.Errorf("record = %+v", rec)
+	}
+}
+
+func TestRunCommandNotFound(t *testing.T) {
+	b := openStore(t)
+	res, err := Run(context.Background(), Options{
+		Argv: []string{"/no/such/program"}, Store: b, RunID: "r1", Trial: "t", OutputDir: t.TempDir(), FlushEvery: -1,
+		Record: &store.TrialRecord{},
+	})
+	if err != nil || res.ExitCode != 127 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if got := get(t, b, "t", "stderr.log"); !strings.Contains(got, "/no/such/program") {
+		t.Errorf("stderr.log should say what could not start: %q", got)
+	}
+}
+
+// failingBlob refuses every write, as a store with wrong credentials does.
+type failingBlob struct{ store.Blob }
+
+func (failingBlob) Put(context.Context, string, io.Reader, int64) error {
+	return errors.New("access denied")
+}
+
+func TestRunReportsUploadFailure(t *testing.T) {
+	b := failingBlob{openStore(t)}
+	res, err := Run(context.Background(), Options{
+		Argv: []string{"/bin/true"}, Store: b, RunID: "r1", Trial: "t", OutputDir: t.TempDir(), FlushEvery: -1,
+	})
+	if err != nil || res.ExitCode != 0 || res.Upload == nil || !strings.Contains(res.Upload.Error(), "access denied") {
+		t.Fatalf("Run = %+v, %v; want the upload error reported", res, err)
+	}
+}
+
+func TestInstallCopiesOwnBinary(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "bin", "jikken")
+	if err := Install(dest); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(dest)
+	if err != nil || st.Mode()&0o100 == 0 || st.Size() == 0 {
+		t.Fatalf("installed binary: %v %v", st, err)
+	}
+}

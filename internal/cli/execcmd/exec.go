@@ -1,0 +1,170 @@
+package execcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jikken-dev/jikken/executor"
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// Options are the flags of `jikken trial-exec`; each defaults to the trial-interface variable
+// the backend already sets in the container.
+type Options struct {
+	f          *cmdutil.Factory
+	Run        string
+	Trial      string
+	Attempt    int
+	OutputDir  string
+	LogDir     string
+	Workdir    string
+	Params     string // path to write JIKKEN_PARAMS_JSON to (default $JIKKEN_PARAMS)
+	NoScan     bool
+	Record     bool
+	FlushEvery time.Duration
+	Argv       []string
+}
+
+// NewCmd returns the trial-exec command.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	o := &Options{f: f}
+	cmd := &cobra.Command{
+		Use:   "trial-exec [flags] -- CMD [ARG...]",
+		Short: "Run one trial inside its container and upload its outputs to the store",
+		Long: `Trial-exec is the executor that container backends (docker, kubernetes) and exported Argo
+workflows start in a trial's container. It runs CMD with the trial interface already in the
+environment, tees its output to the container log and to stdout.log/stderr.log (uploaded every
+--flush-every while it runs), then uploads $JIKKEN_OUTPUT_DIR (metrics.jsonl, result.json,
+artifacts/...) and the logs to the store, so results come back from any node without a shared
+volume. It exits with CMD's exit status, or 1 when CMD succeeded but its outputs did not reach
+the store. Store credentials come from the environment (a Secret in Kubernetes), never flags.
+
+With JIKKEN_PARAMS_JSON set, its content is written to $JIKKEN_PARAMS first. With --record (for
+workflows that run without a jikken runner) it also writes the trial's record, trial.json, whose
+base fields come from JIKKEN_RECORD_JSON.`,
+		Example: `  jikken trial-exec --store s3://bucket/runs -- python train.py
+  jikken trial-exec install /jikken-bin/jikken
+  jikken trial-exec code /code`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() < 0 && len(args) > 0 {
+				return cmdutil.UsageError("put the trial's command after --: jikken trial-exec -- %s", args[0])
+			}
+			o.Argv = args
+			return run(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Run, "run", os.Getenv("JIKKEN_RUN_ID"), "run id (default $JIKKEN_RUN_ID)")
+	fl.StringVar(&o.Trial, "trial", os.Getenv("JIKKEN_TRIAL"), "trial name (default $JIKKEN_TRIAL)")
+	attempt, _ := strconv.Atoi(os.Getenv("JIKKEN_ATTEMPT"))
+	fl.IntVar(&o.Attempt, "attempt", attempt, "attempt number (default $JIKKEN_ATTEMPT)")
+	fl.StringVar(&o.OutputDir, "output-dir", os.Getenv("JIKKEN_OUTPUT_DIR"), "folder uploaded after CMD ends (default $JIKKEN_OUTPUT_DIR)")
+	fl.StringVar(&o.LogDir, "log-dir", "", "where stdout.log and stderr.log grow (default: a temporary folder)")
+	fl.StringVar(&o.Workdir, "workdir", "", "working directory of CMD (default: the current one)")
+	fl.StringVar(&o.Params, "params", os.Getenv("JIKKEN_PARAMS"), "where to write $JIKKEN_PARAMS_JSON (default $JIKKEN_PARAMS)")
+	fl.BoolVar(&o.NoScan, "no-stdout-metrics", false, "do not turn ::metric lines of stdout into metrics.jsonl (the runner does it)")
+	fl.BoolVar(&o.Record, "record", false, "also write trial.json (for workflows without a jikken runner)")
+	fl.DurationVar(&o.FlushEvery, "flush-every", 10*time.Second, "upload the growing logs this often (0: only at the end)")
+	cmd.AddCommand(newInstallCmd(), newCodeCmd())
+	return cmd
+}
+
+func run(ctx context.Context, o *Options) error {
+	if len(o.Argv) == 0 {
+		return cmdutil.UsageError("no command: jikken trial-exec [flags] -- CMD [ARG...]")
+	}
+	if o.Run == "" || o.Trial == "" || o.OutputDir == "" {
+		return cmdutil.UsageError("trial-exec needs --run, --trial and --output-dir (or JIKKEN_RUN_ID, JIKKEN_TRIAL and JIKKEN_OUTPUT_DIR)")
+	}
+	blob, err := store.Open(ctx, o.f.StoreURL)
+	if err != nil {
+		return err
+	}
+	eo := executor.Options{
+		Argv: o.Argv, Dir: o.Workdir, Env: os.Environ(),
+		Store: blob, RunID: o.Run, Trial: o.Trial, Attempt: o.Attempt,
+		OutputDir: o.OutputDir, LogDir: o.LogDir, ParamsPath: o.Params,
+		ScanStdoutMetrics: !o.NoScan,
+		Stdout:            o.f.IO.Out, Stderr: o.f.IO.ErrOut,
+		FlushEvery: o.FlushEvery,
+	}
+	if o.FlushEvery == 0 {
+		eo.FlushEvery = -1
+	}
+	if p := os.Getenv("JIKKEN_PARAMS_JSON"); p != "" {
+		eo.Params = []byte(p)
+	}
+	if o.Record {
+		eo.Record = &store.TrialRecord{}
+		if r := os.Getenv("JIKKEN_RECORD_JSON"); r != "" {
+			if err := json.Unmarshal([]byte(r), eo.Record); err != nil {
+				return fmt.Errorf("JIKKEN_RECORD_JSON: %w", err)
+			}
+		}
+	}
+	res, err := executor.Run(ctx, eo)
+	if err != nil {
+		return err
+	}
+	if res.Upload != nil {
+		fmt.Fprintf(o.f.IO.ErrOut, "jikken trial-exec: outputs of %s did not all reach %s: %v\n", o.Trial, blob.Location(), res.Upload)
+		if res.ExitCode == 0 {
+			return cmdutil.Silent(cmdutil.ExitFailure)
+		}
+	}
+	if res.ExitCode != 0 {
+		code := res.ExitCode
+		if code < 0 || code > 255 {
+			code = 1
+		}
+		return cmdutil.Silent(code)
+	}
+	return nil
+}
+
+func newInstallCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "install DEST",
+		Short: "Copy this jikken binary to DEST (an init container's shared volume)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return executor.Install(args[0])
+		},
+	}
+}
+
+func newCodeCmd() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "code DEST",
+		Short: "Check out a run's code snapshot (base commit plus ghosts) into DEST",
+		Long: `Code clones the snapshot's base commit and applies its ghosts into DEST, so a trial on another
+machine runs exactly the code that was launched. The snapshot (JSON, as in the run manifest)
+comes from --snapshot-file or $JIKKEN_CODE_SNAPSHOT. It needs git on PATH.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			snap := []byte(os.Getenv("JIKKEN_CODE_SNAPSHOT"))
+			if file != "" {
+				b, err := os.ReadFile(file)
+				if err != nil {
+					return err
+				}
+				snap = b
+			}
+			if len(snap) == 0 {
+				return cmdutil.UsageError("no snapshot: set JIKKEN_CODE_SNAPSHOT or pass --snapshot-file")
+			}
+			return executor.Checkout(cmd.Context(), snap, args[0])
+		},
+	}
+	cmd.Flags().StringVar(&file, "snapshot-file", "", "file holding the snapshot JSON")
+	return cmd
+}
