@@ -165,6 +165,12 @@ func (w *worktree) worktreeTree(ctx context.Context, opt captureOptions) (string
 		if _, err := g.Run(ctx, "read-tree", "HEAD"); err != nil {
 			return "", fmt.Errorf("read HEAD into a temporary index: %w", err)
 		}
+	} else if fi, err := os.Stat(indexPath); err == nil {
+		// git trusts a cached stat only for files older than the index file; a fresh mtime on
+		// the copy would hide a same-size edit made in the second the index was written.
+		if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
+			return "", fmt.Errorf("copy the index: %w", err)
+		}
 	}
 	add := []string{"add", "-A"}
 	if opt.NoUntracked {

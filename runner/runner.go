@@ -121,7 +121,7 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 		index[t.Name] = i
 		rec := prior[t.Name]
 		if rec == nil {
-			rec = &store.TrialRecord{Run: m.RunID, Name: t.Name, Index: i, Group: t.Group, Status: store.Pending,
+			rec = &store.TrialRecord{Run: m.RunID, Name: t.Name, Index: t.Index, Group: t.Group, Status: store.Pending,
 				Service: t.Service, Params: t.Params, Seed: t.Seed, Backend: r.Backend.Name(), Image: t.Image}
 		} else if rec.Status != store.Succeeded || t.Service {
 			// Services are helpers of this runner's trials: they always start again.

@@ -256,7 +256,7 @@ func (r Runs) Resolve(ctx context.Context, ref string) (string, error) {
 		return "", fmt.Errorf("no runs in %s; start one with 'jikken run FILE'", r.Blob.Location())
 	}
 	if ref == "latest" || ref == "last" {
-		return ids[len(ids)-1], nil
+		return r.newest(ctx, ids), nil
 	}
 	var match []string
 	for _, id := range ids {
@@ -277,6 +277,21 @@ func (r Runs) Resolve(ctx context.Context, ref string) (string, error) {
 		match = append(match[:5], "...")
 	}
 	return "", fmt.Errorf("%q matches several runs (%s); give more of the id", ref, strings.Join(match, ", "))
+}
+
+// newest returns the newest of ids. Ids sort by their start second; runs started in the same
+// second are told apart by their manifests' creation times.
+func (r Runs) newest(ctx context.Context, ids []string) string {
+	last := ids[len(ids)-1]
+	const stamp = len("20060102-150405")
+	best, bestT := last, time.Time{}
+	for i := len(ids) - 1; i >= 0 && len(ids[i]) >= stamp && len(last) >= stamp && ids[i][:stamp] == last[:stamp]; i-- {
+		m, err := r.Manifest(ctx, ids[i])
+		if err == nil && m.Created.After(bestT) {
+			best, bestT = ids[i], m.Created
+		}
+	}
+	return best
 }
 
 // ErrLocked is returned by Lock when another live runner holds the run.

@@ -60,12 +60,14 @@ func TestResolveRunReferences(t *testing.T) {
 	if _, err := runs.Resolve(ctx, "latest"); err == nil || !strings.Contains(err.Error(), "no runs") {
 		t.Fatalf("empty store: %v", err)
 	}
-	for _, id := range []string{"20261122-100000-a-0001", "20261122-110000-b-0002", "20261122-110000-b-0003"} {
-		if err := runs.WriteManifest(ctx, &store.Manifest{RunID: id}); err != nil {
+	// b-0003 sorts after b-0002 but was created first, in the same second: latest is b-0002.
+	t0 := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
+	for i, id := range []string{"20261122-100000-a-0001", "20261122-110000-b-0003", "20261122-110000-b-0002"} {
+		if err := runs.WriteManifest(ctx, &store.Manifest{RunID: id, Created: t0.Add(time.Duration(i) * time.Millisecond)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cases := map[string]string{"latest": "20261122-110000-b-0003", "20261122-10": "20261122-100000-a-0001", "20261122-110000-b-0002": "20261122-110000-b-0002"}
+	cases := map[string]string{"latest": "20261122-110000-b-0002", "20261122-10": "20261122-100000-a-0001", "20261122-110000-b-0002": "20261122-110000-b-0002"}
 	for ref, want := range cases {
 		if got, err := runs.Resolve(ctx, ref); err != nil || got != want {
 			t.Errorf("Resolve(%q) = %q, %v; want %q", ref, got, err, want)

@@ -189,7 +189,7 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 		return err
 	}
 	defer release()
-	prog := newProgress(ios.ErrOut, ios.ErrTTY, eo.output == "json", ios.TerminalWidth())
+	prog := newProgress(ios.ErrOut, ios.ErrTTY, eo.output != "text", ios.TerminalWidth())
 	if eo.output == "text" {
 		fmt.Fprintf(ios.ErrOut, "run %s: %d trials on %s, -j %d\n", m.RunID, len(m.Trials), backend.Name(), eo.jobs)
 	}
@@ -204,11 +204,12 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	if err != nil {
 		return err
 	}
-	if eo.output == "json" {
+	switch eo.output {
+	case "json":
 		if err := cmdutil.WriteJSON(ios.Out, runJSON(sum)); err != nil {
 			return err
 		}
-	} else {
+	case "text":
 		printSummary(ios.Out, sum, time.Since(start))
 	}
 	switch {
