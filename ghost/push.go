@@ -156,6 +156,9 @@ func push(ctx context.Context, w *worktree, r *remote, opts PushOptions) (PushRe
 			return res, err
 		}
 		res.Files, res.Warnings = st.Files, st.Warnings
+		if !opts.Commits && !w.onRemote(ctx, base) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("base %s is not on any remote, so a clone of the origin cannot apply this ghost; use 'push all' to send the local commits too", short(base)))
+		}
 		g, commit, err := w.diffGhost(ctx, r, base, st)
 		if err != nil {
 			return res, err
@@ -176,6 +179,12 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// onRemote reports whether a remote-tracking branch contains commit (true when unsure).
+func (w *worktree) onRemote(ctx context.Context, commit string) bool {
+	out, err := w.git.Run(ctx, "rev-list", "-n", "1", commit, "--not", "--remotes")
+	return err != nil || len(strings.TrimSpace(string(out))) == 0
 }
 
 // remoteBase returns the newest commit of rev's history that a remote-tracking branch

@@ -125,14 +125,22 @@ func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, erro
 		return state{}, err
 	}
 	st.Tree = tree
-	if err := w.refuseSubmoduleChanges(ctx, head, tree); err != nil {
+	changed, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", head, tree)
+	if err != nil {
+		return state{}, fmt.Errorf("compare the working tree with HEAD: %w", err)
+	}
+	entries := parseRaw(changed)
+	if err := w.refuseSubmoduleChanges(ctx, entries); err != nil {
 		return state{}, err
 	}
 	files := map[string]bool{}
-	for _, t := range []string{tree, index} {
-		out, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--name-only", head, t)
+	for _, e := range entries {
+		files[e.path] = true
+	}
+	if index != tree {
+		out, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--name-only", head, index)
 		if err != nil {
-			return state{}, fmt.Errorf("list changed files: %w", err)
+			return state{}, fmt.Errorf("compare the index with HEAD: %w", err)
 		}
 		for _, p := range splitZ(out) {
 			files[p] = true
@@ -194,12 +202,8 @@ func (w *worktree) worktreeTree(ctx context.Context, opt captureOptions) (string
 // refuseSubmoduleChanges stops a capture that would lose submodule changes: a ghost carries
 // the files of this repository only, and a moved or modified submodule cannot be reproduced
 // from it.
-func (w *worktree) refuseSubmoduleChanges(ctx context.Context, head, tree string) error {
-	out, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", head, tree)
-	if err != nil {
-		return fmt.Errorf("compare the working tree with HEAD: %w", err)
-	}
-	for _, e := range parseRaw(out) {
+func (w *worktree) refuseSubmoduleChanges(ctx context.Context, changed []rawEntry) error {
+	for _, e := range changed {
 		if e.srcMode == "160000" || e.dstMode == "160000" {
 			return fmt.Errorf("submodule or nested repository %s changed; ghosts do not carry submodule changes: commit and push them in the submodule and record the new commit here, or undo them", e.path)
 		}
@@ -207,7 +211,7 @@ func (w *worktree) refuseSubmoduleChanges(ctx context.Context, head, tree string
 	if _, err := os.Stat(filepath.Join(w.root, ".gitmodules")); err != nil {
 		return nil
 	}
-	out, err = w.git.Run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--ignore-submodules=none")
+	out, err := w.git.Run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--ignore-submodules=none")
 	if err != nil {
 		return fmt.Errorf("check submodules: %w", err)
 	}
