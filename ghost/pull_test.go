@@ -174,3 +174,26 @@ func TestUntrackedGuards(t *testing.T) {
 		t.Errorf("push --no-untracked of untracked-only changes = %+v, want nothing", res.Diff)
 	}
 }
+
+func TestRealSubmoduleChangesAreRefused(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	lib := filepath.Join(w.root, "lib")
+	git(t, w.root, "init", "-q", lib)
+	write(t, lib, "x.txt", "x\n")
+	git(t, lib, "add", "x.txt")
+	git(t, lib, "commit", "-q", "-m", "lib")
+	git(t, w.sender, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "file://"+lib, "lib")
+	git(t, w.sender, "commit", "-q", "-m", "add lib")
+
+	write(t, filepath.Join(w.sender, "lib"), "x.txt", "edited inside\n")
+	_, err := Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Diff: true})
+	if err == nil || !strings.Contains(err.Error(), "submodule lib has uncommitted changes") {
+		t.Fatalf("err = %v, want a refusal naming the dirty submodule", err)
+	}
+	git(t, filepath.Join(w.sender, "lib"), "commit", "-q", "-am", "move")
+	_, err = Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Diff: true})
+	if err == nil || !strings.Contains(err.Error(), "submodule or nested repository lib changed") {
+		t.Fatalf("err = %v, want a refusal naming the moved submodule", err)
+	}
+}
