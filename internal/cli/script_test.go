@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -34,7 +36,29 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_NAME", "Test")
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			if h, ok := os.LookupEnv("DOCKER_HOST"); ok {
+				env.Setenv("DOCKER_HOST", h)
+			}
 			return nil
 		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "docker" {
+				return dockerReady()
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
+}
+
+// dockerReady is the [docker] condition of the docker_* scripts: a reachable engine, the docker
+// CLI and busybox to build test images with. Without them the scripts skip, unless CI=true.
+func dockerReady() (bool, error) {
+	err := exec.Command("docker", "version").Run()
+	if err == nil {
+		_, err = exec.LookPath("busybox")
+	}
+	if err != nil && os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("CI=true but no docker engine, docker CLI or busybox (%v); run scripts/ci/docker.sh", err)
+	}
+	return err == nil, nil
 }
