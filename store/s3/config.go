@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +70,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if path != "" {
 		data, err := os.ReadFile(path)
 		switch {
+		case err == nil && len(bytes.TrimSpace(data)) == 0:
 		case err == nil:
 			if err := json.Unmarshal(data, &c); err != nil {
 				// The JSON error may quote a fragment of the file, so it is left out.

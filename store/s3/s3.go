@@ -169,6 +169,9 @@ func (s *Store) base() string {
 }
 
 // Put implements store.Blob.
+//
+// An empty body is sent unsigned: over plain HTTP minio-go would otherwise stream-sign it with
+// chunked encoding and no Content-Length, which some S3 servers refuse (MissingContentLength).
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
 	obj, err := s.object(key)
 	if err != nil {
@@ -179,7 +182,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 		return fmt.Errorf("put %s: %w", key, err)
 	}
 	defer cleanup()
-	opts := minio.PutObjectOptions{PartSize: partSize}
+	opts := minio.PutObjectOptions{PartSize: partSize, DisableContentSha256: body.Size() == 0}
 	err = s.retry(ctx, s.budget, func(int) error {
 		if _, err := body.Seek(0, io.SeekStart); err != nil {
 			return err
@@ -208,7 +211,7 @@ func (s *Store) Create(ctx context.Context, key string, r io.Reader, size int64)
 		return fmt.Errorf("create %s: %w", key, err)
 	}
 	defer cleanup()
-	opts := minio.PutObjectOptions{DisableMultipart: true}
+	opts := minio.PutObjectOptions{DisableMultipart: true, DisableContentSha256: body.Size() == 0}
 	opts.SetMatchETagExcept("*")
 	ambiguous := false
 	err = s.retry(ctx, s.budget, func(attempt int) error {

@@ -52,6 +52,20 @@ func Run(t *testing.T, b store.Blob) {
 			t.Fatalf("size %d, want %d", len(got), len(big))
 		}
 	})
+	t.Run("Empty", func(t *testing.T) {
+		// Empty logs and result files are common; both known and unknown sizes must work.
+		for _, size := range []int64{0, -1} {
+			if err := b.Put(ctx, "e/empty", strings.NewReader(""), size); err != nil {
+				t.Fatalf("put empty (size %d): %v", size, err)
+			}
+			if got := get("e/empty"); got != "" {
+				t.Fatalf("get empty = %q", got)
+			}
+			if in, err := b.Stat(ctx, "e/empty"); err != nil || in.Size != 0 {
+				t.Fatalf("stat empty = %+v, %v", in, err)
+			}
+		}
+	})
 	t.Run("NotFound", func(t *testing.T) {
 		if _, err := b.Get(ctx, "missing/key"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("get missing: %v, want ErrNotFound", err)

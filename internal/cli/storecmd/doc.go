@@ -1,0 +1,2 @@
+// Package storecmd is the `jikken store` command group: moving runs between stores.
+package storecmd
