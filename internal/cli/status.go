@@ -53,6 +53,17 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 	}
 	v := &runView{RunID: id, Experiment: m.Experiment, File: m.File, Backend: m.Backend, Created: m.Created,
 		Status: store.Pending, Counts: map[store.Status]int{}, Total: len(m.Trials), Code: m.Code}
+	st, stErr := runs.State(ctx, id)
+	if !withTrials && stErr == nil && st.Status.Final() && st.Counts != nil {
+		// A finished run's counts are in its state: no need to read every trial record.
+		v.Status = st.Status
+		for k, n := range st.Counts {
+			if n > 0 {
+				v.Counts[k] = n
+			}
+		}
+		return v, nil
+	}
 	recs, err := runs.Trials(ctx, id)
 	if err != nil {
 		return nil, err
@@ -74,8 +85,7 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 			v.Trials = append(v.Trials, tv)
 		}
 	}
-	st, err := runs.State(ctx, id)
-	if err == nil {
+	if stErr == nil {
 		v.Status = st.Status
 	}
 	if v.Status == store.Running {
