@@ -211,44 +211,53 @@ func apply(ctx context.Context, w *worktree, r *remote, commits, diff *Ghost, fo
 		}
 	}
 	if amPatch == nil && head == t.head {
-		// A clean tree is in the target state only if the target is HEAD itself; a dirty one
-		// may be the result of pulling this ghost before.
-		same := len(dirty) == 0 && t.tree == t.index && t.head == t.start && w.isTree(ctx, head, t.tree)
-		if len(dirty) > 0 {
-			if same, err = w.inState(ctx, t); err != nil {
-				return res, err
-			}
-		}
-		if same {
-			res.Unchanged = true
-			return res, nil
+		if same, err := w.alreadyApplied(ctx, t, dirty); err != nil || same {
+			res.Unchanged = same
+			return res, err
 		}
 	}
 	if err := w.checkStart(ctx, head, t.start, force, dirty); err != nil {
 		return res, err
 	}
 	if amPatch != nil {
-		newHead, err := w.am(ctx, amPatch)
-		if err != nil {
+		if t, err = w.applyMailbox(ctx, r, amPatch, diff); err != nil {
 			return res, err
 		}
 		res.Rewritten = true
-		t = target{start: newHead, head: newHead}
-		if diff != nil {
-			d := *diff
-			d.From = newHead
-			if err := w.buildTarget(ctx, r, &d, &t); err != nil {
-				return res, err
-			}
-		} else if err := w.buildTarget(ctx, r, nil, &t); err != nil {
-			return res, err
-		}
 	}
 	if err := w.checkout(ctx, t.start, t.head, t.tree, t.index); err != nil {
 		return res, err
 	}
 	res.Head = t.head
 	return res, nil
+}
+
+// alreadyApplied reports whether the repository, whose HEAD is t.head, already is in the target
+// state. A clean tree is, only if the target is HEAD itself; a dirty one may be the result of
+// pulling the same ghost before.
+func (w *worktree) alreadyApplied(ctx context.Context, t target, dirty []string) (bool, error) {
+	if len(dirty) == 0 {
+		return t.tree == t.index && t.head == t.start && w.isTree(ctx, t.head, t.tree), nil
+	}
+	return w.inState(ctx, t)
+}
+
+// applyMailbox creates the commits of a git-ghost commits ghost with git am and returns the
+// target on top of them: the diff (whose base was the sender's last commit) applies to the new
+// HEAD instead.
+func (w *worktree) applyMailbox(ctx context.Context, r *remote, patch []byte, diff *Ghost) (target, error) {
+	newHead, err := w.am(ctx, patch)
+	if err != nil {
+		return target{}, err
+	}
+	t := target{start: newHead, head: newHead}
+	var d *Ghost
+	if diff != nil {
+		moved := *diff
+		moved.From = newHead
+		d = &moved
+	}
+	return t, w.buildTarget(ctx, r, d, &t)
 }
 
 // checkStart refuses to apply unless HEAD is the ghost's base and (without force) the working
