@@ -54,6 +54,9 @@ type builder struct {
 	shapes []sim.Resources
 	gpus   int64
 	total  int
+	// lenient is set when the profile is overridden (compare --profiles): settings that belong
+	// to the other kind of scheduler are ignored instead of rejected.
+	lenient bool
 }
 
 func (b *builder) rng(stream uint64) *sim.Rand { return sim.NewRand(b.seed, stream) }
@@ -76,8 +79,9 @@ func Build(sc *Scenario, o Options) (*Built, error) {
 		return nil, err
 	}
 	profile := sc.Scheduler.Profile
-	if o.Profile != "" {
+	if o.Profile != "" && o.Profile != profile {
 		profile = o.Profile
+		b.lenient = true
 	}
 	if cfg.Scheduler, err = b.scheduler(profile); err != nil {
 		return nil, err
@@ -256,7 +260,7 @@ func (b *builder) scheduler(profile string) (sim.Scheduler, error) {
 	if !slices.Contains(policy.Names, profile) {
 		return nil, fmt.Errorf("scheduler.profile: %q is unknown; use one of %s, remote", profile, strings.Join(Profiles(), ", "))
 	}
-	if s.Plugins != nil || len(s.Extenders) > 0 || s.ScoringStrategy != nil {
+	if !b.lenient && (s.Plugins != nil || len(s.Extenders) > 0 || s.ScoringStrategy != nil) {
 		return nil, fmt.Errorf("scheduler.plugins/extenders/scoringStrategy: only the kube-default profile has plugins; profile %q does not use them", profile)
 	}
 	pl, err := policy.NewPlacement(s.Placement)
@@ -302,10 +306,10 @@ func (b *builder) framework() (sim.Scheduler, error) {
 	s := b.sc.Scheduler
 	p := scheduler.KubeDefault()
 	p.PercentageOfNodesToScore = s.PercentageOfNodesToScore
-	if s.Placement != "" {
+	if s.Placement != "" && !b.lenient {
 		return nil, fmt.Errorf("scheduler.placement: kube-default places with score plugins; set scoringStrategy.type (LeastAllocated spreads, MostAllocated packs) instead")
 	}
-	if len(s.Quotas) > 0 {
+	if len(s.Quotas) > 0 && !b.lenient {
 		return nil, fmt.Errorf("scheduler.quotas: quotas are enforced by the policies (fifo, drf, ...); kube-default has no quota plugin")
 	}
 	if pl := s.Plugins; pl != nil {
