@@ -52,8 +52,18 @@ type Server struct {
 // Fake starts an in-process gofakes3 server that lives until the test ends.
 func Fake(t testing.TB) *Server {
 	t.Helper()
-	faker := gofakes3.New(s3mem.New())
-	ts := httptest.NewServer(faker.Server())
+	return FakeWith(t, nil)
+}
+
+// FakeWith is Fake with the server's handler wrapped by wrap (when not nil), to inject
+// failures.
+func FakeWith(t testing.TB, wrap func(http.Handler) http.Handler) *Server {
+	t.Helper()
+	h := gofakes3.New(s3mem.New()).Server()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return &Server{Endpoint: ts.URL, t: t}
 }
