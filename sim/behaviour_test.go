@@ -201,3 +201,13 @@ func TestNeverFittingPodIsAnError(t *testing.T) {
 		t.Fatalf("error = %v", err)
 	}
 }
+
+// With TickOnly, pods wait for the next tick: a pod submitted at 5 s starts at the 10 s tick.
+func TestTickOnlySchedulesAtTicks(t *testing.T) {
+	names := sim.NewNames()
+	pods := runCfg(t, sim.Config{Names: names, Nodes: []sim.NodeSpec{gpuNode("n0", 4)}, Scheduler: schedulerByName(t, "fifo", names),
+		Tick: secs(10), TickOnly: true}, []submitter.Job{gpuJob("a", 5, 100, 1), gpuJob("b", 10, 100, 1)})
+	if pods["a"].FirstStart != secs(10) || pods["b"].FirstStart != secs(10) {
+		t.Fatalf("starts %v and %v, want 10s and 10s", pods["a"].FirstStart, pods["b"].FirstStart)
+	}
+}

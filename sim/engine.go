@@ -117,6 +117,10 @@ type Config struct {
 	// Tick, when positive, forces a scheduling pass every Tick, for policies whose decisions
 	// change with time alone (attained service, aging).
 	Tick Time
+	// TickOnly makes the scheduler run at ticks only, as in a tick-based simulator (such as
+	// k8s-cluster-simulator's one-second loop): events between ticks are applied at their exact
+	// times, but pods wait for the next tick to be placed.
+	TickOnly bool
 	// SampleEvery is the interval of time-series samples; 0 means no samples.
 	SampleEvery Time
 	// StopAt ends the simulation at that time if positive; StopAfterPods ends it once that many
@@ -146,6 +150,7 @@ type Engine struct {
 	started    bool
 	done       bool
 	sampleNow  bool
+	tickNow    bool
 }
 
 // Stats counts what the engine did, for the summary.
@@ -173,6 +178,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Rand == nil {
 		return nil, errors.New("sim: no random generator configured; set Config.Rand to sim.NewRand(seed, 0)")
+	}
+	if cfg.TickOnly && cfg.Tick <= 0 {
+		return nil, errors.New("sim: TickOnly needs a positive Tick")
 	}
 	if cfg.PodFailure.Probability < 0 || cfg.PodFailure.Probability > 1 {
 		return nil, fmt.Errorf("sim: pod failure probability %v must be in [0, 1]", cfg.PodFailure.Probability)
@@ -306,7 +314,9 @@ func (e *Engine) Step() error {
 			return err
 		}
 	}
-	if c.dirty && c.numPending > 0 {
+	tick := e.tickNow
+	e.tickNow = false
+	if c.dirty && c.numPending > 0 && (!e.cfg.TickOnly || tick) {
 		c.dirty = false
 		c.stats.Passes++
 		if err := e.sched.Schedule(c); err != nil {
@@ -357,6 +367,7 @@ func (e *Engine) handle(ev *event) error {
 		c.retry(ev.pod)
 	case evTick:
 		c.dirty = true
+		e.tickNow = true
 		if !e.finished() {
 			c.push(event{t: c.now + e.cfg.Tick, kind: evTick})
 		}

@@ -233,6 +233,10 @@ func (b *builder) timing(cfg *sim.Config, profile string) error {
 	if cfg.Tick, err = duration("tick", b.sc.Tick, defTick); err != nil {
 		return err
 	}
+	cfg.TickOnly = b.sc.TickOnly
+	if cfg.TickOnly && cfg.Tick <= 0 {
+		return fmt.Errorf("tickOnly: needs a positive tick")
+	}
 	if cfg.SampleEvery, err = duration("sample", b.sc.Sample, 60*sim.Second); err != nil {
 		return err
 	}

@@ -13,17 +13,19 @@ import (
 // Scenario is the YAML file's schema. Durations are seconds (a number) or Go durations
 // ("1h30m"); quantities are Kubernetes quantities ("500m", "16Gi").
 type Scenario struct {
-	Name      string       `json:"name,omitempty"`
-	Seed      uint64       `json:"seed"`
-	Cluster   Cluster      `json:"cluster"`
-	Workload  []Workload   `json:"workload"`
-	Scheduler Scheduler    `json:"scheduler"`
-	Events    []Event      `json:"events,omitempty"`
-	Failures  Failures     `json:"failures,omitempty"`
-	Stop      Stop         `json:"stop,omitempty"`
-	Tick      Duration     `json:"tick,omitempty"`
-	Sample    Duration     `json:"sample,omitempty"`
-	Output    OutputConfig `json:"output,omitempty"`
+	Name      string     `json:"name,omitempty"`
+	Seed      uint64     `json:"seed"`
+	Cluster   Cluster    `json:"cluster"`
+	Workload  []Workload `json:"workload"`
+	Scheduler Scheduler  `json:"scheduler"`
+	Events    []Event    `json:"events,omitempty"`
+	Failures  Failures   `json:"failures,omitempty"`
+	Stop      Stop       `json:"stop,omitempty"`
+	Tick      Duration   `json:"tick,omitempty"`
+	// TickOnly schedules at ticks only (tick-based simulator compatibility).
+	TickOnly bool         `json:"tickOnly,omitempty"`
+	Sample   Duration     `json:"sample,omitempty"`
+	Output   OutputConfig `json:"output,omitempty"`
 
 	// Dir is the folder relative paths are resolved against (the scenario file's folder).
 	Dir string `json:"-"`
