@@ -184,7 +184,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		// The engine attaches one network at create; the others are connected before start.
 		hc.NetworkMode = container.NetworkMode(nets[0])
 		netCfg = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
-			nets[0]: {Aliases: []string{hostAlias(t.Name)}},
+			nets[0]: {Aliases: aliases(nets[0], t.Name)},
 		}}
 	}
 	p := &process{b: b, a: a, img: img, health: t.Health, hasHealthcheck: health != nil || img.healthcheck,
@@ -196,7 +196,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	for _, n := range nets[min(1, len(nets)):] {
 		err := b.engine(ctx, func() error {
 			_, err := b.api.NetworkConnect(ctx, n, client.NetworkConnectOptions{Container: p.id,
-				EndpointConfig: &network.EndpointSettings{Aliases: []string{hostAlias(t.Name)}}})
+				EndpointConfig: &network.EndpointSettings{Aliases: aliases(n, t.Name)}})
 			return err
 		})
 		if err != nil {
@@ -210,6 +210,15 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	}
 	go p.streamLogs()
 	return p, nil
+}
+
+// aliases are the names a trial is reached by on a network: the engine allows them only on
+// networks users made.
+func aliases(network, trial string) []string {
+	if builtinNetwork(network) {
+		return nil
+	}
+	return []string{hostAlias(trial)}
 }
 
 // create makes the container, replacing a leftover of the same attempt (an earlier runner of
@@ -248,13 +257,19 @@ func startError(t experiment.Trial, err error) error {
 	return fmt.Errorf("start %s: %w", t.Name, err)
 }
 
-// engine runs call, and while the engine does not answer (it is restarting) waits for it and
-// tries again, up to the backend's engine wait.
+// engine runs call, and while the engine does not answer or fails on its way down (it is
+// restarting) waits for it and tries again, up to the backend's engine wait.
 func (b *Backend) engine(ctx context.Context, call func() error) error {
 	deadline := time.Now().Add(b.engineWait)
 	for {
 		err := call()
-		if err == nil || !client.IsErrConnectionFailed(err) || time.Now().After(deadline) {
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		serverFault := cerrdefs.IsInternal(err) || cerrdefs.IsUnavailable(err) || cerrdefs.IsUnknown(err)
+		// While it stops its containers (up to their stop timeout) a stopping engine still
+		// answers pings but fails calls: give it that long to go.
+		if !client.IsErrConnectionFailed(err) && !(serverFault && b.goingAway(ctx, 15*time.Second)) {
 			return err
 		}
 		b.log.Warn("docker engine unreachable; waiting for it", "err", err)
@@ -262,6 +277,21 @@ func (b *Backend) engine(ctx context.Context, call func() error) error {
 			return err
 		}
 	}
+}
+
+// goingAway tells an engine on its way down (it stops its containers and fails calls when it
+// shuts down) from one that is up: it stops answering within the window.
+func (b *Backend) goingAway(ctx context.Context, window time.Duration) bool {
+	for end := time.Now().Add(window); time.Now().Before(end); {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := b.api.Ping(pctx, client.PingOptions{})
+		cancel()
+		if err != nil {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
 }
 
 // waitEngine polls the engine until it answers or the deadline passes.

@@ -88,10 +88,14 @@ func (b *Backend) pull(ctx context.Context, ref string) error {
 // for that and never started.
 func (img *image) shell(ctx context.Context, b *Backend) bool {
 	img.shellOnce.Do(func() {
-		res, err := b.api.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{
-			Image: img.id, Cmd: []string{"/bin/sh"}, Entrypoint: []string{"/bin/sh"},
-			Labels: map[string]string{"dev.jikken.probe": "shell"},
-		}})
+		var res client.ContainerCreateResult
+		err := b.engine(ctx, func() (err error) {
+			res, err = b.api.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{
+				Image: img.id, Cmd: []string{"/bin/sh"}, Entrypoint: []string{"/bin/sh"},
+				Labels: map[string]string{"dev.jikken.probe": "shell"},
+			}})
+			return err
+		})
 		if err != nil {
 			b.log.Warn("look for /bin/sh in image", "image", img.ref, "err", err)
 			return

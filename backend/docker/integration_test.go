@@ -51,37 +51,46 @@ func (r run) file(t *testing.T, trial, name string) string {
 // end, as `jikken run` does.
 func runExperiment(t *testing.T, b *docker.Backend, src string, jobs int) run {
 	t.Helper()
+	r, err := runOn(t, api, b, busybox, src, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runOn runs src on the engine api talks to, with IMAGE replaced by image.
+func runOn(t *testing.T, api *client.Client, b *docker.Backend, image, src string, jobs int) (run, error) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "exp.jsonnet")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(src, "IMAGE", busybox)), 0o644); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(src, "IMAGE", image)), 0o644); err != nil {
+		return run{}, err
 	}
 	id := runner.NewRunID("test", time.Now())
 	exp, err := experiment.Load(path, experiment.Options{RunID: id})
 	if err != nil {
-		t.Fatal(err)
+		return run{}, err
 	}
 	folder, err := store.OpenFolder(filepath.Join(dir, "store"))
 	if err != nil {
-		t.Fatal(err)
+		return run{}, err
 	}
 	runs := store.Runs{Blob: folder}
 	m := &store.Manifest{RunID: id, Experiment: exp.Name, File: exp.Path, Created: time.Now().UTC(), Backend: b.Name(), Trials: exp.Trials}
 	if err := runs.WriteManifest(ctx, m); err != nil {
-		t.Fatal(err)
+		return run{}, err
 	}
 	r := &runner.Runner{Backend: b, Runs: runs, Jobs: jobs, WorkRoot: filepath.Join(dir, "work"), Workdir: dir}
 	sum, err := r.Execute(ctx, m, false)
 	if err != nil {
-		t.Fatal(err)
+		return run{}, err
 	}
-	t.Cleanup(func() { removeRun(t, id) })
-	return run{id: id, sum: sum, runs: runs}
+	t.Cleanup(func() { removeRun(t, api, id) })
+	return run{id: id, sum: sum, runs: runs}, nil
 }
 
 // removeRun removes what a failed test may have left of a run.
-func removeRun(t *testing.T, id string) {
+func removeRun(t *testing.T, api *client.Client, id string) {
 	ctx := context.Background()
 	f := client.Filters{}.Add("label", docker.LabelRun+"="+id)
 	cs, _ := api.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -22,6 +23,10 @@ func (b *Backend) acquireNetworks(ctx context.Context, run string, names []strin
 	defer b.mu.Unlock()
 	var got []string
 	for _, name := range names {
+		if builtinNetwork(name) {
+			got = append(got, name)
+			continue
+		}
 		n := b.networks[name]
 		if n == nil {
 			created, err := b.ensureNetwork(ctx, run, name)
@@ -36,6 +41,15 @@ func (b *Backend) acquireNetworks(ctx context.Context, run string, names []strin
 		got = append(got, name)
 	}
 	return got, nil
+}
+
+// builtinNetwork reports whether a network mode is the engine's own (never created or removed).
+func builtinNetwork(name string) bool {
+	switch name {
+	case "bridge", "host", "none", "default":
+		return true
+	}
+	return strings.HasPrefix(name, "container:")
 }
 
 // ensureNetwork creates the network unless it exists, and reports whether this run owns it

@@ -128,7 +128,7 @@ func (p *process) watch() runner.Exit {
 		if err == nil && (code == 0 || p.stopping.Load()) {
 			return p.exit(ctx, code)
 		}
-		if err == nil && !p.engineGoingAway(ctx) {
+		if err == nil && !p.b.goingAway(ctx, time.Second) {
 			return p.exit(ctx, code)
 		}
 		p.b.log.Warn("docker engine went away while a trial ran; waiting for it", "trial", p.a.Trial.Name, "err", err)
@@ -164,21 +164,6 @@ func (p *process) waitExit(ctx context.Context) (int, error) {
 	case err := <-res.Error:
 		return 0, err
 	}
-}
-
-// engineGoingAway tells a container the engine stopped on its way down (it stops containers
-// when it shuts down) from one that ended on its own: the engine soon stops answering.
-func (p *process) engineGoingAway(ctx context.Context) bool {
-	for range 10 {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := p.b.api.Ping(pctx, client.PingOptions{})
-		cancel()
-		if err != nil {
-			return true
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return false
 }
 
 // rerun starts the container again with an empty output folder.
