@@ -22,6 +22,6 @@ give byte-identical output.`,
   jikken sim compare examples/sim/small.yaml --profiles kube-default,fifo,drf
   jikken sim gen --preset philly --jobs 1000 --gpus 64 > jobs.csv`,
 	}
-	cmd.AddCommand(newRunCmd(f), newCompareCmd(f), newGenCmd(f))
+	cmd.AddCommand(newRunCmd(f), newCompareCmd(f), newGenCmd(f), newPlotCmd(f))
 	return cmd
 }
