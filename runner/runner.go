@@ -165,7 +165,9 @@ type loop struct {
 	running int // non-service attempts holding a slot
 	active  int // attempt goroutines alive
 	halted  bool
+	// timer wakes the loop for the earliest pending retry, due at timerAt.
 	timer   *time.Timer
+	timerAt time.Time
 }
 
 func (l *loop) run(ctx context.Context) (*Summary, error) {
@@ -233,8 +235,11 @@ func (l *loop) schedule(ctx context.Context) {
 		l.start(ctx, i)
 	}
 	l.stopIdleServices()
-	if !nextRetry.IsZero() && l.timer == nil {
-		l.timer = time.NewTimer(time.Until(nextRetry))
+	if !nextRetry.IsZero() && (l.timer == nil || nextRetry.Before(l.timerAt)) {
+		if l.timer != nil {
+			l.timer.Stop()
+		}
+		l.timer, l.timerAt = time.NewTimer(time.Until(nextRetry)), nextRetry
 	}
 }
 

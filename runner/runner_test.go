@@ -165,3 +165,21 @@ func TestTrialInterfaceEnvAndParams(t *testing.T) {
 		t.Fatalf("params.json = %s (%v)", data, err)
 	}
 }
+
+func TestSoonerRetryIsNotHeldBehindALaterOne(t *testing.T) {
+	// slow fails at once and retries after 2s; quick fails a little later and retries after
+	// 50ms. quick's whole second attempt must come before slow's.
+	spec := `[
+	  {"name":"slow","cmd":"test $JIKKEN_ATTEMPT = 2","retries":1,"backoff":2},
+	  {"name":"quick","cmd":"sleep 0.2; test $JIKKEN_ATTEMPT = 2","retries":1,"backoff":0.05}
+	]`
+	sum, _, _ := run(t, spec, nil)
+	slow, quick := sum.Trials[0], sum.Trials[1]
+	if slow.Status != store.Succeeded || quick.Status != store.Succeeded || len(slow.Attempts) != 2 || len(quick.Attempts) != 2 {
+		t.Fatalf("records: %+v / %+v", slow, quick)
+	}
+	// Held behind slow's timer, quick's retry would start together with slow's.
+	if !quick.Attempts[1].Finished.Before(slow.Attempts[1].Started) {
+		t.Fatalf("quick's retry ended at %s, after slow's retry started at %s", quick.Attempts[1].Finished, slow.Attempts[1].Started)
+	}
+}
