@@ -423,3 +423,26 @@ func TestGPUWithoutGPUs(t *testing.T) {
 		t.Errorf("Check = %v, want a GPU error", err)
 	}
 }
+
+// A container that runs as an unprivileged user can write its outputs: the output folder is
+// open to it.
+func TestOutputsOfUnprivilegedUser(t *testing.T) {
+	needEngine(t)
+	ctx := context.Background()
+	tag := "jikken-test-busybox-user:" + randomHex()
+	if err := buildFrom(ctx, busybox, "USER 1000:1000", tag); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = api.ImageRemove(ctx, tag, client.ImageRemoveOptions{Force: true, PruneChildren: true}) })
+	a := attempt(t, "test-user-"+randomHex(), experiment.Trial{Name: "user", Image: tag,
+		Cmd: experiment.Command{Shell: "id -u > $JIKKEN_OUTPUT_DIR/uid && mkdir $JIKKEN_OUTPUT_DIR/artifacts && echo x > $JIKKEN_OUTPUT_DIR/artifacts/a"}})
+	if e := start(t, newBackend(t), a).Wait(); e.Err != nil || e.Code != 0 {
+		t.Fatalf("exit %+v; stderr: %s", e, readFile(t, a.StderrPath))
+	}
+	if got := readFile(t, filepath.Join(a.OutputDir, "uid")); got != "1000\n" {
+		t.Errorf("uid = %q, want 1000", got)
+	}
+	if got := readFile(t, filepath.Join(a.OutputDir, "artifacts", "a")); got != "x\n" {
+		t.Errorf("artifacts/a = %q", got)
+	}
+}

@@ -93,6 +93,11 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
+// buildFrom builds an image of one Dockerfile line on top of base.
+func buildFrom(ctx context.Context, base, line, tag string) error {
+	return buildImage(ctx, api, tag, map[string][]byte{"Dockerfile": []byte("FROM " + base + "\n" + line + "\n")})
+}
+
 // buildBusybox builds a scratch image holding the busybox binary, its applets linked in /bin,
 // with the classic builder (BuildKit may not be there).
 func buildBusybox(ctx context.Context, api *client.Client, bin, tag string) error {
@@ -101,17 +106,18 @@ func buildBusybox(ctx context.Context, api *client.Client, bin, tag string) erro
 		return err
 	}
 	dockerfile := "FROM scratch\nCOPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n"
+	return buildImage(ctx, api, tag, map[string][]byte{"Dockerfile": []byte(dockerfile), "busybox": data})
+}
+
+// buildImage builds an image from a context of files with the classic builder.
+func buildImage(ctx context.Context, api *client.Client, tag string, files map[string][]byte) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"busybox", 0o755, data}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+	for name, data := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data))}); err != nil {
 			return err
 		}
-		if _, err := tw.Write(f.data); err != nil {
+		if _, err := tw.Write(data); err != nil {
 			return err
 		}
 	}

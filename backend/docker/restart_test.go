@@ -18,7 +18,7 @@ import (
 )
 
 // privateEngine is a dockerd this test starts (and restarts) itself, with its own data, socket
-// and no bridge, so restarting it disturbs nothing else on the machine.
+// and network namespace, so restarting it disturbs nothing else on the machine.
 type privateEngine struct {
 	dir  string
 	sock string
@@ -32,6 +32,8 @@ func newPrivateEngine(t *testing.T) *privateEngine {
 	why := ""
 	if _, err := exec.LookPath("dockerd"); err != nil {
 		why = "no dockerd binary"
+	} else if _, err := exec.LookPath("unshare"); err != nil {
+		why = "no unshare binary (util-linux)"
 	} else if os.Geteuid() != 0 {
 		why = "dockerd needs root"
 	}
@@ -71,10 +73,12 @@ func (e *privateEngine) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	e.cmd = exec.Command("dockerd", "--config-file", filepath.Join(e.dir, "daemon.json"),
+	// In a network namespace of its own: a second dockerd on the host's would take over (and
+	// on its way delete) the host engine's docker0 bridge.
+	e.cmd = exec.Command("unshare", "--net", "dockerd", "--config-file", filepath.Join(e.dir, "daemon.json"),
 		"--data-root", filepath.Join(e.dir, "data"), "--exec-root", filepath.Join(e.dir, "x"),
 		"--pidfile", filepath.Join(e.dir, "pid"), "-H", "unix://"+e.sock,
-		"--bridge=none", "--iptables=false", "--ip-masq=false", "--storage-driver=vfs")
+		"--iptables=false", "--ip-masq=false", "--storage-driver=vfs")
 	e.cmd.Stdout, e.cmd.Stderr = logf, logf
 	if err := e.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -141,7 +145,7 @@ func TestEngineRestart(t *testing.T) {
 		r, err := runOn(t, e.api, b, "jikken-test-busybox:restart", `{
   name: "restart",
   matrix: {
-    name: "t", params: { i: std.range(1, 4) }, image: "IMAGE", networks: ["none"],
+    name: "t", params: { i: std.range(1, 4) }, image: "IMAGE",
     cmd: "sleep 3; echo '{\"i\": {{i}}}' > $JIKKEN_OUTPUT_DIR/result.json",
   },
 }`, 2)
