@@ -31,11 +31,7 @@ until the trial ends.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			runs, err := openRuns(ctx, f)
-			if err != nil {
-				return err
-			}
-			id, err := runs.Resolve(ctx, args[0])
+			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
 				return err
 			}

@@ -64,11 +64,7 @@ metrics with the recorded ones. The exit code is 0 when every metric matches (wi
 			if !ok || trial == "" {
 				return cmdutil.UsageError("name a trial: RUN/TRIAL (or RUN TRIAL)")
 			}
-			runs, err := openRuns(ctx, f)
-			if err != nil {
-				return err
-			}
-			id, err := runs.Resolve(ctx, ref)
+			runs, id, err := resolveRun(ctx, f, ref)
 			if err != nil {
 				return err
 			}

@@ -30,11 +30,7 @@ logged in metrics.jsonl). This table is what 'jikken compare' and notebooks cons
 			if _, err := cmdutil.CheckFormat(output, "table", "csv", "json"); err != nil {
 				return err
 			}
-			runs, err := openRuns(ctx, f)
-			if err != nil {
-				return err
-			}
-			id, err := runs.Resolve(ctx, args[0])
+			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
 				return err
 			}

@@ -141,6 +141,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 			return err
 		}
 	}
+	if n := countImages(exp.Trials); n > 0 && backend.Name() == "local" && o.output == "text" {
+		fmt.Fprintf(o.f.IO.ErrOut, "note: the local backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", n)
+	}
 	blob, err := store.Open(ctx, o.f.StoreURL)
 	if err != nil {
 		return err
@@ -165,6 +168,16 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return detach(o.f, runs, m, o.backend)
 	}
 	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output})
+}
+
+func countImages(trials []experiment.Trial) int {
+	n := 0
+	for _, t := range trials {
+		if t.Image != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func currentUser() string {
@@ -337,11 +350,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if _, err := cmdutil.CheckFormat(eo.output, "text", "json"); err != nil {
 				return err
 			}
-			runs, err := openRuns(ctx, f)
-			if err != nil {
-				return err
-			}
-			id, err := runs.Resolve(ctx, args[0])
+			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
 				return err
 			}
@@ -372,6 +381,16 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 	fl.BoolVar(&eo.force, "force", false, "take the run's lock even if another runner seems to hold it")
 	fl.StringVarP(&eo.output, "output", "o", "text", "output format: text or json")
 	return cmd
+}
+
+// resolveRun opens the store and resolves a run reference (an id, a prefix, "latest").
+func resolveRun(ctx context.Context, f *cmdutil.Factory, ref string) (store.Runs, string, error) {
+	runs, err := openRuns(ctx, f)
+	if err != nil {
+		return runs, "", err
+	}
+	id, err := runs.Resolve(ctx, ref)
+	return runs, id, err
 }
 
 func openRuns(ctx context.Context, f *cmdutil.Factory) (store.Runs, error) {

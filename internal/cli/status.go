@@ -120,11 +120,7 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
 				return err
 			}
-			runs, err := openRuns(ctx, f)
-			if err != nil {
-				return err
-			}
-			id, err := runs.Resolve(ctx, args[0])
+			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
 				return err
 			}
