@@ -744,6 +744,7 @@ func (c *Cluster) enqueue(p *Pod) {
 
 func (c *Cluster) place(p *Pod, n *Node) {
 	n.Allocated.Add(&p.Requests)
+	n.Version++
 	c.allocated.Add(&p.Requests)
 	u := c.userAlloc[p.User]
 	if u == nil {
@@ -760,6 +761,7 @@ func (c *Cluster) place(p *Pod, n *Node) {
 func (c *Cluster) unplace(p *Pod) {
 	n := p.Node
 	n.Allocated.Sub(&p.Requests)
+	n.Version++
 	c.allocated.Sub(&p.Requests)
 	c.userAlloc[p.User].Sub(&p.Requests)
 	last := len(n.pods) - 1

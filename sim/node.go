@@ -11,6 +11,8 @@ type Node struct {
 	Capacity Resources
 
 	Allocated Resources
+	// Version changes whenever Allocated does, so schedulers can cache per-node results.
+	Version uint64
 	// Up is false while the node is failed; Cordoned stops new pods (drain, cordon); Removed
 	// marks a node deleted from the cluster. Only nodes that are up, not cordoned and not
 	// removed accept pods.

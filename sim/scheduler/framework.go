@@ -100,6 +100,15 @@ type ScorePlugin interface {
 	Score(s *State, p *sim.Pod, n *sim.Node) int64
 }
 
+// RequestScorer marks a score plugin whose score depends only on the pod's requests and the
+// node's capacity and allocation. The framework caches its scores per node until the node's
+// allocation changes, which saves most of the scoring work when consecutive pods have the same
+// size.
+type RequestScorer interface {
+	ScorePlugin
+	DependsOnRequestsOnly()
+}
+
 // ScoreNormalizer rescales one plugin's raw scores over all feasible nodes.
 type ScoreNormalizer interface {
 	NormalizeScore(s *State, p *sim.Pod, scores []int64)
@@ -157,6 +166,22 @@ const maxExtenderPriority = 10
 type weightedScore struct {
 	plugin ScorePlugin
 	weight int64
+	// cache holds, per node ID, the last raw score and what it was computed for; it is
+	// used only for RequestScorer plugins.
+	cache []cachedScore
+}
+
+type cachedScore struct {
+	version uint64
+	req     uint32 // index into Framework.reqs + 1; 0 marks an empty entry
+	score   int64
+}
+
+// ScoreSkipper lets a score plugin declare, before scoring, that it would give every node the
+// same score for this pod (kube-scheduler's PreScore returning Skip). A constant score moves
+// no node ahead of another, so the framework leaves it out.
+type ScoreSkipper interface {
+	SkipScore(s *State, p *sim.Pod) bool
 }
 
 // Framework runs one profile: a plugin set per extension point. It implements sim.Scheduler
@@ -184,6 +209,9 @@ type Framework struct {
 	total    []int64
 	gangs    map[string]bool
 	members  []*sim.Pod
+	// reqIDs numbers the distinct request vectors seen, so score-cache entries compare one
+	// integer instead of a whole vector.
+	reqIDs map[sim.Resources]uint32
 	// fitFilters records that NodeResourcesFit filters, so the free-capacity bound may
 	// short-cut a scan.
 	fitFilters bool
@@ -494,11 +522,33 @@ func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 	for len(f.scores) < len(f.score) {
 		f.scores = append(f.scores, nil)
 	}
-	for i, ws := range f.score {
+	req, ok := f.reqIDs[p.Requests]
+	if !ok {
+		req = uint32(len(f.reqIDs) + 1)
+		f.reqIDs[p.Requests] = req
+	}
+	for i := range f.score {
+		ws := &f.score[i]
+		if sk, ok := ws.plugin.(ScoreSkipper); ok && sk.SkipScore(st, p) {
+			continue
+		}
 		s := slices.Grow(f.scores[i][:0], k)[:k]
 		f.scores[i] = s
-		for j, n := range nodes {
-			s[j] = ws.plugin.Score(st, p, n)
+		if _, ok := ws.plugin.(RequestScorer); ok {
+			if n := len(c.Nodes()); len(ws.cache) < n {
+				ws.cache = append(ws.cache, make([]cachedScore, n-len(ws.cache))...)
+			}
+			for j, n := range nodes {
+				e := &ws.cache[n.ID]
+				if e.req != req || e.version != n.Version {
+					*e = cachedScore{version: n.Version, req: req, score: ws.plugin.Score(st, p, n)}
+				}
+				s[j] = e.score
+			}
+		} else {
+			for j, n := range nodes {
+				s[j] = ws.plugin.Score(st, p, n)
+			}
 		}
 		if nz, ok := ws.plugin.(ScoreNormalizer); ok {
 			nz.NormalizeScore(st, p, s)

@@ -64,6 +64,9 @@ func (*NodeResourcesFit) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
 	return statusUnschedulable
 }
 
+// DependsOnRequestsOnly implements RequestScorer.
+func (*NodeResourcesFit) DependsOnRequestsOnly() {}
+
 // Score implements ScorePlugin.
 func (pl *NodeResourcesFit) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
 	var sum, weights int64
@@ -95,6 +98,9 @@ type BalancedAllocation struct {
 
 // Name implements Plugin.
 func (*BalancedAllocation) Name() string { return BalancedAllocationName }
+
+// DependsOnRequestsOnly implements RequestScorer.
+func (*BalancedAllocation) DependsOnRequestsOnly() {}
 
 // Score implements ScorePlugin.
 func (pl *BalancedAllocation) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
@@ -129,13 +135,32 @@ func (pl *BalancedAllocation) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
 
 // TaintToleration filters nodes with NoSchedule/NoExecute taints the pod does not tolerate and
 // prefers nodes with fewer intolerable PreferNoSchedule taints.
-type TaintToleration struct{}
+type TaintToleration struct {
+	// seen counts the nodes checked for soft taints; node taints never change after creation,
+	// so only new nodes need a look.
+	seen    int
+	anySoft bool
+}
 
 // Name implements Plugin.
-func (TaintToleration) Name() string { return TaintTolerationName }
+func (*TaintToleration) Name() string { return TaintTolerationName }
+
+// SkipScore implements ScoreSkipper: without PreferNoSchedule taints anywhere, every node
+// scores the same.
+func (pl *TaintToleration) SkipScore(st *State, _ *sim.Pod) bool {
+	nodes := st.Cluster.Nodes()
+	for ; pl.seen < len(nodes); pl.seen++ {
+		for _, t := range nodes[pl.seen].Taints {
+			if t.Effect == sim.PreferNoSchedule {
+				pl.anySoft = true
+			}
+		}
+	}
+	return !pl.anySoft
+}
 
 // Filter implements FilterPlugin.
-func (TaintToleration) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
+func (*TaintToleration) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
 	if len(n.Taints) == 0 || p.ToleratesNode(n) {
 		return nil
 	}
@@ -143,7 +168,7 @@ func (TaintToleration) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
 }
 
 // Score implements ScorePlugin: the raw score counts intolerable soft taints.
-func (TaintToleration) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
+func (*TaintToleration) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
 	var k int64
 	for i := range n.Taints {
 		if t := &n.Taints[i]; t.Effect == sim.PreferNoSchedule && !p.Tolerates(t) {
@@ -154,7 +179,7 @@ func (TaintToleration) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
 }
 
 // NormalizeScore implements ScoreNormalizer: fewer intolerable taints score higher.
-func (TaintToleration) NormalizeScore(_ *State, _ *sim.Pod, s []int64) {
+func (*TaintToleration) NormalizeScore(_ *State, _ *sim.Pod, s []int64) {
 	normalize(s, true)
 }
 
@@ -164,6 +189,11 @@ type NodeAffinity struct{}
 
 // Name implements Plugin.
 func (NodeAffinity) Name() string { return NodeAffinityName }
+
+// SkipScore implements ScoreSkipper: without preferred terms every node scores 0.
+func (NodeAffinity) SkipScore(_ *State, p *sim.Pod) bool {
+	return p.Affinity == nil || len(p.Affinity.Preferred) == 0
+}
 
 // Filter implements FilterPlugin.
 func (NodeAffinity) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {

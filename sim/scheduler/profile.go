@@ -73,7 +73,7 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 	if rng == nil {
 		return nil, fmt.Errorf("scheduler: no random generator; pass sim.NewRand(seed, stream)")
 	}
-	f := &Framework{percentage: p.PercentageOfNodesToScore, rng: rng, extenders: p.Extenders, gangs: map[string]bool{}}
+	f := &Framework{percentage: p.PercentageOfNodesToScore, rng: rng, extenders: p.Extenders, gangs: map[string]bool{}, reqIDs: map[sim.Resources]uint32{}}
 	if f.percentage < 0 || f.percentage > 100 {
 		return nil, fmt.Errorf("percentageOfNodesToScore %d must be within 0..100", f.percentage)
 	}
@@ -107,7 +107,7 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 		PrioritySortName:       PrioritySort{},
 		NodeResourcesFitName:   fit,
 		BalancedAllocationName: &BalancedAllocation{Resources: res},
-		TaintTolerationName:    TaintToleration{},
+		TaintTolerationName:    &TaintToleration{},
 		NodeAffinityName:       NodeAffinity{},
 		DefaultPreemptionName:  &DefaultPreemption{fw: f},
 		DefaultBinderName:      DefaultBinder{},
@@ -182,7 +182,7 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 		if w == 0 {
 			w = 1
 		}
-		f.score = append(f.score, weightedScore{x, w})
+		f.score = append(f.score, weightedScore{plugin: x, weight: w})
 	}
 	for _, n := range p.Reserve {
 		pl, err := lookup("reserve", n)
