@@ -17,8 +17,9 @@ type Options struct {
 	By string
 	// Metric names the numeric column compared.
 	Metric string
-	// PairBy, when set, names the column that pairs rows across groups (a seed, a dataset):
-	// each of its values is a block holding exactly one row per group.
+	// PairBy, when set, names the column that pairs rows across groups (a seed, a dataset), or
+	// several separated by commas ("fn,seed"): each distinct value (combination) is a block
+	// holding exactly one row per group.
 	PairBy string
 	// LowerIsBetter says that smaller metric values are better (a loss, a runtime).
 	LowerIsBetter bool
@@ -159,9 +160,9 @@ func column(t *results.Table, flag, name string) (int, error) {
 	return i, nil
 }
 
-// extract reads groups (and blocks) out of t, dropping rows of unsuccessful trials and rows whose
-// metric is empty, NaN or infinite (with their whole block in a paired design), and refusing any other
-// non-numeric value.
+// extract reads groups (and blocks) out of t. It drops rows without a group, rows of unsuccessful
+// trials and rows whose metric is empty, NaN or infinite (with their whole block in a paired
+// design), and refuses any other non-numeric value.
 func extract(t *results.Table, opts Options) (*data, error) {
 	if opts.By == "" || opts.Metric == "" {
 		return nil, fmt.Errorf("say which column holds the groups (--by) and which the metric (--metric)")
@@ -174,12 +175,18 @@ func extract(t *results.Table, opts Options) (*data, error) {
 	if err != nil {
 		return nil, err
 	}
-	pair := -1
+	// A block may be named by several columns ("fn,seed"): its key joins their values.
+	var pairCols []int
 	if opts.PairBy != "" {
-		if pair, err = column(t, "--pair-by", opts.PairBy); err != nil {
-			return nil, err
+		for _, name := range strings.Split(opts.PairBy, ",") {
+			i, err := column(t, "--pair-by", strings.TrimSpace(name))
+			if err != nil {
+				return nil, err
+			}
+			pairCols = append(pairCols, i)
 		}
 	}
+	paired := len(pairCols) > 0
 	trial, status := t.Col("trial"), t.Col("status")
 	d := &data{}
 	groupIdx := map[string]int{}
@@ -199,6 +206,9 @@ func extract(t *results.Table, opts Options) (*data, error) {
 		v, perr := strconv.ParseFloat(raw, 64)
 		var reason string
 		switch {
+		case row[by] == "":
+			// Steps of the experiment that are not in the comparison (a build, a summary).
+			reason = fmt.Sprintf("no value for %s", opts.By)
 		case status >= 0 && row[status] != "" && row[status] != "succeeded":
 			reason = "trial " + row[status]
 		case raw == "":
@@ -209,6 +219,10 @@ func extract(t *results.Table, opts Options) (*data, error) {
 			// Infinite values would rank fine but leave means and IQRs that JSON cannot carry.
 			reason = fmt.Sprintf("%s is %v", opts.Metric, v)
 		}
+		if row[by] == "" {
+			d.dropped = append(d.dropped, Dropped{Row: r + 1, Trial: trialOf(row, trial), Reason: reason})
+			continue
+		}
 		g, ok := groupIdx[row[by]]
 		if !ok {
 			g = len(d.names)
@@ -217,16 +231,22 @@ func extract(t *results.Table, opts Options) (*data, error) {
 			d.values = append(d.values, nil)
 		}
 		b := -1
-		if pair >= 0 {
-			if b, ok = blockIdx[row[pair]]; !ok {
+		var block string
+		if paired {
+			vals := make([]string, len(pairCols))
+			for i, c := range pairCols {
+				vals[i] = row[c]
+			}
+			block = strings.Join(vals, ",")
+			if b, ok = blockIdx[block]; !ok {
 				b = len(d.blocks)
-				blockIdx[row[pair]] = b
-				d.blocks = append(d.blocks, row[pair])
+				blockIdx[block] = b
+				d.blocks = append(d.blocks, block)
 			}
 		}
 		if reason != "" {
-			if pair >= 0 {
-				reason += fmt.Sprintf("; block %s=%s dropped for every group", opts.PairBy, row[pair])
+			if paired {
+				reason += fmt.Sprintf("; block %s=%s dropped for every group", opts.PairBy, block)
 				badBlocks[b] = true
 			}
 			d.dropped = append(d.dropped, Dropped{Row: r + 1, Trial: trialOf(row, trial), Reason: reason})
@@ -237,7 +257,7 @@ func extract(t *results.Table, opts Options) (*data, error) {
 	if len(d.names) < 2 {
 		return nil, fmt.Errorf("column %q has %d distinct value(s); comparing needs at least 2 groups", opts.By, len(d.names))
 	}
-	if pair < 0 {
+	if !paired {
 		for _, c := range cells {
 			d.values[c.g] = append(d.values[c.g], c.v)
 		}

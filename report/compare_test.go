@@ -240,3 +240,36 @@ func TestCompareLeavesOutFailedTrials(t *testing.T) {
 		t.Errorf("dropped = %v, groups = %+v; want the failed trial left out and listed", cmp.Dropped, cmp.Groups)
 	}
 }
+
+func TestComparePairByColumns(t *testing.T) {
+	csv := "algo,fn,seed,v\n"
+	for _, fn := range []string{"f", "g"} {
+		for seed := 1; seed <= 3; seed++ {
+			for i, algo := range []string{"a", "b", "c"} {
+				csv += algo + "," + fn + "," + strconv.Itoa(seed) + "," + strconv.Itoa(seed*10+i) + "\n"
+			}
+		}
+	}
+	c, err := Compare(table(t, csv), Options{By: "algo", Metric: "v", PairBy: "fn,seed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Blocks != 6 || c.Omnibus.Test != TestFriedman {
+		t.Errorf("blocks = %d, omnibus = %+v; want 6 blocks of (fn, seed) and Friedman", c.Blocks, c.Omnibus)
+	}
+	if _, err := Compare(table(t, csv), Options{By: "algo", Metric: "v", PairBy: "seed"}); err == nil ||
+		!strings.Contains(err.Error(), "seed=1 has 2 rows for algo=a") {
+		t.Errorf("pairing by seed alone must be refused as unbalanced, got %v", err)
+	}
+}
+
+// Steps of an experiment that are not part of the comparison (a build) have no group value.
+func TestCompareLeavesOutRowsWithoutGroup(t *testing.T) {
+	cmp, err := Compare(table(t, "trial,status,g,v\nbuild,succeeded,,\nt1,succeeded,a,1\nt2,succeeded,a,2\nt3,succeeded,b,3\nt4,succeeded,b,4\n"), Options{By: "g", Metric: "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Groups) != 2 || len(cmp.Dropped) != 1 || cmp.Dropped[0].String() != "row 1 (trial build): no value for g" {
+		t.Errorf("groups = %d, dropped = %v", len(cmp.Groups), cmp.Dropped)
+	}
+}

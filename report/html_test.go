@@ -46,7 +46,7 @@ func TestWriteHTMLGolden(t *testing.T) {
 	html := buf.String()
 	for _, want := range []string{
 		"<title>optimizers &lt;run&gt;</title>",
-		`<img src="data:image/svg&#43;xml;base64,`,
+		`<img src="data:image/png;base64,`,
 		"adam is better than sgd on loss",
 		"Nemenyi critical difference</b>: 1.048",
 		"sha256:beef",

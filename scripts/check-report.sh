@@ -29,7 +29,7 @@ for want in '<h1>' '<h2>Run</h2>' '<h2>Results</h2>'; do
 		exit 1
 	fi
 done
-figures=$(printf '%s' "$dom" | grep -o '<img src="data:image/svg+xml;base64,' | wc -l)
+figures=$(printf '%s' "$dom" | grep -o '<img src="data:image/png;base64,' | wc -l)
 
 rm -f "$shot"
 "$browser" $flags --window-size=1280,3600 --screenshot="$shot" "file://$abs" 2>/dev/null

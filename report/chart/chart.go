@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Formats lists the file formats Write accepts.
@@ -23,17 +25,34 @@ const (
 	Height = 10 * vg.Centimeter
 )
 
-// Write renders p as format ("png" or "svg") at the given size to w.
+// Write renders p as format ("png" or "svg") at the given size to w. SVGs embed their fonts, so
+// text is measured and drawn with the same font wherever the file is opened (a browser without
+// Liberation fonts would otherwise substitute a wider one and clip labels). PNGs are drawn at
+// 192 dpi, sharp on high-density screens.
 func Write(w io.Writer, p *plot.Plot, format string, width, height vg.Length) error {
-	if format != "png" && format != "svg" {
+	return render(w, p, format, width, height, true)
+}
+
+// render is Write with the choice of embedding fonts in SVGs; golden tests leave them out to
+// keep the files small and about the plot.
+func render(w io.Writer, p *plot.Plot, format string, width, height vg.Length, embedFonts bool) error {
+	var wt io.WriterTo
+	switch format {
+	case "svg":
+		c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(embedFonts))
+		p.Draw(draw.New(c))
+		wt = c
+	case "png":
+		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(192))
+		p.Draw(draw.New(c))
+		wt = vgimg.PngCanvas{Canvas: c}
+	default:
 		return fmt.Errorf("unknown plot format %q; use png or svg", format)
 	}
-	wt, err := p.WriterTo(width, height, format)
-	if err != nil {
-		return fmt.Errorf("render %s: %w", format, err)
+	if _, err := wt.WriteTo(w); err != nil {
+		return fmt.Errorf("write %s: %w", format, err)
 	}
-	_, err = wt.WriteTo(w)
-	return err
+	return nil
 }
 
 // Group is one group's observations.

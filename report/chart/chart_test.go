@@ -43,7 +43,7 @@ func plots(t *testing.T) map[string]*plot.Plot {
 func TestPlotsGolden(t *testing.T) {
 	for name, p := range plots(t) {
 		var svg bytes.Buffer
-		if err := Write(&svg, p, "svg", Width, Height); err != nil {
+		if err := render(&svg, p, "svg", Width, Height, false); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", name+".golden.svg")
@@ -81,6 +81,16 @@ func TestPNGIsDeterministic(t *testing.T) {
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) || !bytes.HasPrefix(a.Bytes(), []byte("\x89PNG")) {
 		t.Error("two renders of the same box plot differ or are not PNG")
+	}
+}
+
+func TestSVGEmbedsFonts(t *testing.T) {
+	var svg bytes.Buffer
+	if err := Write(&svg, plots(t)["cd"], "svg", Width, Height); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg.Bytes(), []byte("@font-face")) {
+		t.Error("SVG output does not embed its fonts; browsers would substitute wider ones and clip labels")
 	}
 }
 

@@ -82,18 +82,21 @@ func TestChooseByAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	params := map[string]bool{"algo": true, "lr": true, "seed": true}
-	if by, note := chooseBy("", tb, params); by != "algo" || note != "" {
+	if by, note := chooseBy("", "", tb, params); by != "algo" || note != "" {
 		t.Errorf("chooseBy = %q, %q; want algo (lr is constant, seed is not a group)", by, note)
 	}
-	if by, _ := chooseBy("lr", tb, params); by != "lr" {
+	if by, _ := chooseBy("lr", "", tb, params); by != "lr" {
 		t.Errorf("an explicit --by must win, got %q", by)
 	}
-	if by, note := chooseBy("", tb, map[string]bool{}); by != "" || !strings.Contains(note, "no parameter varies") {
+	if by, note := chooseBy("", "", tb, map[string]bool{}); by != "" || !strings.Contains(note, "no parameter varies") {
 		t.Errorf("chooseBy without params = %q, %q", by, note)
 	}
 	tb.Rows[0][3] = "0.2"
-	if _, note := chooseBy("", tb, params); !strings.Contains(note, "several parameters vary (algo, lr)") {
+	if _, note := chooseBy("", "", tb, params); !strings.Contains(note, "several parameters vary (algo, lr)") {
 		t.Errorf("note = %q", note)
+	}
+	if by, note := chooseBy("", "lr,seed", tb, params); by != "algo" {
+		t.Errorf("with --pair-by lr,seed: by = %q, note %q; want algo", by, note)
 	}
 
 	got, err := chooseMetrics(nil, true, tb, params)

@@ -33,14 +33,17 @@ The input is a run id (its results table) or a CSV file with a header and one ro
 --metric the numeric column compared.
 
 Two groups are compared with the Mann-Whitney U test, or the Wilcoxon signed-rank test when
---pair-by names a column that pairs rows across groups (a seed, a dataset). Three or more groups
+--pair-by names the column that pairs rows across groups (a seed, a dataset; several columns
+separated by commas, as fn,seed, make one block per combination). Three or more groups
 get the Kruskal-Wallis test (Friedman with --pair-by, plus Nemenyi's critical difference),
 then every pair is tested and the p-values adjusted with Holm's method. Effect sizes are
 Vargha-Delaney A12 (unpaired; the probability that a value of the first group is larger) and
 the matched-pairs rank-biserial correlation (paired).
 
 Groups keep the order of their first appearance; in a pair (a, b), a comes first and is the
-first sample of the test. Rows with an empty or NaN metric are left out and listed.`,
+first sample of the test. Rows with an empty, NaN or infinite metric, rows of trials that did
+not succeed (when there is a status column) and rows without a group are left out and listed;
+in a paired design the whole block goes with them.`,
 		Example: `  # Is adam better than sgd on final loss, pairing trials by seed?
   jikken compare results.csv --by algo --metric loss --pair-by seed --lower-is-better
 
@@ -55,7 +58,7 @@ first sample of the test. Rows with an empty or NaN metric are left out and list
 	fl := cmd.Flags()
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (required)")
 	fl.StringVar(&opts.Metric, "metric", "", "numeric column to compare (required)")
-	fl.StringVar(&opts.PairBy, "pair-by", "", "column that pairs rows across groups, e.g. seed or dataset (paired tests)")
+	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (a loss, a runtime)")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
 	fl.StringVarP(&opts.Format, "output", "o", "text", "output format: text, json, markdown or csv")

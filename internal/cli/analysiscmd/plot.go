@@ -54,7 +54,7 @@ Only succeeded trials are drawn.`,
 	fl.StringVar(&opts.Kind, "kind", "box", "what to draw: box, curve or cd")
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (required)")
 	fl.StringVar(&opts.Metric, "metric", "", "metric to plot (required)")
-	fl.StringVar(&opts.PairBy, "pair-by", "", "column that pairs rows across groups (for cd)")
+	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (for cd)")
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (ranks for cd)")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
 	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png or .svg (required)")

@@ -42,7 +42,8 @@ func NewReportCmd(f *cmdutil.Factory) *cobra.Command {
 (as 'jikken compare' prints it) with box plots, convergence curves and, for paired designs of
 three or more groups, a critical-difference diagram, and the results table.
 
---by defaults to the only parameter whose value varies across trials (seed aside); --metric
+--by defaults to the only parameter whose value varies across trials (seed and the --pair-by
+columns aside); --metric
 defaults to every metric. Give a metric's direction with a suffix: --metric loss:min
 --metric accuracy:max (without one, --lower-is-better decides).`,
 		Example: `  jikken report latest -o report.html
@@ -57,7 +58,7 @@ defaults to every metric. Give a metric's direction with a suffix: --metric loss
 	fl.StringVarP(&opts.Output, "output", "o", "report.html", "HTML file to write")
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (default: the only param that varies)")
 	fl.StringArrayVar(&opts.Metrics, "metric", nil, "metric to compare, optionally NAME:min or NAME:max (repeatable; default: all)")
-	fl.StringVar(&opts.PairBy, "pair-by", "", "column that pairs rows across groups, e.g. seed (paired tests)")
+	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller values are better for metrics without :min/:max")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
 	return cmd
@@ -92,7 +93,7 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 		Summary: summarize(ctx, runs, m, recs, t),
 		Results: t,
 	}
-	by, note := chooseBy(opts.By, t, params)
+	by, note := chooseBy(opts.By, opts.PairBy, t, params)
 	if note != "" {
 		page.Notes = append(page.Notes, note)
 	}
@@ -198,14 +199,19 @@ func paramNames(m *store.Manifest) map[string]bool {
 }
 
 // chooseBy returns the grouping column: the one asked for, else the only param whose value varies
-// across trials. When it cannot choose, it says why in a note.
-func chooseBy(asked string, t *results.Table, params map[string]bool) (string, string) {
+// across trials, leaving out seed and the pairing columns. When it cannot choose, it says why in
+// a note.
+func chooseBy(asked, pairBy string, t *results.Table, params map[string]bool) (string, string) {
 	if asked != "" {
 		return asked, ""
 	}
+	pairing := map[string]bool{"seed": true}
+	for _, c := range strings.Split(pairBy, ",") {
+		pairing[strings.TrimSpace(c)] = true
+	}
 	var varying []string
 	for _, c := range t.Columns {
-		if params[c] && c != "seed" && len(distinct(t, c)) > 1 {
+		if params[c] && !pairing[c] && len(distinct(t, c)) > 1 {
 			varying = append(varying, c)
 		}
 	}
@@ -310,7 +316,8 @@ func summarize(ctx context.Context, runs store.Runs, m *store.Manifest, recs map
 	params := paramNames(m)
 	for _, p := range t.Columns {
 		if params[p] {
-			vals := distinct(t, p)
+			// Trials without the param (a build step) leave it empty; that is not a value.
+			vals := slices.DeleteFunc(distinct(t, p), func(v string) bool { return v == "" })
 			v := strings.Join(vals, ", ")
 			if len(vals) > 20 {
 				v = strings.Join(vals[:20], ", ") + fmt.Sprintf(", ... (%d values)", len(vals))
