@@ -26,7 +26,29 @@ mkdir -p "$HOME"
 git config --global init.defaultBranch main
 
 
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# measure CMD...: runs it in this shell and sets WALL and CPU (user+sys of everything it
+# started) in milliseconds. Only builtins run between the two readings, so their own cost does
+# not count; CPU time is the figure to trust on a loaded machine.
+cpu_ms() {
+	local a b
+	times > "$ROOT/times"
+	{ read -r _ _; read -r a b; } < "$ROOT/times"
+	sec_ms "$a"; local u=$MS
+	sec_ms "$b"; REPLY=$(( u + MS ))
+}
+sec_ms() { # 1m2.345s -> MS=62345
+	local v=$1 m s
+	m=${v%%m*}; s=${v#*m}; s=${s%s}
+	MS=$(( (m * 60 + 10#${s%.*}) * 1000 + 10#${s#*.} ))
+}
+measure() {
+	local c0 t0=${EPOCHREALTIME/./}
+	cpu_ms; c0=$REPLY
+	"$@"
+	local t1=${EPOCHREALTIME/./}
+	cpu_ms
+	WALL=$(( (t1 - t0) / 1000 )) CPU=$(( REPLY - c0 ))
+}
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
 
 # --- repositories -------------------------------------------------------------------------
@@ -109,7 +131,12 @@ reset_receiver() {
 }
 
 # --- measurement --------------------------------------------------------------------------
-printf '%-26s %12s %12s %8s\n' "operation" "ghost (ms)" "plumbing" "ratio"
+row() { # name ghost-wall plumbing-wall ghost-cpu plumbing-cpu
+	printf '%-28s %9d %9d %6.2f   %9d %9d %6.2f\n' "$1" "$2" "$3" "$(echo "$2 / $3" | bc -l)" "$4" "$5" "$(echo "$4 / $5" | bc -l)"
+}
+med() { printf '%s\n' "$@" | median; }
+printf '%-28s %9s %9s %6s   %9s %9s %6s\n' "" "wall ms" "" "" "cpu ms" "" ""
+printf '%-28s %9s %9s %6s   %9s %9s %6s\n' "operation" "ghost" "plumbing" "ratio" "ghost" "plumbing" "ratio"
 k=0
 for size in 0 $OLD_GHOSTS; do
 	ghostrepo=$ROOT/ghost-$size.git
@@ -118,39 +145,36 @@ for size in 0 $OLD_GHOSTS; do
 	url=file://$ghostrepo
 	rm -rf "$ROOT/raw-cache.git" "$JIKKEN_GHOST_CACHE"
 	git init -q --bare "$ROOT/raw-cache.git"
-	push_ms=() raw_push_ms=() hashes=()
+	pw=() pc=() rpw=() rpc=() hashes=()
 	for ((r = 0; r < 2 * RUNS; r++)); do
 		k=$((k + 1)); change $k
-		t0=$(now_ms); out=$("$GG" --ghost-repo "$url" push); t1=$(now_ms)
-		hashes+=("${out#* }")
-		[ $r -lt "$RUNS" ] && push_ms+=($((t1 - t0)))
+		measure "$GG" --ghost-repo "$url" push > "$ROOT/out"
+		read -r _ hash < "$ROOT/out"
+		hashes+=("$hash")
+		[ $r -lt "$RUNS" ] && pw+=("$WALL") pc+=("$CPU")
 	done
 	for ((r = 0; r < RUNS; r++)); do
 		k=$((k + 1)); change $k
-		t0=$(now_ms); raw_push "$url"; t1=$(now_ms)
-		raw_push_ms+=($((t1 - t0)))
+		measure raw_push "$url"
+		rpw+=("$WALL") rpc+=("$CPU")
 	done
-	pull_ms=() raw_pull_ms=()
+	qw=() qc=() rqw=() rqc=()
 	for ((r = 0; r < RUNS; r++)); do
 		reset_receiver "$ROOT/receiver"
-		t0=$(now_ms); "$GG" --ghost-repo "$url" pull "${hashes[$r]}"; t1=$(now_ms)
-		pull_ms+=($((t1 - t0)))
+		measure "$GG" --ghost-repo "$url" pull "${hashes[$r]}"
+		qw+=("$WALL") qc+=("$CPU")
 		reset_receiver "$ROOT/raw-receiver"
-		t0=$(now_ms); raw_pull "$url" "${hashes[$((RUNS + r))]}"; t1=$(now_ms)
-		raw_pull_ms+=($((t1 - t0)))
+		measure raw_pull "$url" "${hashes[$((RUNS + r))]}"
+		rqw+=("$WALL") rqc+=("$CPU")
 	done
-	clone_ms=()
+	cw=() cc=()
 	for ((r = 0; r < 3; r++)); do
 		rm -rf "$ROOT/full-clone"
-		t0=$(now_ms); git clone -q "$url" "$ROOT/full-clone" 2>/dev/null; t1=$(now_ms)
-		clone_ms+=($((t1 - t0)))
+		measure git clone -q "$url" "$ROOT/full-clone"
+		cw+=("$WALL") cc+=("$CPU")
 	done
-	p=$(printf '%s\n' "${push_ms[@]}" | median); rp=$(printf '%s\n' "${raw_push_ms[@]}" | median)
-	q=$(printf '%s\n' "${pull_ms[@]}" | median); rq=$(printf '%s\n' "${raw_pull_ms[@]}" | median)
-	c=$(printf '%s\n' "${clone_ms[@]}" | median)
-	label="$size earlier ghosts"
-	printf '%-26s %12d %12d %8.2f\n' "push, $label" "$p" "$rp" "$(echo "$p / $rp" | bc -l)"
-	printf '%-26s %12d %12d %8.2f\n' "pull, $label" "$q" "$rq" "$(echo "$q / $rq" | bc -l)"
-	printf '%-26s %12d\n' "full clone, $label" "$c"
+	row "push, $size earlier ghosts" "$(med "${pw[@]}")" "$(med "${rpw[@]}")" "$(med "${pc[@]}")" "$(med "${rpc[@]}")"
+	row "pull, $size earlier ghosts" "$(med "${qw[@]}")" "$(med "${rqw[@]}")" "$(med "${qc[@]}")" "$(med "${rqc[@]}")"
+	printf '%-28s %9d %9s %6s   %9d\n' "full clone, $size ghosts" "$(med "${cw[@]}")" "" "" "$(med "${cc[@]}")"
 done
 echo "($FILES-file repository, $CHANGED-file change; median of $RUNS runs; $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $(git --version))"
