@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -39,6 +40,17 @@ func TestScripts(t *testing.T) {
 			if h, ok := os.LookupEnv("DOCKER_HOST"); ok {
 				env.Setenv("DOCKER_HOST", h)
 			}
+			// Scripts that build Go programs share the user's caches instead of a cold one.
+			for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+				if out, err := exec.Command("go", "env", v).Output(); err == nil {
+					env.Setenv(v, strings.TrimSpace(string(out)))
+				}
+			}
+			repo, err := filepath.Abs(filepath.Join("..", ".."))
+			if err != nil {
+				return err
+			}
+			env.Setenv("REPO", repo)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
