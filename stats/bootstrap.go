@@ -13,7 +13,8 @@ type Interval struct {
 
 // BootstrapCI returns the percentile bootstrap confidence interval at level (e.g. 0.95) of
 // statistic stat over resamples of x drawn with replacement. The generator is a PCG seeded with
-// seed, so the same inputs give the same interval on every machine.
+// seed, so the same inputs give the same interval on every machine. stat is handed the same
+// buffer for every resample: it may reorder it but must not keep it.
 func BootstrapCI(x []float64, stat func([]float64) float64, level float64, resamples int, seed uint64) (Interval, error) {
 	if err := checkSample("sample", x); err != nil {
 		return Interval{}, fmt.Errorf("bootstrap: %w", err)
