@@ -84,3 +84,17 @@ func TestTolerationsAndAffinity(t *testing.T) {
 		t.Error("node selector zone=b matches zone a")
 	}
 }
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]Time{"90": 90 * Second, "1.5": 1500000, "1h30m": 5400 * Second, "7d": 7 * 86400 * Second, "1d12h": 36 * 3600 * Second} {
+		got, err := ParseDuration(in)
+		if err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"-1", "soon", "1x", "-1h"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) succeeded", bad)
+		}
+	}
+}

@@ -45,10 +45,24 @@ func ParseDuration(s string) (Time, error) {
 		}
 		return Seconds(f), nil
 	}
+	// Go durations stop at hours; simulated workloads span days, so a leading "<n>d" is
+	// accepted too ("7d", "1d12h").
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.ParseFloat(s[:i], 64)
+		if err == nil && n >= 0 {
+			days = time.Duration(n * float64(24*time.Hour))
+			s = s[i+1:]
+			if s == "" {
+				s = "0s"
+			}
+		}
+	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("duration %q: write seconds (90) or a Go duration (1h30m)", s)
+		return 0, fmt.Errorf("duration %q: write seconds (90), a Go duration (1h30m) or days (7d, 1d12h)", s)
 	}
+	d += days
 	if d < 0 {
 		return 0, fmt.Errorf("duration %q must not be negative", s)
 	}

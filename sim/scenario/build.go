@@ -52,6 +52,7 @@ type builder struct {
 	names  *sim.Names
 	seed   uint64
 	shapes []sim.Resources
+	groups []sim.NodeSpec
 	gpus   int64
 	total  int
 	// lenient is set when the profile is overridden (compare --profiles): settings that belong
@@ -148,6 +149,7 @@ func (b *builder) nodes() ([]sim.NodeSpec, map[string]sim.NodeSpec, error) {
 		spec := sim.NodeSpec{Group: g.Name, Labels: g.Labels, Taints: taints, Capacity: capacity}
 		templates[g.Name] = spec
 		b.shapes = append(b.shapes, capacity)
+		b.groups = append(b.groups, spec)
 		for k := range g.Count {
 			n := spec
 			n.Name = g.Name + "-" + strconv.Itoa(k)
@@ -294,12 +296,11 @@ func (b *builder) quotas() (map[string]sim.Resources, error) {
 		}
 		// Resources a quota does not name are unlimited.
 		for i := range r {
-			if _, named := q[b.names.Name(i)]; !named && i < b.names.Len() {
+			if i >= b.names.Len() {
+				r[i] = 1 << 62
+			} else if _, named := q[b.names.Name(i)]; !named {
 				r[i] = 1 << 62
 			}
-		}
-		for i := b.names.Len(); i < sim.MaxResources; i++ {
-			r[i] = 1 << 62
 		}
 		out[u] = r
 	}
@@ -437,8 +438,24 @@ func (b *builder) checkJobs(f string, jobs []submitter.Job) error {
 			return fmt.Errorf("%s: pod %s (requests %s) fits on no node group; lower its request or add a larger node group",
 				f, p.Name, b.names.Format(&p.Requests))
 		}
+		if !b.admissible(p) {
+			return fmt.Errorf("%s: pod %s fits no node group once its node selector, affinity and tolerations are applied; check its labels and tolerations against cluster.nodeGroups",
+				f, p.Name)
+		}
 	}
 	return nil
+}
+
+// admissible reports whether some node group satisfies the pod's resources, taints, node
+// selector and required affinity together.
+func (b *builder) admissible(p *sim.Pod) bool {
+	for i := range b.groups {
+		n := &sim.Node{Labels: b.groups[i].Labels, Taints: b.groups[i].Taints, Capacity: b.groups[i].Capacity, Up: true}
+		if p.Feasible(n) {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *builder) path(p string) string {

@@ -233,3 +233,53 @@ scheduler: {profile: fifo}
 		t.Fatalf("error = %v", err)
 	}
 }
+
+func TestManifestNeverAdmissible(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "pods.yaml"), []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: picky, annotations: {sim.jikken.dev/duration: "60"}}
+spec:
+  nodeSelector: {zone: mars}
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+`), 0o644)
+	sc := mustParse(t, `
+cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "8", memory: 32Gi}, labels: {zone: earth}}]}
+workload: [{trace: {path: pods.yaml}}]
+scheduler: {profile: kube-default}
+`)
+	sc.Dir = dir
+	_, err := Build(sc, Options{})
+	if err == nil || !strings.Contains(err.Error(), "workload[0].trace: pod picky fits no node group once its node selector") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+// Every example scenario must build, and the small ones must run: the docs point at them.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("../../examples/sim/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := Build(sc, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Total > 20000 {
+				t.Skip("too large for a unit test; see bench/sim")
+			}
+			if len(sc.Scheduler.Extenders) > 0 || sc.Scheduler.Remote != nil {
+				t.Skip("needs a running extender or remote service")
+			}
+			if err := b.Engine.Run(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
