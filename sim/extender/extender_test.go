@@ -195,3 +195,73 @@ func TestExtenderErrorsAbortUnlessIgnorable(t *testing.T) {
 		}
 	}
 }
+
+// The preempt verb may veto candidate nodes: whichever node the extender keeps is where the
+// high-priority pod ends up, and only that node's pod is evicted.
+func TestExtenderPreemptVerb(t *testing.T) {
+	for _, cache := range []bool{false, true} {
+		for _, keep := range []string{"n0", "n1"} {
+			var seen []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var args extender.PreemptionArgs
+				if err := json.NewDecoder(r.Body).Decode(&args); err != nil || args.Pod == nil {
+					http.Error(w, "bad preemption args", http.StatusBadRequest)
+					return
+				}
+				out := map[string]*extender.MetaVictims{}
+				if cache {
+					for n, v := range args.NodeNameToMetaVictims {
+						seen = append(seen, n)
+						if n == keep {
+							out[n] = v
+						}
+					}
+				} else {
+					for n, v := range args.NodeNameToVictims {
+						seen = append(seen, n)
+						if n == keep {
+							mv := &extender.MetaVictims{}
+							for _, p := range v.Pods {
+								mv.Pods = append(mv.Pods, &extender.MetaPod{UID: p.Metadata.UID})
+							}
+							out[n] = mv
+						}
+					}
+				}
+				json.NewEncoder(w).Encode(extender.PreemptionResult{NodeNameToMetaVictims: out})
+			}))
+			names := sim.NewNames()
+			ext, err := extender.New(extender.Config{URLPrefix: srv.URL, PreemptVerb: "preempt", NodeCacheCapable: cache}, names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := scheduler.KubeDefault()
+			p.Extenders = []scheduler.Extender{ext}
+			fw, _ := scheduler.New(p, names, sim.NewRand(1, 1))
+			jobs := []submitter.Job{
+				{Name: "low0", Duration: 100, GPU: 4 * sim.Milli},
+				{Name: "low1", Duration: 100, GPU: 4 * sim.Milli},
+				{Name: "high", Submit: 10, Duration: 10, GPU: 4 * sim.Milli, Priority: 10},
+			}
+			e, _ := sim.New(sim.Config{Names: names, Nodes: []sim.NodeSpec{node("n0", "a"), node("n1", "a")}, Scheduler: fw,
+				Submitters: []sim.Submitter{submitter.NewTrace(jobs)}, Rand: sim.NewRand(1, 0)})
+			if err := e.Run(); err != nil {
+				t.Fatal(err)
+			}
+			srv.Close()
+			slices.Sort(seen)
+			if strings.Join(seen, ",") != "n0,n1" {
+				t.Errorf("cache=%v: extender saw candidates %v, want n0 and n1", cache, seen)
+			}
+			st := e.Cluster().Stats()
+			if st.Preemptions != 1 {
+				t.Errorf("cache=%v keep=%s: %d preemptions, want 1", cache, keep, st.Preemptions)
+			}
+			for _, p := range e.Cluster().Pods() {
+				if p.Name == "high" && (p.LastNode != keep || p.FirstStart != 10*sim.Second) {
+					t.Errorf("cache=%v: high ran on %s from %v, want %s from 10s", cache, p.LastNode, p.FirstStart, keep)
+				}
+			}
+		}
+	}
+}
