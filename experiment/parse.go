@@ -13,7 +13,7 @@ import (
 
 var trialFields = []string{
 	"name", "image", "cmd", "env", "params", "seed", "workdir", "timeout", "retries", "backoff",
-	"resources", "service", "health", "depends", "after", "ports", "volumes", "networks",
+	"resources", "service", "show", "health", "depends", "after", "ports", "volumes", "networks",
 	"node_selector", "labels",
 }
 
@@ -289,12 +289,17 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 	}
 	dur("timeout", &t.Timeout)
 	dur("backoff", &t.Backoff)
-	if v, ok := m["service"]; ok {
-		b, isBool := v.(bool)
-		if !isBool {
-			bad("service", "must be true or false")
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"service", &t.Service}, {"show", &t.Show}} {
+		if v, ok := m[f.name]; ok {
+			b, isBool := v.(bool)
+			if !isBool {
+				bad(f.name, "must be true or false")
+			}
+			*f.dst = b
 		}
-		t.Service = b
 	}
 	if v, ok := m["resources"]; ok {
 		r, err := toResources(v)

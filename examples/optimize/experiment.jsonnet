@@ -11,8 +11,8 @@ function(seeds=30) {
   trials: [
     // The pre-run step: build the trial program once, for every trial to use.
     { name: "build", cmd: "go build -o bin/opt ./opt" },
-    // The final step: compare the algorithms, paired by (function, seed).
-    { name: "compare", cmd: "sh summarize.sh", after: ["opt"] },
+    // The final step: compare the algorithms, paired by seed, and show the verdicts.
+    { name: "compare", cmd: "sh summarize.sh", after: ["opt"], show: true },
   ],
   matrix: {
     name: "opt",

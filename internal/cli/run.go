@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -223,6 +224,7 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 			return err
 		}
 	case "text":
+		showOutputs(ctx, ios.Out, runs, m, sum)
 		printSummary(ios.Out, sum, time.Since(start))
 	}
 	switch {
@@ -245,6 +247,23 @@ func workRoot(b store.Blob) string {
 		dir = os.TempDir()
 	}
 	return filepath.Join(dir, "jikken", "work")
+}
+
+// showOutputs prints the stdout of the trials marked show: true that ran in this runner.
+func showOutputs(ctx context.Context, w io.Writer, runs store.Runs, m *store.Manifest, sum *runner.Summary) {
+	for i, t := range m.Trials {
+		if !t.Show || sum.Trials[i] == nil || sum.Trials[i].Status != store.Succeeded {
+			continue
+		}
+		out, err := store.ReadAll(ctx, runs.Blob, store.TrialKey(m.RunID, t.Name, "stdout.log"))
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "== %s\n%s", t.Name, out)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			fmt.Fprintln(w)
+		}
+	}
 }
 
 type trialJSON struct {
