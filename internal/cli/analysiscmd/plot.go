@@ -40,7 +40,8 @@ SVG (chosen by the extension of -o).
          and the inter-quartile band (needs a run, not a CSV file)
   cd     Demšar's critical-difference diagram of mean ranks (needs --pair-by and 3+ groups)
 
-Only succeeded trials are drawn.`,
+Only succeeded trials are drawn. For a run, --by defaults to the only parameter whose value
+varies across trials (seed and the --pair-by columns aside); a CSV file needs --by.`,
 		Example: `  jikken plot latest --kind box --by algo --metric loss -o loss.png
   jikken plot latest --kind curve --by algo --metric loss -o curves.svg
   jikken plot results.csv --kind cd --by algo --metric loss --pair-by seed --lower-is-better -o cd.png`,
@@ -52,13 +53,12 @@ Only succeeded trials are drawn.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Kind, "kind", "box", "what to draw: box, curve or cd")
-	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (required)")
+	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (for a run, default: the only param that varies)")
 	fl.StringVar(&opts.Metric, "metric", "", "metric to plot (required)")
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (for cd)")
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (ranks for cd)")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
 	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png or .svg (required)")
-	_ = cmd.MarkFlagRequired("by")
 	_ = cmd.MarkFlagRequired("metric")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
@@ -71,6 +71,16 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 	}
 	if opts.Alpha <= 0 || opts.Alpha >= 1 {
 		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
+	}
+	if opts.By == "" {
+		if isFile(opts.Source) {
+			return cmdutil.UsageError("--by is required with a CSV file: name the column whose values are the groups")
+		}
+		by, err := inferBy(ctx, opts.Factory, opts.Source, opts.PairBy)
+		if err != nil {
+			return err
+		}
+		opts.By = by
 	}
 	var (
 		p   *plot.Plot
@@ -95,6 +105,27 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 		return fmt.Errorf("write plot: %w", err)
 	}
 	return nil
+}
+
+// inferBy picks the grouping column of a run as report does: the only param that varies.
+func inferBy(ctx context.Context, f *cmdutil.Factory, ref, pairBy string) (string, error) {
+	runs, id, err := openRun(ctx, f, ref)
+	if err != nil {
+		return "", err
+	}
+	m, err := runs.Manifest(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	t, err := results.LoadTable(ctx, runs, id)
+	if err != nil {
+		return "", err
+	}
+	by, note := chooseBy("", pairBy, t, paramNames(m))
+	if by == "" {
+		return "", cmdutil.UsageError("%s; see 'jikken results %s'", strings.TrimPrefix(note, "no comparison: "), id)
+	}
+	return by, nil
 }
 
 func comparisonPlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) {
