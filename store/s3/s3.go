@@ -141,7 +141,7 @@ func (s *Store) check(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("reach bucket %q at %s: %w", s.loc.Bucket, s.endpoint, s.describe(err))
+		return fmt.Errorf("reach bucket %q: %w", s.loc.Bucket, s.describe(err))
 	}
 	if !ok {
 		return fmt.Errorf("bucket %q does not exist at %s; create it first (for example 'mc mb ALIAS/%s')", s.loc.Bucket, s.endpoint, s.loc.Bucket)
