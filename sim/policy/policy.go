@@ -45,11 +45,15 @@ func New(name string, o Options) (sim.Scheduler, error) {
 		if !slices.IsSorted(th) {
 			return nil, fmt.Errorf("las thresholds %v must be ascending", th)
 		}
-		return &ordered{base: b, preempt: true, key: func(now sim.Time, p *sim.Pod) float64 {
-			// Discretised 2D-LAS: the queue level by attained GPU-seconds, FIFO within a level.
-			a := p.AttainedAt(now) / sim.Milli
-			level, _ := slices.BinarySearch(th, a)
-			return float64(level)*1e15 + float64(p.Submit)/1e3
+		level := func(now sim.Time, p *sim.Pod) float64 {
+			l, _ := slices.BinarySearch(th, p.AttainedAt(now)/sim.Milli)
+			return float64(l)
+		}
+		// Discretised 2D-LAS: ordered by queue level of attained GPU-seconds, FIFO within a
+		// level; only a pod in a lower level may suspend another, so pods of one level do
+		// not take turns.
+		return &ordered{base: b, preempt: true, victimKey: level, key: func(now sim.Time, p *sim.Pod) float64 {
+			return level(now, p)*1e15 + float64(p.Submit)/1e3
 		}}, nil
 	case "drf":
 		return &drf{base: b}, nil
@@ -216,10 +220,12 @@ func reservation(c *sim.Cluster, head *sim.Pod) (sim.Time, *sim.Node) {
 // progress (they are assumed to checkpoint), as in SRTF and Tiresias.
 type ordered struct {
 	base
-	key     func(now sim.Time, p *sim.Pod) float64
-	preempt bool
-	queue   []*sim.Pod
-	keys    map[*sim.Pod]float64
+	key func(now sim.Time, p *sim.Pod) float64
+	// victimKey, if set, replaces key when deciding who may suspend whom.
+	victimKey func(now sim.Time, p *sim.Pod) float64
+	preempt   bool
+	queue     []*sim.Pod
+	keys      map[*sim.Pod]float64
 }
 
 func (o *ordered) Schedule(c *sim.Cluster) error {
@@ -247,15 +253,20 @@ func (o *ordered) Schedule(c *sim.Cluster) error {
 		if ok || !o.preempt || p.Gang != "" || o.overQuota(c, p) {
 			continue
 		}
-		if err := o.suspendFor(c, p, o.keys[p]); err != nil {
+		if err := o.suspendFor(c, p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (o *ordered) suspendFor(c *sim.Cluster, p *sim.Pod, key float64) error {
+func (o *ordered) suspendFor(c *sim.Cluster, p *sim.Pod) error {
 	now := c.Now()
+	vk := o.key
+	if o.victimKey != nil {
+		vk = o.victimKey
+	}
+	key := vk(now, p)
 	var bestNode *sim.Node
 	var best, cand []*sim.Pod
 	for _, n := range c.Nodes() {
@@ -264,7 +275,7 @@ func (o *ordered) suspendFor(c *sim.Cluster, p *sim.Pod, key float64) error {
 		}
 		cand = cand[:0]
 		for _, q := range n.Pods() {
-			if q.Phase == sim.Running && !q.Assumed() && q.Gang == "" && o.key(now, q) > key {
+			if q.Phase == sim.Running && !q.Assumed() && q.Gang == "" && vk(now, q) > key {
 				cand = append(cand, q)
 			}
 		}

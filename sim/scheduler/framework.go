@@ -212,6 +212,9 @@ type Framework struct {
 	// reqIDs numbers the distinct request vectors seen, so score-cache entries compare one
 	// integer instead of a whole vector.
 	reqIDs map[sim.Resources]uint32
+	// exhaustive turns off the free-GPU index and the score cache; tests use it to check
+	// that both leave results unchanged.
+	exhaustive bool
 	// fitFilters records that NodeResourcesFit filters, so the free-capacity bound may
 	// short-cut a scan.
 	fitFilters bool
@@ -432,7 +435,7 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 	if all == 0 {
 		return f.feasible
 	}
-	if f.fitFilters && !p.Requests.Fits(c.MaxFree()) {
+	if f.fitFilters && !f.exhaustive && !p.Requests.Fits(c.MaxFree()) {
 		// The free-capacity bound proves no node fits, so skip the scan: with NodeResourcesFit
 		// among the filters a full scan would reach the same outcome.
 		return f.feasible
@@ -440,7 +443,7 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 	want := f.numFeasibleNodesToFind(all)
 	start := f.next % all
 	processed := all
-	if set := c.NodesWithFreeGPUs(int(p.Requests[sim.GPUIndex] / sim.Milli)); f.fitFilters && set != nil {
+	if set := c.NodesWithFreeGPUs(int(p.Requests[sim.GPUIndex] / sim.Milli)); f.fitFilters && set != nil && !f.exhaustive {
 		// Visit only nodes with enough whole GPUs free, in the same circular order from start;
 		// the others would fail NodeResourcesFit, so the feasible list and the next start
 		// index come out as a full scan would leave them.
@@ -529,12 +532,12 @@ func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 	}
 	for i := range f.score {
 		ws := &f.score[i]
-		if sk, ok := ws.plugin.(ScoreSkipper); ok && sk.SkipScore(st, p) {
+		if sk, ok := ws.plugin.(ScoreSkipper); ok && !f.exhaustive && sk.SkipScore(st, p) {
 			continue
 		}
 		s := slices.Grow(f.scores[i][:0], k)[:k]
 		f.scores[i] = s
-		if _, ok := ws.plugin.(RequestScorer); ok {
+		if _, ok := ws.plugin.(RequestScorer); ok && !f.exhaustive {
 			if n := len(c.Nodes()); len(ws.cache) < n {
 				ws.cache = append(ws.cache, make([]cachedScore, n-len(ws.cache))...)
 			}

@@ -107,7 +107,12 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 				return nil, err
 			}
 			if bar != nil {
-				_ = bar.Set(e.Cluster().Stats().Finished)
+				done := e.Cluster().Stats().Finished
+				if b.Total > 0 {
+					// Gang members make pods outnumber jobs; keep the bar within its end.
+					done = min(done, b.Total)
+				}
+				_ = bar.Set(done)
 			}
 		}
 	}
