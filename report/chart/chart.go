@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -97,7 +98,54 @@ func Box(title, metric string, groups []Group) (*plot.Plot, error) {
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(groups))-0.4
 	p.Add(plotter.NewGrid())
+	var all []float64
+	for _, g := range groups {
+		all = append(all, g.Values...)
+	}
+	logScaleIfWide(p, metric, all)
 	return p, nil
+}
+
+// logScaleIfWide switches the Y axis to a log scale, and says so in its label, when all values
+// are positive and span more than three decades: on a linear axis the small ones would be a flat
+// line at zero.
+func logScaleIfWide(p *plot.Plot, label string, values []float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range values {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	if !(lo > 0) || hi/lo <= 1000 {
+		return
+	}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = decadeTicks{}
+	p.Y.Label.Text = label + " (log scale)"
+}
+
+// decadeTicks labels powers of ten on a log axis: every decade when there are few, otherwise every
+// 2nd, 5th, 10th, 20th... so that about eight labels remain, written 0.01, 1, 1000 or 1e-20.
+type decadeTicks struct{}
+
+func (decadeTicks) Ticks(min, max float64) []plot.Tick {
+	lo, hi := math.Floor(math.Log10(min)), math.Ceil(math.Log10(max))
+	step := 1.0
+	for i := 0; (hi-lo)/step > 8; i++ {
+		step *= []float64{2, 2.5, 2}[i%3] // 1, 2, 5, 10, 20, 50, ...
+	}
+	var ticks []plot.Tick
+	for e := math.Ceil(lo/step) * step; e <= hi; e += step {
+		label := strconv.FormatFloat(math.Pow(10, e), 'f', -1, 64)
+		if e < -3 || e > 4 {
+			label = fmt.Sprintf("1e%d", int(e))
+		}
+		ticks = append(ticks, plot.Tick{Value: math.Pow(10, e), Label: label})
+		if step == 1 && e < hi {
+			for m := 2.0; m < 10; m++ {
+				ticks = append(ticks, plot.Tick{Value: m * math.Pow(10, e)})
+			}
+		}
+	}
+	return ticks
 }
 
 // jitter spreads the points of a strip plot sideways by a fixed low-discrepancy sequence rather
@@ -130,6 +178,8 @@ func Curves(title, metric string, bands []Band) (*plot.Plot, error) {
 	p.Y.Label.Text = metric
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
+	var all []float64
+	rising := 0.0
 	for i, b := range bands {
 		if len(b.Steps) == 0 {
 			return nil, fmt.Errorf("curve plot: group %s has no points", b.Name)
@@ -160,7 +210,12 @@ func Curves(title, metric string, bands []Band) (*plot.Plot, error) {
 		l.Width = vg.Points(1.5)
 		p.Add(poly, l)
 		p.Legend.Add(b.Name, l)
+		all = append(append(append(all, b.Median...), b.Q1...), b.Q3...)
+		rising += b.Median[len(b.Median)-1] - b.Median[0]
 	}
+	// Put the legend in the top corner the curves leave free: top left when they rise.
+	p.Legend.Left = rising > 0
+	logScaleIfWide(p, metric, all)
 	return p, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -109,5 +110,55 @@ func TestErrors(t *testing.T) {
 	}
 	if err := Write(&bytes.Buffer{}, plot.New(), "pdf", Width, Height); err == nil {
 		t.Error("Write pdf: want an error")
+	}
+}
+
+func TestLogScaleWhenValuesSpanDecades(t *testing.T) {
+	wide, err := Box("", "best", []Group{{"a", []float64{1e-6, 1e-3}}, {"b", []float64{10, 4000}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := wide.Y.Scale.(plot.LogScale); !ok || wide.Y.Label.Text != "best (log scale)" {
+		t.Errorf("values over 9 decades: scale %T, label %q; want a labelled log scale", wide.Y.Scale, wide.Y.Label.Text)
+	}
+	for name, vals := range map[string][]float64{"narrow": {1, 2, 500}, "zero": {0, 1, 1e6}} {
+		p, err := Box("", "v", []Group{{"a", vals}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.Y.Scale.(plot.LogScale); ok {
+			t.Errorf("%s values %v: want a linear scale", name, vals)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, wide, "png", Width, Height); err != nil {
+		t.Errorf("rendering a log-scale plot: %v", err)
+	}
+}
+
+func TestDecadeTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (decadeTicks{}).Ticks(3e-57, 4000) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	want := []string{"1e-50", "1e-40", "1e-30", "1e-20", "1e-10", "1"}
+	if len(labels) != len(want) {
+		t.Fatalf("labels = %v; want %v", labels, want)
+	}
+	for i := range want {
+		if labels[i] != want[i] {
+			t.Fatalf("labels = %v; want %v", labels, want)
+		}
+	}
+	var small []string
+	for _, tk := range (decadeTicks{}).Ticks(0.005, 2000) {
+		if tk.Label != "" {
+			small = append(small, tk.Label)
+		}
+	}
+	if got := strings.Join(small, " "); got != "0.001 0.01 0.1 1 10 100 1000 10000" {
+		t.Errorf("labels = %q", got)
 	}
 }
