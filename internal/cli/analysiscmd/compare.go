@@ -16,6 +16,8 @@ type CompareOptions struct {
 	// Source is a run id, a CSV file, or "-" for a CSV on stdin.
 	Source string
 	report.Options
+	// Where are COLUMN=VALUE conditions a row must meet to be compared.
+	Where  []string
 	Format string
 }
 
@@ -47,6 +49,9 @@ in a paired design the whole block goes with them.`,
 		Example: `  # Is adam better than sgd on final loss, pairing trials by seed?
   jikken compare results.csv --by algo --metric loss --pair-by seed --lower-is-better
 
+  # The same on one benchmark function only
+  jikken compare latest --by algo --metric best --pair-by seed --where fn=sphere --lower-is-better
+
   # Machine-readable, from a run in the store
   jikken compare 20260101-120000-abcd --by algo --metric accuracy -o json`,
 		Args: cobra.ExactArgs(1),
@@ -61,6 +66,7 @@ in a paired design the whole block goes with them.`,
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (a loss, a runtime)")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
+	fl.StringArrayVar(&opts.Where, "where", nil, "compare only rows where COLUMN=VALUE (repeatable; all must hold)")
 	fl.StringVarP(&opts.Format, "output", "o", "text", "output format: text, json, markdown or csv")
 	_ = cmd.MarkFlagRequired("by")
 	_ = cmd.MarkFlagRequired("metric")
@@ -78,6 +84,9 @@ func runCompare(ctx context.Context, opts *CompareOptions) error {
 	t, err := loadTable(ctx, opts.Factory, opts.Source)
 	if err != nil {
 		return err
+	}
+	if t, err = report.Where(t, opts.Where); err != nil {
+		return fmt.Errorf("compare %s: %w", opts.Source, err)
 	}
 	c, err := report.Compare(t, opts.Options)
 	if err != nil {

@@ -23,6 +23,7 @@ type PlotOptions struct {
 	Source  string
 	Kind    string
 	report.Options
+	Where  []string
 	Output string
 }
 
@@ -58,6 +59,7 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (for cd)")
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (ranks for cd)")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
+	fl.StringArrayVar(&opts.Where, "where", nil, "plot only rows where COLUMN=VALUE (repeatable; all must hold)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png or .svg (required)")
 	_ = cmd.MarkFlagRequired("metric")
 	_ = cmd.MarkFlagRequired("output")
@@ -76,7 +78,7 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 		if isFile(opts.Source) {
 			return cmdutil.UsageError("--by is required with a CSV file: name the column whose values are the groups")
 		}
-		by, err := inferBy(ctx, opts.Factory, opts.Source, opts.PairBy)
+		by, err := inferBy(ctx, opts.Factory, opts.Source, opts.PairBy, opts.Where)
 		if err != nil {
 			return err
 		}
@@ -108,7 +110,7 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 }
 
 // inferBy picks the grouping column of a run as report does: the only param that varies.
-func inferBy(ctx context.Context, f *cmdutil.Factory, ref, pairBy string) (string, error) {
+func inferBy(ctx context.Context, f *cmdutil.Factory, ref, pairBy string, where []string) (string, error) {
 	runs, id, err := openRun(ctx, f, ref)
 	if err != nil {
 		return "", err
@@ -119,6 +121,9 @@ func inferBy(ctx context.Context, f *cmdutil.Factory, ref, pairBy string) (strin
 	}
 	t, err := results.LoadTable(ctx, runs, id)
 	if err != nil {
+		return "", err
+	}
+	if t, err = report.Where(t, where); err != nil {
 		return "", err
 	}
 	by, note := chooseBy("", pairBy, t, paramNames(m))
@@ -132,6 +137,9 @@ func comparisonPlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) 
 	t, err := loadTable(ctx, opts.Factory, opts.Source)
 	if err != nil {
 		return nil, err
+	}
+	if t, err = report.Where(t, opts.Where); err != nil {
+		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
 	c, err := report.Compare(t, opts.Options)
 	if err != nil {
@@ -155,6 +163,9 @@ func curvePlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) {
 	t, err := results.LoadTable(ctx, runs, id)
 	if err != nil {
 		return nil, err
+	}
+	if t, err = report.Where(t, opts.Where); err != nil {
+		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
 	bands, err := curveBands(ctx, runs, id, t, opts.By, opts.Metric)
 	if err != nil {

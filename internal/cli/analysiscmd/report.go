@@ -29,6 +29,8 @@ type ReportOptions struct {
 	PairBy        string
 	LowerIsBetter bool
 	Alpha         float64
+	// Where are COLUMN=VALUE conditions a trial must meet to be in the report's tables.
+	Where []string
 }
 
 // NewReportCmd builds `jikken report`.
@@ -61,6 +63,7 @@ defaults to every metric. Give a metric's direction with a suffix: --metric loss
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller values are better for metrics without :min/:max")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
+	fl.StringArrayVar(&opts.Where, "where", nil, "report only trials where COLUMN=VALUE (repeatable; all must hold)")
 	return cmd
 }
 
@@ -87,11 +90,17 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err != nil {
 		return err
 	}
+	if t, err = report.Where(t, opts.Where); err != nil {
+		return fmt.Errorf("report %s: %w", id, err)
+	}
 	params := paramNames(m)
 	page := &report.Page{
 		Title:   fmt.Sprintf("%s — run %s", orDefault(m.Experiment, "experiment"), id),
 		Summary: summarize(ctx, runs, m, recs, t),
 		Results: t,
+	}
+	if len(opts.Where) > 0 {
+		page.Summary.Fields = append(page.Summary.Fields, report.Field{Name: "trials shown", Value: strings.Join(opts.Where, " and ")})
 	}
 	by, note := chooseBy(opts.By, opts.PairBy, t, params)
 	if note != "" {
