@@ -417,6 +417,9 @@ func (e *Engine) submit(i int) error {
 	return nil
 }
 
+// maxDuration bounds pod durations so that start + duration can never overflow the clock.
+const maxDuration = 100 * 365 * 86400 * Second
+
 // Cluster is the simulated cluster's state and the only way schedulers change it. Methods
 // check their preconditions and return errors rather than corrupt state, so a buggy scheduler
 // cannot overcommit a node.
@@ -675,6 +678,9 @@ func (c *Cluster) admit(p *Pod) error {
 	}
 	if p.Duration < 0 {
 		return fmt.Errorf("pod %s: duration %v is negative", p.Name, p.Duration)
+	}
+	if p.Duration > maxDuration {
+		return fmt.Errorf("pod %s: duration %v exceeds 100 years; cap the duration distribution (lognormal max)", p.Name, p.Duration)
 	}
 	if p.Requests[PodsIndex] == 0 {
 		p.Requests[PodsIndex] = Milli

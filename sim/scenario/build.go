@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,8 +123,8 @@ func (b *builder) nodes() ([]sim.NodeSpec, map[string]sim.NodeSpec, error) {
 		if _, dup := templates[g.Name]; dup {
 			return nil, nil, fmt.Errorf("%s.name: group %q defined twice", f, g.Name)
 		}
-		if g.Count < 0 {
-			return nil, nil, fmt.Errorf("%s.count: %d is negative", f, g.Count)
+		if g.Count < 0 || g.Count > maxNodesPerGroup {
+			return nil, nil, fmt.Errorf("%s.count: %d must be within 0..%d", f, g.Count, maxNodesPerGroup)
 		}
 		capQ := map[string]string{}
 		for k, v := range g.Capacity {
@@ -162,6 +163,9 @@ func (b *builder) nodes() ([]sim.NodeSpec, map[string]sim.NodeSpec, error) {
 	}
 	return nodes, templates, nil
 }
+
+// maxNodesPerGroup keeps a typo from allocating millions of nodes.
+const maxNodesPerGroup = 1_000_000
 
 func (b *builder) events(templates map[string]sim.NodeSpec) ([]sim.ClusterEvent, error) {
 	var out []sim.ClusterEvent
@@ -725,8 +729,8 @@ func (b *builder) generator(f string, w Workload, rng *sim.Rand) (*submitter.Pro
 		arr = submitter.UniformArrivals{Min: g.Min, Max: g.Max}
 	default:
 		g, f = w.Binomial, f+".binomial"
-		if g.Interval <= 0 || g.N <= 0 || g.P <= 0 || g.P > 1 {
-			return nil, fmt.Errorf("%s: need interval > 0, n > 0 and 0 < p <= 1", f)
+		if g.Interval <= 0 || g.N <= 0 || g.N > 1_000_000 || g.P <= 0 || g.P > 1 {
+			return nil, fmt.Errorf("%s: need interval > 0, 0 < n <= 1000000 and 0 < p <= 1", f)
 		}
 		arr = submitter.Binomial{Interval: g.Interval, N: g.N, P: g.P}
 	}
@@ -758,6 +762,16 @@ func (b *builder) user(f string, u UserProfile, rng *sim.Rand) (*submitter.Proce
 	}
 	if len(u.Hourly) > 24 {
 		return nil, fmt.Errorf("%s.hourly: at most 24 entries (one per hour of day)", f)
+	}
+	positive := len(u.Hourly) < 24
+	for h, v := range u.Hourly {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s.hourly[%d]: %v must be a finite non-negative factor", f, h, v)
+		}
+		positive = positive || v > 0
+	}
+	if !positive {
+		return nil, fmt.Errorf("%s.hourly: every hour is 0, so no job would ever arrive", f)
 	}
 	shape, err := b.shape(f+".shape", &u.Shape)
 	if err != nil {
