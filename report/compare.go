@@ -201,23 +201,9 @@ func extract(t *results.Table, opts Options) (*data, error) {
 		if len(row) != len(t.Columns) {
 			return nil, fmt.Errorf("row %d has %d fields, the header %d", r+1, len(row), len(t.Columns))
 		}
-		where := rowName(r, row, trial)
-		raw := strings.TrimSpace(row[metric])
-		v, perr := strconv.ParseFloat(raw, 64)
-		var reason string
-		switch {
-		case row[by] == "":
-			// Steps of the experiment that are not in the comparison (a build, a summary).
-			reason = fmt.Sprintf("no value for %s", opts.By)
-		case status >= 0 && row[status] != "" && row[status] != "succeeded":
-			reason = "trial " + row[status]
-		case raw == "":
-			reason = fmt.Sprintf("%s is empty", opts.Metric)
-		case perr != nil:
-			return nil, fmt.Errorf("%s: column %q holds %q, which is not a number; fix the value or drop the row", where, opts.Metric, row[metric])
-		case math.IsNaN(v) || math.IsInf(v, 0):
-			// Infinite values would rank fine but leave means and IQRs that JSON cannot carry.
-			reason = fmt.Sprintf("%s is %v", opts.Metric, v)
+		v, reason, err := metricOf(row, by, metric, status, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rowName(r, row, trial), err)
 		}
 		if row[by] == "" {
 			d.dropped = append(d.dropped, Dropped{Row: r + 1, Trial: trialOf(row, trial), Reason: reason})
@@ -271,13 +257,32 @@ func extract(t *results.Table, opts Options) (*data, error) {
 	return d, pairUp(d, grid, badBlocks, opts)
 }
 
+// metricOf returns the row's metric value, or the reason the row is left out of the comparison;
+// a metric that is not a number at all is an error rather than a reason.
+func metricOf(row []string, by, metric, status int, opts Options) (float64, string, error) {
+	raw := strings.TrimSpace(row[metric])
+	v, err := strconv.ParseFloat(raw, 64)
+	switch {
+	case row[by] == "":
+		// Steps of the experiment that are not in the comparison (a build, a summary).
+		return 0, fmt.Sprintf("no value for %s", opts.By), nil
+	case status >= 0 && row[status] != "" && row[status] != "succeeded":
+		return 0, "trial " + row[status], nil
+	case raw == "":
+		return 0, fmt.Sprintf("%s is empty", opts.Metric), nil
+	case err != nil:
+		return 0, "", fmt.Errorf("column %q holds %q, which is not a number; fix the value or drop the row", opts.Metric, row[metric])
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		// Infinite values would rank fine but leave means and IQRs that JSON cannot carry.
+		return 0, fmt.Sprintf("%s is %v", opts.Metric, v), nil
+	}
+	return v, "", nil
+}
+
 // pairUp fills d.values with one value per group per complete block and rejects unbalanced
 // designs, naming the first block that is incomplete or repeated.
 func pairUp(d *data, grid map[[2]int][]float64, badBlocks map[int]bool, opts Options) error {
 	var kept []string
-	for g := range d.values {
-		d.values[g] = nil
-	}
 	for b, name := range d.blocks {
 		if badBlocks[b] {
 			continue
