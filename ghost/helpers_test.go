@@ -124,7 +124,10 @@ func stateOf(t *testing.T, dir string) [3]string {
 	t.Helper()
 	w, err := openWorktree(context.Background(), dir)
 	must(t, err)
-	tree, err := w.worktreeTree(context.Background(), captureOptions{})
+	index, tree, err := w.trees(context.Background(), captureOptions{})
 	must(t, err)
-	return [3]string{git(t, dir, "rev-parse", "HEAD"), git(t, dir, "write-tree"), tree}
+	if real := git(t, dir, "write-tree"); real != index {
+		t.Fatalf("index tree %s from the copy, %s from the index itself", index, real)
+	}
+	return [3]string{git(t, dir, "rev-parse", "HEAD"), index, tree}
 }

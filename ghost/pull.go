@@ -393,15 +393,11 @@ func (w *worktree) isTree(ctx context.Context, commit, tree string) bool {
 	return err == nil && t == tree
 }
 
-// inState reports whether HEAD, the index and the working tree already are the target.
+// inState reports whether the index and the working tree already are the target's.
 func (w *worktree) inState(ctx context.Context, t target) (bool, error) {
-	index, err := w.git.Line(ctx, "write-tree")
-	if err != nil || index != t.index {
-		return false, nil
-	}
-	tree, err := w.worktreeTree(ctx, captureOptions{})
+	index, tree, err := w.trees(ctx, captureOptions{})
 	if err != nil {
 		return false, err
 	}
-	return tree == t.tree, nil
+	return index == t.index && tree == t.tree, nil
 }

@@ -1,6 +1,7 @@
 package ghost
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -15,8 +16,14 @@ func TestTakeAndMaterializeLocally(t *testing.T) {
 	before := stateOf(t, w.sender)
 	statusBefore := git(t, w.sender, "status", "--porcelain")
 
+	indexFile := filepath.Join(w.sender, ".git", "index")
+	indexBefore, err := os.ReadFile(indexFile)
+	must(t, err)
 	snap, err := Take(ctx, filepath.Join(w.sender, "dir"), SnapshotOptions{})
 	must(t, err)
+	if indexAfter, err := os.ReadFile(indexFile); err != nil || !bytes.Equal(indexAfter, indexBefore) {
+		t.Fatalf("Take rewrote the index file (%v)", err)
+	}
 	if !snap.Dirty || snap.Ref == "" || snap.GhostRepo != "" {
 		t.Fatalf("snapshot = %+v, want a dirty local snapshot with a ref", snap)
 	}

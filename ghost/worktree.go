@@ -77,12 +77,11 @@ type captureOptions struct {
 
 // state is a working state captured as git objects, without touching the user's index.
 type state struct {
-	Head      string
-	Tree      string // working tree: tracked and (unless excluded) untracked, not ignored
-	Index     string // the index as it is
-	Files     []string
-	Untracked []string
-	Warnings  []string
+	Head     string
+	Tree     string // working tree: tracked and (unless excluded) untracked, not ignored
+	Index    string // the index as it is
+	Files    []string
+	Warnings []string
 }
 
 // DefaultMaxUntrackedSize is the largest untracked file a ghost takes unless told otherwise:
@@ -94,10 +93,6 @@ func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, erro
 	if err != nil {
 		return state{}, err
 	}
-	index, err := w.git.Line(ctx, "write-tree")
-	if err != nil {
-		return state{}, fmt.Errorf("the index has unresolved conflicts; resolve them and run git add: %w", err)
-	}
 	var untracked []string
 	if !opt.NoUntracked {
 		out, err := w.git.Run(ctx, "ls-files", "-z", "--others", "--exclude-standard")
@@ -106,7 +101,7 @@ func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, erro
 		}
 		untracked = splitZ(out)
 	}
-	st := state{Head: head, Index: index}
+	st := state{Head: head}
 	for _, p := range untracked {
 		fi, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(p)))
 		if err != nil {
@@ -120,11 +115,11 @@ func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, erro
 			st.Warnings = append(st.Warnings, fmt.Sprintf("untracked file %s looks like a secret and is included; add it to .gitignore or pass --no-untracked if it must not leave this machine", p))
 		}
 	}
-	tree, err := w.worktreeTree(ctx, opt)
+	index, tree, err := w.trees(ctx, opt)
 	if err != nil {
 		return state{}, err
 	}
-	st.Tree = tree
+	st.Index, st.Tree = index, tree
 	changed, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", head, tree)
 	if err != nil {
 		return state{}, fmt.Errorf("compare the working tree with HEAD: %w", err)
@@ -150,53 +145,55 @@ func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, erro
 		st.Files = append(st.Files, p)
 	}
 	sort.Strings(st.Files)
-	st.Untracked = untracked
 	return st, nil
 }
 
-// worktreeTree writes the working tree as a tree object through a copy of the index, so the
-// stat cache makes it fast and the user's index stays as it is.
-func (w *worktree) worktreeTree(ctx context.Context, opt captureOptions) (string, error) {
+// trees writes the index and the working tree as tree objects. Both go through a copy of the
+// index: the user's index file is only read (even write-tree would rewrite it to cache the
+// tree), and the copy's stat data lets add -A skip unchanged files.
+func (w *worktree) trees(ctx context.Context, opt captureOptions) (index, tree string, err error) {
 	g, tmp, done, err := w.tempIndex()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer done()
 	indexPath, err := w.git.Line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
-		return "", fmt.Errorf("locate the index: %w", err)
+		return "", "", fmt.Errorf("locate the index: %w", err)
 	}
 	if err := copyFile(indexPath, tmp); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("copy the index: %w", err)
+			return "", "", fmt.Errorf("copy the index: %w", err)
 		}
 		if _, err := g.Run(ctx, "read-tree", "HEAD"); err != nil {
-			return "", fmt.Errorf("read HEAD into a temporary index: %w", err)
+			return "", "", fmt.Errorf("read HEAD into a temporary index: %w", err)
 		}
 	} else if fi, err := os.Stat(indexPath); err == nil {
 		// git trusts a cached stat only for files older than the index file; a fresh mtime on
 		// the copy would hide a same-size edit made in the second the index was written.
 		if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
-			return "", fmt.Errorf("copy the index: %w", err)
+			return "", "", fmt.Errorf("copy the index: %w", err)
 		}
+	}
+	if index, err = g.Line(ctx, "write-tree"); err != nil {
+		return "", "", fmt.Errorf("the index has unresolved conflicts; resolve them and run git add: %w", err)
 	}
 	add := []string{"add", "-A"}
 	if opt.NoUntracked {
 		add = []string{"add", "-u"}
 	}
 	if _, err := g.Run(ctx, append(add, "--", ":/")...); err != nil {
-		return "", fmt.Errorf("stage the working tree in a temporary index: %w", err)
+		return "", "", fmt.Errorf("stage the working tree in a temporary index: %w", err)
 	}
 	if len(opt.Include) > 0 {
 		if _, err := g.Run(ctx, append([]string{"add", "-f", "--"}, opt.Include...)...); err != nil {
-			return "", fmt.Errorf("add included files: %w", err)
+			return "", "", fmt.Errorf("add included files: %w", err)
 		}
 	}
-	tree, err := g.Line(ctx, "write-tree")
-	if err != nil {
-		return "", fmt.Errorf("write the working tree: %w", err)
+	if tree, err = g.Line(ctx, "write-tree"); err != nil {
+		return "", "", fmt.Errorf("write the working tree: %w", err)
 	}
-	return tree, nil
+	return index, tree, nil
 }
 
 // refuseSubmoduleChanges stops a capture that would lose submodule changes: a ghost carries
@@ -211,7 +208,8 @@ func (w *worktree) refuseSubmoduleChanges(ctx context.Context, changed []rawEntr
 	if _, err := os.Stat(filepath.Join(w.root, ".gitmodules")); err != nil {
 		return nil
 	}
-	out, err := w.git.Run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--ignore-submodules=none")
+	// --no-optional-locks: status must not refresh (rewrite) the user's index during a capture.
+	out, err := w.git.Run(ctx, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=no", "--ignore-submodules=none")
 	if err != nil {
 		return fmt.Errorf("check submodules: %w", err)
 	}
