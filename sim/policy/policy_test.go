@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/jikken-dev/jikken/sim"
+	"github.com/jikken-dev/jikken/sim/submitter"
+)
+
+// cluster builds a cluster with nodes of the given GPU counts and, on node i, a running pod
+// using used[i] GPUs for remaining[i] more seconds, placed by a scripted scheduler at t=0.
+func cluster(t *testing.T, gpus, used []int64, remaining []float64) *sim.Cluster {
+	t.Helper()
+	var nodes []sim.NodeSpec
+	for i, g := range gpus {
+		var r sim.Resources
+		r[sim.CPUIndex], r[sim.GPUIndex], r[sim.PodsIndex] = 64*sim.Milli, g*sim.Milli, 110*sim.Milli
+		nodes = append(nodes, sim.NodeSpec{Name: string(rune('a' + i)), Capacity: r})
+	}
+	var jobs []submitter.Job
+	for i, u := range used {
+		if u > 0 {
+			jobs = append(jobs, submitter.Job{Name: nodes[i].Name, Duration: remaining[i], GPU: u * sim.Milli})
+		}
+	}
+	e, err := sim.New(sim.Config{Nodes: nodes, Scheduler: scripted{}, Rand: sim.NewRand(1, 0),
+		Submitters: []sim.Submitter{submitter.NewTrace(jobs)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Step(); err != nil {
+		t.Fatal(err)
+	}
+	return e.Cluster()
+}
+
+// scripted binds each pod to the node with the pod's name.
+type scripted struct{}
+
+func (scripted) Schedule(c *sim.Cluster) error {
+	for _, p := range append([]*sim.Pod(nil), c.Pending()...) {
+		if err := c.Bind(p, c.Node(p.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func gpuPod(g int64) *sim.Pod {
+	p := &sim.Pod{Name: "p", Duration: 10 * sim.Second, FirstStart: -1}
+	p.Requests[sim.GPUIndex], p.Requests[sim.PodsIndex] = g*sim.Milli, sim.Milli
+	return p
+}
+
+func TestPlacements(t *testing.T) {
+	c := cluster(t, []int64{8, 8, 8}, []int64{6, 2, 0}, []float64{100, 100, 0})
+	for name, want := range map[string]string{Pack: "a", Spread: "c", Consolidated: "a"} {
+		pl, err := NewPlacement(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pl.Place(c, gpuPod(2), nil); got == nil || got.Name != want {
+			t.Errorf("%s placed a 2-GPU pod on %v, want %s", name, got, want)
+		}
+	}
+	pack, _ := NewPlacement(Pack)
+	if got := pack.Place(c, gpuPod(2), c.Nodes()[0]); got == nil || got.Name != "b" {
+		t.Errorf("pack skipping a: %v, want b", got)
+	}
+	if got := pack.Place(c, gpuPod(9), nil); got != nil {
+		t.Errorf("a 9-GPU pod was placed on %s", got.Name)
+	}
+	if _, err := NewPlacement("random"); err == nil {
+		t.Error("unknown placement accepted")
+	}
+}
+
+func TestReservation(t *testing.T) {
+	// The head needs 8 GPUs: node a frees its 6 at 100 s, node b its 2 at 50 s (then has 8).
+	c := cluster(t, []int64{8, 8}, []int64{6, 2}, []float64{100, 50})
+	at, n := reservation(c, gpuPod(8))
+	if at != 50*sim.Second || n.Name != "b" {
+		t.Fatalf("reservation at %v on %v, want 50s on b", at, n)
+	}
+}
