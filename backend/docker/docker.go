@@ -251,6 +251,8 @@ func startError(t experiment.Trial, err error) error {
 		return fmt.Errorf("start %s: the docker engine cannot give it %d GPU(s) (%w); install the NVIDIA container toolkit on a GPU host, or drop resources.gpu", t.Name, t.Resources.GPU, err)
 	case strings.Contains(msg, "bind source path does not exist"):
 		return fmt.Errorf("start %s: %w; create the host folder or fix the trial's volumes", t.Name, err)
+	case strings.Contains(msg, "exec: ") && (strings.Contains(msg, "no such file") || strings.Contains(msg, "not found")):
+		return fmt.Errorf("start %s: %w; the program of the trial's cmd is not in image %s", t.Name, err, t.Image)
 	case strings.Contains(msg, "port is already allocated") || strings.Contains(msg, "address already in use"):
 		return fmt.Errorf("start %s: %w; choose another host port in the trial's ports", t.Name, err)
 	}

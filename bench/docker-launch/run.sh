@@ -2,7 +2,8 @@
 # docker-launch: time to create, start, wait for and remove N containers of one scratch image
 # running `true`, three ways on the same engine: `jikken run` (an N-trial matrix on the docker
 # backend), a plain loop over the Engine API client (the engine's own pace), and docker-compose
-# with N services when it is installed. Same concurrency J for jikken and the loop.
+# with N services when it is installed (up -d, wait for all, down). Same concurrency J for
+# jikken and the loop; compose uses its own (COMPOSE_PARALLEL_LIMIT, default 64).
 #
 #   bench/docker-launch/run.sh [N] [J]      (from the repository root; default 100 8)
 set -eu
@@ -38,8 +39,10 @@ JSONNET
 t0=$(now)
 JIKKEN_STORE="$tmp/store" "$tmp/jikken" run "$tmp/launch.jsonnet" --backend docker -j "$J" >/dev/null 2>"$tmp/jikken.log" || { cat "$tmp/jikken.log" >&2; exit 1; }
 jikken=$(elapsed "$t0" "$(now)")
+echo "jikken: $jikken s" >&2
 
 sdk=$("$tmp/sdk-loop" -image "$image" -n "$N" -j "$J")
+echo "SDK loop: $sdk s" >&2
 
 compose=-
 if command -v docker-compose >/dev/null; then
@@ -53,9 +56,17 @@ if command -v docker-compose >/dev/null; then
 			i=$((i + 1))
 		done
 	} > "$tmp/compose/docker-compose.yml"
+	# `up` attached to 100 services hangs in docker-compose 1.29 here: start them detached and
+	# wait for every container instead.
 	t0=$(now)
-	(cd "$tmp/compose" && docker-compose -p jikkenbench up --no-color >/dev/null 2>&1 && docker-compose -p jikkenbench down >/dev/null 2>&1)
+	(
+		cd "$tmp/compose"
+		docker-compose -p jikkenbench up -d >/dev/null 2>&1
+		docker wait $(docker-compose -p jikkenbench ps -q) >/dev/null
+		docker-compose -p jikkenbench down >/dev/null 2>&1
+	)
 	compose=$(elapsed "$t0" "$(now)")
+	echo "docker-compose: $compose s" >&2
 fi
 
 ratio() { [ "$1" = - ] && echo - || echo "$1 / $sdk" | bc -l | xargs printf '%.2fx'; }
