@@ -1,10 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -137,18 +139,11 @@ func (c *Comparison) design() string {
 	return "unpaired"
 }
 
-// ranked returns group indexes from best to worst mean rank, ties in group order.
-func (c *Comparison) ranked() []int {
-	idx := make([]int, len(c.Groups))
-	for i := range idx {
-		idx[i] = i
-	}
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && c.Groups[idx[j]].MeanRank < c.Groups[idx[j-1]].MeanRank; j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
-	return idx
+// Ranked returns the groups from best to worst mean rank, ties in group order.
+func (c *Comparison) Ranked() []Group {
+	out := slices.Clone(c.Groups)
+	slices.SortStableFunc(out, func(a, b Group) int { return cmp.Compare(a.MeanRank, b.MeanRank) })
+	return out
 }
 
 // WriteText writes the comparison for a person: the groups ranked best first, the omnibus test,
@@ -158,8 +153,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	ew.printf("%s by %s: %d groups, %s, %s, alpha %g\n\n", c.Metric, c.By, len(c.Groups), c.design(), c.direction(), c.Alpha)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rank\tgroup\tn\tmedian\t95% CI of median\tmean\tIQR\tmean rank")
-	for i, g := range c.ranked() {
-		gr := c.Groups[g]
+	for i, gr := range c.Ranked() {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t[%s, %s]\t%s\t%s\t%.2f\n", i+1, gr.Name, gr.N, fmtNum(gr.Median),
 			fmtNum(gr.MedianCI.Lo), fmtNum(gr.MedianCI.Hi), fmtNum(gr.Mean), fmtNum(gr.IQR), gr.MeanRank)
 	}
@@ -225,8 +219,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("**%s** by **%s**: %d groups, %s, %s, alpha %g\n\n", c.Metric, c.By, len(c.Groups), c.design(), c.direction(), c.Alpha)
 	ew.printf("| rank | group | n | median | 95%% CI of median | mean | IQR | mean rank |\n|---:|---|---:|---:|---|---:|---:|---:|\n")
-	for i, g := range c.ranked() {
-		gr := c.Groups[g]
+	for i, gr := range c.Ranked() {
 		ew.printf("| %d | %s | %d | %s | [%s, %s] | %s | %s | %.2f |\n", i+1, mdEscape(gr.Name), gr.N, fmtNum(gr.Median),
 			fmtNum(gr.MedianCI.Lo), fmtNum(gr.MedianCI.Hi), fmtNum(gr.Mean), fmtNum(gr.IQR), gr.MeanRank)
 	}

@@ -72,6 +72,7 @@ var pageSource string
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"p":      fmtP,
 	"num":    fmtNum,
+	"inc":    func(i int) int { return i + 1 },
 	"f2":     func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"f3":     func(v float64) string { return fmt.Sprintf("%.3f", v) },
 	"test":   testLabel,
