@@ -457,6 +457,7 @@ type Cluster struct {
 	obs         Observer
 	lastT       Time
 	stats       Stats
+	nodesUp     int
 }
 
 func (c *Cluster) push(e event) {
@@ -618,14 +619,8 @@ func (c *Cluster) GangComplete(p *Pod) bool {
 
 // Status returns the summary submitters see.
 func (c *Cluster) Status() Status {
-	up := 0
-	for _, n := range c.nodes {
-		if n.Up && !n.Removed {
-			up++
-		}
-	}
 	return Status{Now: c.now, Pending: c.numPending, Running: c.running, Finished: c.stats.Finished,
-		NodesUp: up, Allocated: c.allocated, Capacity: c.capacity}
+		NodesUp: c.nodesUp, Allocated: c.allocated, Capacity: c.capacity}
 }
 
 func (c *Cluster) advance(t Time) {
@@ -662,6 +657,7 @@ func (c *Cluster) addNode(s *NodeSpec) (*Node, error) {
 	}
 	n := &Node{ID: len(c.nodes), Name: s.Name, Group: s.Group, Labels: s.Labels, Taints: s.Taints,
 		Capacity: s.Capacity, Up: true}
+	c.nodesUp++
 	c.nodes = append(c.nodes, n)
 	c.byName[n.Name] = n
 	c.capacity.Add(&n.Capacity)
@@ -954,6 +950,7 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 		}
 		c.evictAll(n)
 		n.Up = false
+		c.nodesUp--
 		c.capacity.Sub(&n.Capacity)
 		if model > 0 {
 			m := c.failures[model-1]
@@ -964,6 +961,7 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 			return
 		}
 		n.Up = true
+		c.nodesUp++
 		c.capacity.Add(&n.Capacity)
 		c.loosenMaxFree(n)
 		c.dirty = true
@@ -984,6 +982,7 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 		c.evictAll(n)
 		if n.Up {
 			c.capacity.Sub(&n.Capacity)
+			c.nodesUp--
 		}
 		n.Removed = true
 		delete(c.byName, n.Name)
@@ -1024,10 +1023,8 @@ func (c *Cluster) sample() Sample {
 			minReq = g
 		}
 	}
+	s.NodesUp = c.nodesUp
 	for _, n := range c.nodes {
-		if n.Up && !n.Removed {
-			s.NodesUp++
-		}
 		if !n.Schedulable() {
 			continue
 		}

@@ -86,6 +86,15 @@ type checker struct {
 
 func (k *checker) check() {
 	t, c := k.t, k.c
+	up := 0
+	for _, n := range c.Nodes() {
+		if n.Up && !n.Removed {
+			up++
+		}
+	}
+	if st := c.Status(); st.NodesUp != up {
+		t.Fatalf("t=%v status counts %d nodes up, there are %d", c.Now(), st.NodesUp, up)
+	}
 	for _, n := range c.Nodes() {
 		if !n.Allocated.Fits(&n.Capacity) {
 			t.Fatalf("t=%v node %s over capacity: %v > %v", c.Now(), n.Name, n.Allocated, n.Capacity)
