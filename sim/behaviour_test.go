@@ -153,14 +153,23 @@ func TestQuotaThrottles(t *testing.T) {
 		q[i] = 1 << 62
 	}
 	q[sim.GPUIndex] = 2 * sim.Milli
-	s, err := policy.New("fifo", policy.Options{Quotas: map[string]sim.Resources{"u": q}})
+	quotas := map[string]sim.Resources{"u": q}
+	s, err := policy.New("fifo", policy.Options{Quotas: quotas})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := runCfg(t, sim.Config{Names: names, Nodes: []sim.NodeSpec{gpuNode("n0", 8)}, Scheduler: s},
-		[]submitter.Job{gpuJob("a", 0, 100, 1), gpuJob("b", 0, 100, 1), gpuJob("c", 0, 100, 1)})
-	if pods["c"].FirstStart != secs(100) {
-		t.Fatalf("c started at %v, want 100s (quota of 2 GPUs)", pods["c"].FirstStart)
+	prof := scheduler.KubeDefault()
+	prof.Quotas = quotas
+	fw, err := scheduler.New(prof, names, sim.NewRand(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sched := range []sim.Scheduler{s, fw} {
+		pods := runCfg(t, sim.Config{Names: names, Nodes: []sim.NodeSpec{gpuNode("n0", 8)}, Scheduler: sched},
+			[]submitter.Job{gpuJob("a", 0, 100, 1), gpuJob("b", 0, 100, 1), gpuJob("c", 0, 100, 1)})
+		if pods["c"].FirstStart != secs(100) {
+			t.Fatalf("%T: c started at %v, want 100s (quota of 2 GPUs)", sched, pods["c"].FirstStart)
+		}
 	}
 }
 

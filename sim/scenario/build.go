@@ -318,9 +318,11 @@ func (b *builder) framework() (sim.Scheduler, error) {
 	if s.Placement != "" && !b.lenient {
 		return nil, fmt.Errorf("scheduler.placement: kube-default places with score plugins; set scoringStrategy.type (LeastAllocated spreads, MostAllocated packs) instead")
 	}
-	if len(s.Quotas) > 0 && !b.lenient {
-		return nil, fmt.Errorf("scheduler.quotas: quotas are enforced by the policies (fifo, drf, ...); kube-default has no quota plugin")
+	quotas, err := b.quotas()
+	if err != nil {
+		return nil, err
 	}
+	p.Quotas = quotas
 	if pl := s.Plugins; pl != nil {
 		if pl.QueueSort != "" {
 			p.QueueSort = pl.QueueSort

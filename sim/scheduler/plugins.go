@@ -373,3 +373,33 @@ func victimStats(v []*sim.Pod) (highest int32, sum int64) {
 	}
 	return highest, sum
 }
+
+// UserQuotaName names the UserQuota plugin.
+const UserQuotaName = "UserQuota"
+
+// UserQuota keeps each user within a resource cap, like a ResourceQuota per namespace but
+// enforced at scheduling time: a pod that would take its user over the cap waits (throttling)
+// and does not preempt. Users without a quota are not limited.
+type UserQuota struct {
+	Quotas map[string]sim.Resources
+}
+
+var statusOverQuota = &Status{Code: UnschedulableAndUnresolvable, Reason: "user quota exceeded"}
+
+// Name implements Plugin.
+func (*UserQuota) Name() string { return UserQuotaName }
+
+// PreFilter implements PreFilterPlugin.
+func (pl *UserQuota) PreFilter(st *State, p *sim.Pod) *Status {
+	q, ok := pl.Quotas[p.User]
+	if !ok {
+		return nil
+	}
+	u := st.Cluster.UserAllocated(p.User)
+	u.Add(&p.Requests)
+	u[sim.PodsIndex] = 0
+	if u.Fits(&q) {
+		return nil
+	}
+	return statusOverQuota
+}

@@ -59,7 +59,7 @@ func TestNormalize(t *testing.T) {
 func TestUnknownPluginAndWrongExtensionPoint(t *testing.T) {
 	p := KubeDefault()
 	p.Filter = append(p.Filter, "Nope")
-	if _, err := New(p, sim.NewNames(), sim.NewRand(1, 1)); err == nil || err.Error() != `filter plugin "Nope" is unknown; known plugins: DefaultBinder, DefaultPreemption, NodeAffinity, NodeResourcesBalancedAllocation, NodeResourcesFit, PrioritySort, TaintToleration` {
+	if _, err := New(p, sim.NewNames(), sim.NewRand(1, 1)); err == nil || err.Error() != `filter plugin "Nope" is unknown; known plugins: DefaultBinder, DefaultPreemption, NodeAffinity, NodeResourcesBalancedAllocation, NodeResourcesFit, PrioritySort, TaintToleration, UserQuota` {
 		t.Errorf("error = %v", err)
 	}
 	p = KubeDefault()

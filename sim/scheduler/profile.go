@@ -41,6 +41,9 @@ type Profile struct {
 	Extenders                []Extender
 	// Custom adds plugins written in Go, by name.
 	Custom map[string]Plugin
+	// Quotas, when set, caps each listed user's holdings through the UserQuota pre-filter
+	// (added in front of the profile's pre-filters). Unnamed resources should be set high.
+	Quotas map[string]sim.Resources
 }
 
 // KubeDefault returns the default profile: PrioritySort; NodeResourcesFit (LeastAllocated),
@@ -65,7 +68,7 @@ func KubeDefault() Profile {
 // StockPlugins lists the plugin names New knows without Custom.
 func StockPlugins() []string {
 	return []string{PrioritySortName, NodeResourcesFitName, BalancedAllocationName, TaintTolerationName,
-		NodeAffinityName, DefaultPreemptionName, DefaultBinderName}
+		NodeAffinityName, DefaultPreemptionName, DefaultBinderName, UserQuotaName}
 }
 
 // New builds a framework from a profile. rng breaks score ties; give it its own stream.
@@ -111,6 +114,10 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 		NodeAffinityName:       NodeAffinity{},
 		DefaultPreemptionName:  &DefaultPreemption{fw: f},
 		DefaultBinderName:      DefaultBinder{},
+		UserQuotaName:          &UserQuota{Quotas: p.Quotas},
+	}
+	if len(p.Quotas) > 0 && !slices.Contains(p.PreFilter, UserQuotaName) {
+		p.PreFilter = append([]string{UserQuotaName}, p.PreFilter...)
 	}
 	lookup := func(point, name string) (Plugin, error) {
 		if pl, ok := p.Custom[name]; ok {
