@@ -49,10 +49,10 @@ in a paired design the whole block goes with them.`,
 		Example: `  # Is adam better than sgd on final loss, pairing trials by seed?
   jikken compare results.csv --by algo --metric loss --pair-by seed --lower-is-better
 
-  # The same on one benchmark function only
+  # Only the trials on one benchmark function, from the latest run in the store
   jikken compare latest --by algo --metric best --pair-by seed --where fn=sphere --lower-is-better
 
-  # Machine-readable, from a run in the store
+  # Machine-readable, from a run given by its id
   jikken compare 20260101-120000-abcd --by algo --metric accuracy -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
