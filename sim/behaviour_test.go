@@ -5,6 +5,7 @@ import (
 
 	"github.com/jikken-dev/jikken/sim"
 	"github.com/jikken-dev/jikken/sim/policy"
+	"github.com/jikken-dev/jikken/sim/scheduler"
 	"github.com/jikken-dev/jikken/sim/submitter"
 )
 
