@@ -63,6 +63,10 @@ done
 git add -A
 git commit -q -m "2000 files"
 git push -q origin main
+# Files written in the second the index was written are "racily clean": every git command
+# re-reads them until the index is refreshed after that second, as any later status does.
+sleep 1
+git status > /dev/null
 BASE=$(git rev-parse HEAD)
 git clone -q "file://$ROOT/origin.git" "$ROOT/receiver"
 git clone -q "file://$ROOT/origin.git" "$ROOT/raw-receiver"
@@ -99,7 +103,7 @@ make_old_ghosts() {
 raw_push() { # url
 	local url=$1 tmp=$ROOT/raw-index
 	cd "$ROOT/sender"
-	cp .git/index "$tmp"
+	cp -p .git/index "$tmp" # -p: keep the mtime, or git trusts stale stat data (racy clean)
 	GIT_INDEX_FILE=$tmp git add -A
 	local tree; tree=$(GIT_INDEX_FILE=$tmp git write-tree)
 	git diff --binary HEAD "$tree" > "$ROOT/raw.patch"
@@ -170,7 +174,7 @@ for size in 0 $OLD_GHOSTS; do
 	cw=() cc=()
 	for ((r = 0; r < 3; r++)); do
 		rm -rf "$ROOT/full-clone"
-		measure git clone -q "$url" "$ROOT/full-clone"
+		measure git clone -q "$url" "$ROOT/full-clone" 2> /dev/null
 		cw+=("$WALL") cc+=("$CPU")
 	done
 	row "push, $size earlier ghosts" "$(med "${pw[@]}")" "$(med "${rpw[@]}")" "$(med "${pc[@]}")" "$(med "${rpc[@]}")"
