@@ -82,6 +82,8 @@ func Box(title, metric string, groups []Group) (*plot.Plot, error) {
 			return nil, fmt.Errorf("box plot of %s: %w", g.Name, err)
 		}
 		box.FillColor = withAlpha(plotutil.Color(i), 60)
+		// Every observation is drawn as a point below, outliers included.
+		box.GlyphStyle.Radius = 0
 		pts := make(plotter.XYs, len(g.Values))
 		for j, v := range g.Values {
 			pts[j] = plotter.XY{X: float64(i) + jitter(j), Y: v}
