@@ -102,6 +102,15 @@ func effectLabel(name string) string {
 	return "rank-biserial r"
 }
 
+// effectCell writes an effect size for a table; A12 comes with Cliff's delta (2·A12 − 1), the
+// same effect on the [−1, 1] scale of the paired rank-biserial correlation.
+func effectCell(e Effect) string {
+	if e.Name == EffectA12 {
+		return fmt.Sprintf("A12 %.3f, Cliff's delta %.3f (%s)", e.Value, 2*e.Value-1, Magnitude(e))
+	}
+	return fmt.Sprintf("%s %.3f (%s)", effectLabel(e.Name), e.Value, Magnitude(e))
+}
+
 func testLabel(name string) string {
 	switch name {
 	case TestKruskalWallis:
@@ -185,8 +194,8 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		if c.Significant(p) {
 			adj += " *"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s %.3f (%s)\n", p.A, p.B, testLabel(p.Test), fmtNum(p.Statistic),
-			fmtP(p.PValue), adj, effectLabel(p.EffectSize.Name), p.EffectSize.Value, Magnitude(p.EffectSize))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.A, p.B, testLabel(p.Test), fmtNum(p.Statistic),
+			fmtP(p.PValue), adj, effectCell(p.EffectSize))
 	}
 	tw.Flush()
 	ew.printf("(* significant at alpha %g after Holm's adjustment)\n\n", c.Alpha)
@@ -235,8 +244,8 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		if c.Significant(p) {
 			adj = "**" + adj + "**"
 		}
-		ew.printf("| %s | %s | %s | %s | %s | %s | %s %.3f (%s) |\n", mdEscape(p.A), mdEscape(p.B), testLabel(p.Test),
-			fmtNum(p.Statistic), fmtP(p.PValue), adj, effectLabel(p.EffectSize.Name), p.EffectSize.Value, Magnitude(p.EffectSize))
+		ew.printf("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(p.A), mdEscape(p.B), testLabel(p.Test),
+			fmtNum(p.Statistic), fmtP(p.PValue), adj, effectCell(p.EffectSize))
 	}
 	ew.printf("\n")
 	for _, p := range c.Pairwise {

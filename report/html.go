@@ -70,14 +70,13 @@ const maxRows = 2000
 var pageSource string
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"p":      fmtP,
-	"num":    fmtNum,
-	"inc":    func(i int) int { return i + 1 },
-	"f2":     func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"f3":     func(v float64) string { return fmt.Sprintf("%.3f", v) },
-	"test":   testLabel,
-	"effect": effectLabel,
-	"mag":    Magnitude,
+	"p":          fmtP,
+	"num":        fmtNum,
+	"inc":        func(i int) int { return i + 1 },
+	"f2":         func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"f3":         func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"test":       testLabel,
+	"effectCell": effectCell,
 	"dataURI": func(png []byte) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
 	},
