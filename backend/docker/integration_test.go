@@ -89,6 +89,20 @@ func runOn(t *testing.T, api *client.Client, b *docker.Backend, image, src strin
 	return run{id: id, sum: sum, runs: runs}, nil
 }
 
+// purge removes, quietly, every container and network labelled with the run.
+func purge(id string) {
+	ctx := context.Background()
+	f := client.Filters{}.Add("label", docker.LabelRun+"="+id)
+	cs, _ := api.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	for _, c := range cs.Items {
+		_, _ = api.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
+	}
+	ns, _ := api.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	for _, n := range ns.Items {
+		_, _ = api.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
+	}
+}
+
 // removeRun removes what a failed test may have left of a run.
 func removeRun(t *testing.T, api *client.Client, id string) {
 	ctx := context.Background()
@@ -335,6 +349,7 @@ func TestKillByLabel(t *testing.T) {
 	b := newBackend(t)
 	mine, other := "test-kill-"+randomHex(), "test-kill-other-"+randomHex()
 	net := "jikken-test-kill-" + randomHex()
+	t.Cleanup(func() { purge(mine) })
 	for i := range 2 {
 		_, err := b.Start(ctx, attempt(t, mine, experiment.Trial{Name: fmt.Sprintf("t-%d", i), Image: busybox, Networks: []string{net}, Cmd: experiment.Command{Argv: []string{"sleep", "600"}}}))
 		if err != nil {
