@@ -17,7 +17,7 @@ docker info >/dev/null 2>&1 || { echo "docker-launch: no docker engine reachable
 tmp=$(mktemp -d)
 image=jikken-bench-busybox:$$
 cleanup() {
-	(cd "$tmp/compose" 2>/dev/null && docker-compose -p jikkenbench down --remove-orphans >/dev/null 2>&1) || true
+	(cd "$tmp/compose" 2>/dev/null && docker-compose -p jikkenbench$$ down --remove-orphans >/dev/null 2>&1) || true
 	docker image rm -f "$image" >/dev/null 2>&1 || true
 	rm -rf "$tmp"
 }
@@ -61,9 +61,9 @@ if command -v docker-compose >/dev/null; then
 	t0=$(now)
 	(
 		cd "$tmp/compose"
-		docker-compose -p jikkenbench up -d >/dev/null 2>&1
-		docker wait $(docker-compose -p jikkenbench ps -q) >/dev/null
-		docker-compose -p jikkenbench down >/dev/null 2>&1
+		docker-compose -p jikkenbench$$ up -d >/dev/null 2>&1
+		docker wait $(docker-compose -p jikkenbench$$ ps -q) >/dev/null
+		docker-compose -p jikkenbench$$ down >/dev/null 2>&1 || echo "docker-launch: docker-compose down failed" >&2
 	)
 	compose=$(elapsed "$t0" "$(now)")
 	echo "docker-compose: $compose s" >&2
