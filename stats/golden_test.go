@@ -48,6 +48,10 @@ type golden struct {
 		X                 []float64
 		Median, Mean, IQR float64
 	}
+	MedianCI []struct {
+		X             []float64
+		Level, Lo, Hi float64
+	} `json:"median_ci"`
 	PtukeyInf []struct {
 		K, Q, P float64
 	} `json:"ptukey_inf"`
@@ -175,6 +179,22 @@ func TestDescribeGolden(t *testing.T) {
 		}
 		if q := IQR(c.X); !close(q, c.IQR, tol) && math.Abs(q-c.IQR) > 1e-15 {
 			t.Errorf("IQR(%v) = %v; want %v", c.X, q, c.IQR)
+		}
+	}
+}
+
+func TestMedianCIGolden(t *testing.T) {
+	g := loadGolden(t)
+	if len(g.MedianCI) == 0 {
+		t.Fatal("no median_ci cases in testdata/golden_r.json")
+	}
+	for _, c := range g.MedianCI {
+		got, err := MedianCI(c.X, c.Level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Lo != c.Lo || got.Hi != c.Hi {
+			t.Errorf("MedianCI(n=%d, %v) = %v; R: [%v, %v]", len(c.X), c.Level, got, c.Lo, c.Hi)
 		}
 	}
 }

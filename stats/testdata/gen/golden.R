@@ -114,6 +114,16 @@ desc_cases <- list(c(3), c(2, 5), c(1, 2, 3, 4), c(7.5, 1.25, 3, 9, 4.5, 2), rno
 desc <- sapply(desc_cases, function(x) obj(x = num(x), median = scalar(median(x)),
                                             mean = scalar(mean(x)), iqr = scalar(IQR(x))))
 
+# Distribution-free CI of the median: order statistics at l = qbinom(alpha/2, n, 1/2) (at least 1).
+mci_cases <- list(c(3), c(2, 5), 1:5, 1:6, c(7.5, 1.25, 3, 9, 4.5, 2, 8, 6.5, 0.5, 11), round(rnorm(40), 3), round(rexp(101), 4))
+mci <- c()
+for (x in mci_cases) for (lev in c(0.95, 0.9)) {
+  n <- length(x)
+  l <- max(qbinom((1 - lev) / 2, n, 0.5), 1)
+  s <- sort(x)
+  mci <- c(mci, obj(x = num(x), level = scalar(lev), lo = scalar(s[l]), hi = scalar(s[n - l + 1])))
+}
+
 # Studentized range, infinite df: R's ptukey documents ~1e-8 accuracy, which bounds the check.
 tk <- c()
 for (k in c(2, 3, 5, 10, 20)) for (q in c(0.5, 1.5, 2.5, 3.5, 4.5)) {
@@ -128,5 +138,6 @@ cat("{\n",
     '  "friedman": ', arr(fr), ",\n",
     '  "holm": ', arr(holm), ",\n",
     '  "describe": ', arr(desc), ",\n",
+    '  "median_ci": ', arr(mci), ",\n",
     '  "ptukey_inf": ', arr(tk), "\n",
     "}\n", sep = "", file = "stats/testdata/golden_r.json")
