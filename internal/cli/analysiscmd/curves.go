@@ -13,6 +13,9 @@ import (
 	"github.com/jikken-dev/jikken/track"
 )
 
+// errNoCurve says no trial logged the metric over steps (it may come only from result.json).
+var errNoCurve = errors.New("no succeeded trial logged it to metrics.jsonl")
+
 // curveBands reads every succeeded trial's metrics.jsonl and reduces the values of metric, per
 // group of column by, to convergence bands. Lines without a step count as steps 0, 1, 2, ... in
 // the order the trial logged them; NaN and infinite values are skipped.
@@ -48,7 +51,7 @@ func curveBands(ctx context.Context, runs store.Runs, id string, t *results.Tabl
 	}
 	bands := report.Bands(names, groups)
 	if len(bands) == 0 {
-		return nil, fmt.Errorf("no succeeded trial of %s logged %q to metrics.jsonl; check the metric name with 'jikken results %s'", id, metric, id)
+		return nil, fmt.Errorf("metric %q of %s: %w; check the name with 'jikken results %s'", metric, id, errNoCurve, id)
 	}
 	return bands, nil
 }

@@ -3,6 +3,7 @@ package analysiscmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -169,9 +170,12 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 	})
 	add("convergence curves", func() (*report.Figure, error) {
 		bands, err := curveBands(ctx, runs, id, t, by, mt.name)
-		if err != nil {
+		if errors.Is(err, errNoCurve) {
 			// Metrics that only come from result.json have no curve; that is not worth a note.
 			return nil, nil
+		}
+		if err != nil {
+			return nil, err
 		}
 		p, err := report.CurvePlot(mt.name, by, bands)
 		if err != nil {
