@@ -169,14 +169,32 @@ const maxNodesPerGroup = 1_000_000
 
 func (b *builder) events(templates map[string]sim.NodeSpec) ([]sim.ClusterEvent, error) {
 	var out []sim.ClusterEvent
+	known := map[string]bool{}
+	for _, g := range b.sc.Cluster.NodeGroups {
+		for k := range g.Count {
+			known[g.Name+"-"+strconv.Itoa(k)] = true
+		}
+	}
+	kinds := []string{string(sim.NodeFail), string(sim.NodeRecover), string(sim.NodeAdd), string(sim.NodeRemove),
+		string(sim.NodeDrain), string(sim.NodeCordon), string(sim.NodeUncordon)}
 	for i, ev := range b.sc.Events {
 		f := fmt.Sprintf("events[%d]", i)
 		at, err := duration(f+".at", ev.At, 0)
 		if err != nil {
 			return nil, err
 		}
+		if !slices.Contains(kinds, ev.Type) {
+			return nil, fmt.Errorf("%s.type: %q is unknown; use one of %s", f, ev.Type, strings.Join(kinds, ", "))
+		}
 		ce := sim.ClusterEvent{At: at, Kind: sim.EventKind(ev.Type), Node: ev.Node}
+		if ce.Kind != sim.NodeAdd && !known[ev.Node] {
+			return nil, fmt.Errorf("%s.node: no node named %q; nodes are named <group>-<index>, or added by an earlier nodeAdd", f, ev.Node)
+		}
 		if ce.Kind == sim.NodeAdd {
+			if known[ev.Name] {
+				return nil, fmt.Errorf("%s.name: a node named %q already exists", f, ev.Name)
+			}
+			known[ev.Name] = true
 			t, ok := templates[ev.Group]
 			if !ok {
 				return nil, fmt.Errorf("%s.group: no node group %q to copy the new node from", f, ev.Group)

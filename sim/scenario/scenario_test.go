@@ -205,7 +205,8 @@ scheduler: {profile: kube-default}
 		{"unknown profile", `{profile: kube-default}`, `{profile: lottery}`, `scheduler.profile: "lottery" is unknown`},
 		{"never fits", `gpus: 1,`, `gpus: 6,`, `workload[0].poisson.shape: the largest pod of this workload`},
 		{"unknown field", `count: 2,`, `count: 2, cpus: 3,`, `unknown field "cpus"`},
-		{"bad event node", `scheduler:`, "events: [{at: 10, type: nodeFail, node: nope}]\nscheduler:", `no node named "nope"`},
+		{"bad event node", `scheduler:`, "events: [{at: 10, type: nodeFail, node: nope}]\nscheduler:", `events[0].node: no node named "nope"`},
+		{"bad event type", `scheduler:`, "events: [{at: 10, type: explode, node: g-0}]\nscheduler:", `events[0].type: "explode" is unknown`},
 		{"bad placement", `{profile: kube-default}`, `{profile: fifo, placement: random}`, `scheduler.placement: placement "random" is unknown`},
 		{"bad weight", `{profile: kube-default}`, `{profile: kube-default, plugins: {score: [{name: NodeResourcesFit, weight: -1}]}}`, `weight -1 is negative`},
 		{"two sources", `- poisson:`, `- preset: {name: gavel, jobs: 3}
