@@ -5,7 +5,7 @@
 # with N services when it is installed (up -d, wait for all, down). Same concurrency J for
 # jikken and the loop; compose uses its own (COMPOSE_PARALLEL_LIMIT, default 64).
 #
-#   bench/docker-launch/run.sh [N] [J]      (from the repository root; default 100 8)
+#   bench/docker-launch/run.sh [N] [J]      (default 100 8; JIKKEN_SRC=DIR to build from DIR)
 set -eu
 N=${1:-100}
 J=${2:-8}
@@ -27,8 +27,10 @@ mkdir -p "$tmp/image"
 cp "$(command -v busybox)" "$tmp/image/busybox"
 printf 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n' > "$tmp/image/Dockerfile"
 DOCKER_BUILDKIT=0 docker build -q -t "$image" "$tmp/image" >/dev/null 2>&1
-go build -o "$tmp/jikken" ./cmd/jikken
-go build -o "$tmp/sdk-loop" ./bench/docker-launch
+# JIKKEN_SRC: build from another checkout (e.g. `git archive HEAD` when the working tree has
+# work in progress that does not build).
+src=${JIKKEN_SRC:-.}
+(cd "$src" && go build -o "$tmp/jikken" ./cmd/jikken && go build -o "$tmp/sdk-loop" ./bench/docker-launch)
 
 now() { date +%s.%N; }
 elapsed() { echo "$2 - $1" | bc -l | xargs printf '%.2f'; }
