@@ -20,7 +20,7 @@ func floats(b []byte) []float64 {
 }
 
 // FuzzRankTests checks that every test accepts any finite or infinite input without panicking
-// and returns p-values in [0, 1].
+// and returns p-values in [0, 1], and that the median's interval holds the median.
 func FuzzRankTests(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 8, 64}, uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
@@ -42,6 +42,10 @@ func FuzzRankTests(f *testing.F) {
 				r, err = WilcoxonSignedRank(x, y, alt)
 				check("WilcoxonSignedRank", r.PValue, err)
 			}
+		}
+		// The median of -Inf and +Inf is NaN, as in R; there is no interval to check then.
+		if ci, err := MedianCI(v, 0.95); err != nil || !math.IsNaN(Median(v)) && !(ci.Lo <= Median(v) && Median(v) <= ci.Hi) {
+			t.Fatalf("MedianCI(%v) = %v, %v; want an interval around the median %v", v, ci, err, Median(v))
 		}
 		kw, err := KruskalWallis([][]float64{x, y})
 		check("KruskalWallis", kw.PValue, err)

@@ -230,3 +230,13 @@ func TestRankTies(t *testing.T) {
 		t.Errorf("tie term = %v; want 3^3-3 = 24", tie)
 	}
 }
+
+func TestMedianCISmallAndInfinite(t *testing.T) {
+	ci, err := MedianCI([]float64{math.Inf(-1), 3, math.Inf(1)}, 0.95)
+	if err != nil || !math.IsInf(ci.Lo, -1) || !math.IsInf(ci.Hi, 1) {
+		t.Errorf("MedianCI of 3 values = %v, %v; want the whole range", ci, err)
+	}
+	if _, err := MedianCI([]float64{1, 2}, 1); err == nil {
+		t.Error("MedianCI at level 1: want an error")
+	}
+}
