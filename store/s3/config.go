@@ -189,16 +189,20 @@ func validBucket(b string) error {
 	return nil
 }
 
-// redactURL drops anything between "://" and "@", where a user might have put a key.
+// redactURL drops anything before an '@' in the host part, where a user might have put a key.
 func redactURL(s string) string {
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
 		return s
 	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if slash := strings.Index(rest, "/"); slash < 0 || at < slash {
-			return scheme + "://***@" + rest[at+1:]
-		}
+	host, path, hasPath := strings.Cut(rest, "/")
+	at := strings.LastIndex(host, "@")
+	if at < 0 {
+		return s
 	}
-	return s
+	out := scheme + "://***@" + host[at+1:]
+	if hasPath {
+		out += "/" + path
+	}
+	return out
 }

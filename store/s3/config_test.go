@@ -106,3 +106,44 @@ func TestEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseURL: an accepted URL names a valid bucket and a prefix that cannot climb out of it,
+// and a rejected one never echoes what sat before an '@'.
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{"s3://bucket/p", "s3://a:b@bucket/p", "s3://b/../x", "s3://bucket//", "s3://b.c-d/ü/x y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		loc, err := ParseURL(raw)
+		if err != nil {
+			if i := strings.Index(raw, "@"); strings.HasPrefix(raw, "s3://") && i > len("s3://") {
+				if userinfo := raw[len("s3://"):i]; len(userinfo) > 3 && !strings.Contains(userinfo, "/") && strings.Contains(err.Error(), userinfo) {
+					t.Fatalf("error shows %q: %v", userinfo, err)
+				}
+			}
+			return
+		}
+		if validBucket(loc.Bucket) != nil {
+			t.Fatalf("accepted bucket %q", loc.Bucket)
+		}
+		for _, seg := range strings.Split(loc.Prefix, "/") {
+			if loc.Prefix != "" && (seg == "" || seg == "." || seg == "..") {
+				t.Fatalf("accepted prefix %q", loc.Prefix)
+			}
+		}
+	})
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"s3://key:secret@bucket/p@x": "s3://***@bucket/p@x",
+		"s3://a@b@bucket":            "s3://***@bucket",
+		"http://u:pw@host:9000":      "http://***@host:9000",
+		"s3://bucket/p@x":            "s3://bucket/p@x",
+		"plain":                      "plain",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
