@@ -80,9 +80,9 @@ The ghost repository comes from --ghost-repo or GIT_GHOST_REPO, the branch prefi
 		SilenceErrors: true,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&g.repo, "ghost-repo", os.Getenv("GIT_GHOST_REPO"), "URL of the ghost repository (default $GIT_GHOST_REPO)")
-	pf.StringVar(&g.prefix, "ghost-prefix", envOr("GIT_GHOST_PREFIX", ghost.DefaultPrefix), "prefix of ghost branches (default $GIT_GHOST_PREFIX or ghost)")
-	pf.StringVar(&g.srcDir, "src-dir", envOr("GIT_GHOST_SRC_DIR", "."), "a directory inside the repository to work on")
+	pf.StringVar(&g.repo, "ghost-repo", os.Getenv("GIT_GHOST_REPO"), "URL of the ghost repository ($GIT_GHOST_REPO)")
+	pf.StringVar(&g.prefix, "ghost-prefix", envOr("GIT_GHOST_PREFIX", ghost.DefaultPrefix), "prefix of ghost branches ($GIT_GHOST_PREFIX)")
+	pf.StringVar(&g.srcDir, "src-dir", envOr("GIT_GHOST_SRC_DIR", "."), "a directory inside the repository to work on ($GIT_GHOST_SRC_DIR)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "say more on stderr")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json (list also: only-from, only-to)")
 	var workDir string
