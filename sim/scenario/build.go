@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -36,6 +37,38 @@ type Options struct {
 	Seed uint64
 }
 
+// Jobs returns every job the scenario's workload would submit, merged in submit-time order,
+// drawn from the same random streams as a run with the same seed. Feedback and remote
+// submitters decide at run time and cannot be listed: they are an error.
+func Jobs(sc *Scenario, seed uint64) ([]submitter.Job, error) {
+	b := &builder{sc: sc, names: sim.NewNames(), seed: sc.Seed}
+	if seed != 0 {
+		b.seed = seed
+	}
+	if _, _, err := b.nodes(); err != nil {
+		return nil, err
+	}
+	if _, err := b.workload(); err != nil {
+		return nil, err
+	}
+	var all []submitter.Job
+	for _, src := range b.sources {
+		if src == nil {
+			return nil, fmt.Errorf("workload: a feedback or remote submitter decides at run time; its jobs cannot be generated up front")
+		}
+		for _, j := range src() {
+			if t := j.Template; t != nil {
+				// A trace row carries requests in its columns, not in a template.
+				j.CPU, j.Memory, j.GPU = t.Requests[sim.CPUIndex], t.Requests[sim.MemoryIndex], t.Requests[sim.GPUIndex]
+				j.Template = nil
+			}
+			all = append(all, j)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b submitter.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	return all, nil
+}
+
 // Built is a scenario ready to run.
 type Built struct {
 	Engine    *sim.Engine
@@ -56,6 +89,9 @@ type builder struct {
 	groups []sim.NodeSpec
 	gpus   int64
 	total  int
+	// sources collects, per submitter, a way to draw all its jobs up front (nil for feedback
+	// and remote submitters), for Jobs.
+	sources []func() []submitter.Job
 	// lenient is set when the profile is overridden (compare --profiles): settings that belong
 	// to the other kind of scheduler are ignored instead of rejected.
 	lenient bool
@@ -401,23 +437,26 @@ func (b *builder) workload() ([]sim.Submitter, error) {
 		rng := b.rng(streamWorkload + uint64(i))
 		switch {
 		case w.Trace != nil:
-			s, err := b.trace(f+".trace", w.Trace)
+			s, jobs, err := b.trace(f+".trace", w.Trace)
 			if err != nil {
 				return nil, err
 			}
 			subs = append(subs, s)
+			b.sources = append(b.sources, func() []submitter.Job { return jobs })
 		case w.Preset != nil:
 			s, err := b.preset(f+".preset", w.Preset, rng)
 			if err != nil {
 				return nil, err
 			}
 			subs = append(subs, s.Submitter())
+			b.sources = append(b.sources, s.Jobs)
 		case w.Poisson != nil, w.Uniform != nil, w.Binomial != nil:
 			s, err := b.generator(f, w, rng)
 			if err != nil {
 				return nil, err
 			}
 			subs = append(subs, s.Submitter())
+			b.sources = append(b.sources, s.Jobs)
 		case w.Users != nil:
 			for j, u := range w.Users {
 				s, err := b.user(fmt.Sprintf("%s.users[%d]", f, j), u, b.rng(streamWorkload+uint64(i)*1000+uint64(j)))
@@ -425,6 +464,7 @@ func (b *builder) workload() ([]sim.Submitter, error) {
 					return nil, err
 				}
 				subs = append(subs, s.Submitter())
+				b.sources = append(b.sources, s.Jobs)
 			}
 		case w.Feedback != nil:
 			s, err := b.feedback(f+".feedback", w.Feedback, rng)
@@ -432,12 +472,14 @@ func (b *builder) workload() ([]sim.Submitter, error) {
 				return nil, err
 			}
 			subs = append(subs, s)
+			b.sources = append(b.sources, nil)
 		case w.Remote != nil:
 			s, err := b.remoteSubmitter(f+".remote", w.Remote)
 			if err != nil {
 				return nil, err
 			}
 			subs = append(subs, s)
+			b.sources = append(b.sources, nil)
 		}
 	}
 	return subs, nil
@@ -489,14 +531,14 @@ func (b *builder) path(p string) string {
 	return filepath.Join(b.sc.Dir, p)
 }
 
-func (b *builder) trace(f string, t *TraceSource) (sim.Submitter, error) {
+func (b *builder) trace(f string, t *TraceSource) (sim.Submitter, []submitter.Job, error) {
 	if t.Path == "" {
-		return nil, fmt.Errorf("%s.path: missing", f)
+		return nil, nil, fmt.Errorf("%s.path: missing", f)
 	}
 	path := b.path(t.Path)
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s.path: %w", f, err)
+		return nil, nil, fmt.Errorf("%s.path: %w", f, err)
 	}
 	defer file.Close()
 	var jobs []submitter.Job
@@ -508,16 +550,16 @@ func (b *builder) trace(f string, t *TraceSource) (sim.Submitter, error) {
 	case ".yaml", ".yml", ".json":
 		jobs, err = b.manifests(path)
 	default:
-		return nil, fmt.Errorf("%s.path: %s has an unknown extension; use .csv, .jsonl, or .yaml/.json Pod manifests", f, path)
+		return nil, nil, fmt.Errorf("%s.path: %s has an unknown extension; use .csv, .jsonl, or .yaml/.json Pod manifests", f, path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", f, path, err)
+		return nil, nil, fmt.Errorf("%s: %s: %w", f, path, err)
 	}
 	if err := b.checkJobs(f, jobs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b.total += len(jobs)
-	return submitter.NewTrace(jobs), nil
+	return submitter.NewTrace(jobs), jobs, nil
 }
 
 func (b *builder) manifests(path string) ([]submitter.Job, error) {

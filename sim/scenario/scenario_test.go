@@ -10,6 +10,7 @@ import (
 
 	"github.com/jikken-dev/jikken/sim"
 	"github.com/jikken-dev/jikken/sim/metrics"
+	"github.com/jikken-dev/jikken/sim/submitter"
 )
 
 func mustParse(t *testing.T, y string) *Scenario {
@@ -291,5 +292,36 @@ func TestExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// Generating a scenario's jobs and replaying them as a trace must reproduce the run exactly.
+func TestJobsReplayReproducesRun(t *testing.T) {
+	y := `
+seed: 9
+cluster:
+  nodeGroups: [{name: g, count: 4, capacity: {cpu: "64", memory: 512Gi, nvidia.com/gpu: "8"}}]
+workload:
+  - preset: {name: philly, jobs: 300, load: 1.2}
+  - poisson: {rate: 0.01, count: 40, shape: {gpus: {choice: {values: [1, 2]}}, duration: {exponential: {mean: 900}}, users: [x]}}
+scheduler: {profile: kube-default}
+`
+	direct, _ := runScenario(t, mustParse(t, y), Options{})
+	jobs, err := Jobs(mustParse(t, y), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	f, _ := os.Create(filepath.Join(dir, "jobs.csv"))
+	if err := submitter.WriteCSV(f, jobs); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	replay := mustParse(t, strings.Split(y, "workload:")[0]+
+		"workload: [{trace: {path: jobs.csv}}]\nscheduler: {profile: kube-default}\n")
+	replay.Dir = dir
+	again, _ := runScenario(t, replay, Options{})
+	if direct.DeterminismHash != again.DeterminismHash {
+		t.Fatalf("replayed trace differs from the direct run: %+v\nvs\n%+v", direct, again)
 	}
 }
