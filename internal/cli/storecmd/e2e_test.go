@@ -141,6 +141,9 @@ func TestRunIntoS3ReadElsewhere(t *testing.T) {
 			if !strings.HasPrefix(k, "team/results/runs/") {
 				t.Errorf("object %q outside the store's prefix", k)
 			}
+			if body := srv.Read(bucket, k); strings.Contains(body, s3test.SecretKey) {
+				t.Errorf("object %q holds the secret key", k)
+			}
 		}
 
 		// Another machine: a fresh directory and HOME, nothing but the URL and the environment.

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -258,6 +259,21 @@ func (s *Server) NewBucket() string {
 		s.t.Fatalf("make bucket: %v", err)
 	}
 	return name
+}
+
+// Read returns the content of an object.
+func (s *Server) Read(bucket, key string) string {
+	s.t.Helper()
+	obj, err := s.Client().GetObject(context.Background(), bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer obj.Close()
+	b, err := io.ReadAll(obj)
+	if err != nil {
+		s.t.Fatalf("read %s: %v", key, err)
+	}
+	return string(b)
 }
 
 // Keys lists every object name in bucket.
