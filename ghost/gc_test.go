@@ -64,3 +64,36 @@ func TestParseAge(t *testing.T) {
 		}
 	}
 }
+
+func TestDelete(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	var hashes []string
+	for i := 0; i < 3; i++ {
+		write(t, w.sender, "a.txt", strings.Repeat("y", i+1)+"\n")
+		res, err := Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Diff: true})
+		must(t, err)
+		hashes = append(hashes, res.Diff.Hash)
+	}
+	list := ListOptions{GhostRepo: w.ghostURL}
+	if _, err := Delete(ctx, DeleteOptions{ListOptions: list}); err == nil || !strings.Contains(err.Error(), "--all") {
+		t.Fatalf("a bare delete = %v, want a refusal naming --all", err)
+	}
+	gone, err := Delete(ctx, DeleteOptions{ListOptions: list, Hashes: []string{hashes[0][:9]}, DryRun: true})
+	must(t, err)
+	if len(gone) != 1 || gone[0].Hash != hashes[0] {
+		t.Fatalf("dry run = %+v", gone)
+	}
+	gone, err = Delete(ctx, DeleteOptions{ListOptions: list, Hashes: []string{hashes[0][:9]}})
+	must(t, err)
+	left, err := List(ctx, list)
+	must(t, err)
+	if len(gone) != 1 || len(left) != 2 {
+		t.Fatalf("deleted %d, %d left; want 1 and 2", len(gone), len(left))
+	}
+	gone, err = Delete(ctx, DeleteOptions{ListOptions: list, All: true})
+	must(t, err)
+	if left, _ := List(ctx, list); len(gone) != 2 || len(left) != 0 {
+		t.Fatalf("--all deleted %d, %d left", len(gone), len(left))
+	}
+}

@@ -188,17 +188,27 @@ func Show(ctx context.Context, opts ShowOptions, dir string, out io.Writer) erro
 	return nil
 }
 
-// Delete removes the ghosts matching opts (all of them when every filter is empty and all is
-// true) and returns them. With dryRun nothing is removed.
-func Delete(ctx context.Context, opts ListOptions, hashes []string, all, dryRun bool) ([]Ghost, error) {
-	if len(hashes) == 0 && !all && opts.From == "" && opts.To == "" {
+// DeleteOptions select the ghosts Delete removes: those matching the list filters and, when
+// Hashes is not empty, named by one of the hash prefixes. With no filter at all, All must be
+// set, so a bare delete never empties a ghost repository.
+type DeleteOptions struct {
+	ListOptions
+	Hashes []string
+	All    bool
+	DryRun bool // return what would be deleted, delete nothing
+}
+
+// Delete removes the selected ghosts and returns them.
+func Delete(ctx context.Context, opts DeleteOptions) ([]Ghost, error) {
+	hashes := opts.Hashes
+	if len(hashes) == 0 && !opts.All && opts.From == "" && opts.To == "" {
 		return nil, errors.New("ghost delete: name the ghosts to delete (hash prefixes, --from/--to) or pass --all")
 	}
 	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
 	if err != nil {
 		return nil, fmt.Errorf("ghost delete: %w", err)
 	}
-	gs, err := r.find(ctx, opts)
+	gs, err := r.find(ctx, opts.ListOptions)
 	if err != nil {
 		return nil, fmt.Errorf("ghost delete: %w", err)
 	}
@@ -208,7 +218,7 @@ func Delete(ctx context.Context, opts ListOptions, hashes []string, all, dryRun 
 			return nil, fmt.Errorf("ghost delete: %w", err)
 		}
 	}
-	if dryRun {
+	if opts.DryRun {
 		return gs, nil
 	}
 	if err := r.remove(ctx, gs); err != nil {

@@ -44,16 +44,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// ExitCode returns the exit status of the git command behind err, or -1 when err is not a git
-// failure.
-func ExitCode(err error) int {
-	var ge *Error
-	if errors.As(err, &ge) {
-		return ge.ExitCode
-	}
-	return -1
-}
-
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	if len(lines) > n {

@@ -2,6 +2,7 @@ package gitexec
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -30,8 +31,9 @@ func TestErrorKeepsStderrAndExitCode(t *testing.T) {
 	if err == nil {
 		t.Fatal("rev-parse outside a repository succeeded")
 	}
-	if ExitCode(err) != 128 {
-		t.Errorf("exit code = %d, want 128", ExitCode(err))
+	var ge *Error
+	if !errors.As(err, &ge) || ge.ExitCode != 128 {
+		t.Errorf("error %#v, want an *Error with exit code 128", err)
 	}
 	if !strings.Contains(err.Error(), "not a git repository") {
 		t.Errorf("error %q does not carry git's stderr", err)

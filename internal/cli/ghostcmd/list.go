@@ -217,7 +217,7 @@ func (o *deleteOptions) run(cmd *cobra.Command, kind ghost.Kind, hashes []string
 		return err
 	}
 	lo.Meta = false
-	gs, err := ghost.Delete(cmd.Context(), lo, hashes, o.all, o.dryRun)
+	gs, err := ghost.Delete(cmd.Context(), ghost.DeleteOptions{ListOptions: lo, Hashes: hashes, All: o.all, DryRun: o.dryRun})
 	if err != nil {
 		return err
 	}
