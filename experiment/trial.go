@@ -28,8 +28,8 @@ type Trial struct {
 	Resources Resources `json:"resources,omitzero"`
 	Service   bool      `json:"service,omitempty"`
 	// Show asks 'jikken run' to print the trial's stdout when the run ends (a final summary).
-	Show bool `json:"show,omitempty"`
-	Health    *Health   `json:"health,omitempty"`
+	Show   bool    `json:"show,omitempty"`
+	Health *Health `json:"health,omitempty"`
 
 	// Depends are trials that must have started (or be healthy, or have completed) first.
 	Depends []Dependency `json:"depends,omitempty"`

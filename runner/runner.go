@@ -200,8 +200,16 @@ func (l *loop) run(ctx context.Context) (*Summary, error) {
 	return l.summary(interrupted), nil
 }
 
-// schedule starts every trial that is ready, and skips those that can no longer run.
+// schedule starts every trial that is ready, and skips those that can no longer run. A skip
+// can doom a trial earlier in the plan, so it passes over the plan until nothing changes.
 func (l *loop) schedule(ctx context.Context) {
+	for l.schedulePass(ctx) {
+	}
+	l.stopIdleServices()
+}
+
+// schedulePass makes one pass over the plan and reports whether it ended any trial.
+func (l *loop) schedulePass(ctx context.Context) (ended bool) {
 	now := time.Now()
 	var nextRetry time.Time
 	for i, s := range l.states {
@@ -219,11 +227,13 @@ func (l *loop) schedule(ctx context.Context) {
 		}
 		if s.t.Service && len(s.dependants) > 0 && l.allEnded(s.dependants) {
 			l.finish(i, store.Succeeded, "not started: every trial that needs it has ended")
+			ended = true
 			continue
 		}
 		ready, blocked := l.deps(s)
 		if blocked != "" {
 			l.finish(i, store.Skipped, blocked)
+			ended = true
 			continue
 		}
 		if !ready {
@@ -234,13 +244,13 @@ func (l *loop) schedule(ctx context.Context) {
 		}
 		l.start(ctx, i)
 	}
-	l.stopIdleServices()
 	if !nextRetry.IsZero() && (l.timer == nil || nextRetry.Before(l.timerAt)) {
 		if l.timer != nil {
 			l.timer.Stop()
 		}
 		l.timer, l.timerAt = time.NewTimer(time.Until(nextRetry)), nextRetry
 	}
+	return ended
 }
 
 // deps reports whether s may start, or why it never will.

@@ -36,7 +36,10 @@ func run(t *testing.T, spec string, mod func(*runner.Runner)) (*runner.Summary, 
 	if mod != nil {
 		mod(r)
 	}
-	sum, err := r.Execute(context.Background(), m, false)
+	// A runner that never ends fails the test (trials left pending) instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sum, err := r.Execute(ctx, m, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +184,20 @@ func TestSoonerRetryIsNotHeldBehindALaterOne(t *testing.T) {
 	// Held behind slow's timer, quick's retry would start together with slow's.
 	if !quick.Attempts[1].Finished.Before(slow.Attempts[1].Started) {
 		t.Fatalf("quick's retry ended at %s, after slow's retry started at %s", quick.Attempts[1].Finished, slow.Attempts[1].Started)
+	}
+}
+
+func TestSkipReachesTrialsDeclaredBeforeTheirDependencies(t *testing.T) {
+	// summary comes first in the plan but waits for b, which waits for a, which fails: the
+	// skips must reach summary, and the run must end.
+	spec := `[
+	  {"name":"summary","cmd":"true","after":["b"]},
+	  {"name":"a","cmd":"exit 1"},
+	  {"name":"b","cmd":"true","after":["a"]}
+	]`
+	sum, _, _ := run(t, spec, nil)
+	st := statuses(sum)
+	if st["a"] != store.Failed || st["b"] != store.Skipped || st["summary"] != store.Skipped || sum.Interrupted {
+		t.Fatalf("statuses = %v, interrupted %v", st, sum.Interrupted)
 	}
 }

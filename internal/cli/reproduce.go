@@ -229,4 +229,3 @@ func within(a, b, tol float64) bool {
 	}
 	return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b))
 }
-
