@@ -41,7 +41,6 @@ func (s *Status) IsSuccess() bool { return s == nil || s.Code == Success }
 var (
 	statusUnschedulable = &Status{Code: Unschedulable, Reason: "insufficient resources"}
 	statusUnresolvable  = &Status{Code: UnschedulableAndUnresolvable, Reason: "node constraints not met"}
-	statusSkip          = &Status{Code: Skip}
 )
 
 // State is per-attempt scratch space shared by the plugins scheduling one pod.
