@@ -73,10 +73,26 @@ func TestPullRefusals(t *testing.T) {
 		if stateOf(t, recv) != before {
 			t.Fatal("a refused pull changed the repository")
 		}
+		write(t, recv, "dir/b.txt", "staged locally\n")
+		git(t, recv, "add", "dir/b.txt")
 		_, err = Pull(ctx, PullOptions{Dir: recv, GhostRepo: w.ghostURL, Diff: &Selector{Hash: res.Diff.Hash}, Force: true})
 		must(t, err)
 		if got := run(t, recv, "cat", "a.txt"); got != "changed" {
 			t.Errorf("a.txt = %q after a forced pull", got)
+		}
+		if got := git(t, recv, "status", "--porcelain"); got != "M a.txt\nM  dir/b.txt\n?? other.txt" { // the leading space of " M" is trimmed
+			t.Errorf("status after a forced pull:\n%s", got)
+		}
+		// A ghost path with local changes: refused, and nothing changes.
+		git(t, recv, "checkout", "-q", "--", "a.txt")
+		write(t, recv, "a.txt", "mine\n")
+		before = stateOf(t, recv)
+		_, err = Pull(ctx, PullOptions{Dir: recv, GhostRepo: w.ghostURL, Diff: &Selector{Hash: res.Diff.Hash}, Force: true})
+		if err == nil || !strings.Contains(err.Error(), "a.txt") {
+			t.Fatalf("forced pull over a local change to a ghost path = %v", err)
+		}
+		if stateOf(t, recv) != before {
+			t.Fatal("a refused forced pull changed the repository")
 		}
 	})
 	t.Run("head mismatch", func(t *testing.T) {
