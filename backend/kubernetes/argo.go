@@ -1,0 +1,276 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// The subset of Argo Workflows' v1alpha1 types an export uses, with Argo's JSON names. Argo is
+// not a dependency: its module pulls in far more than these few fields are worth.
+
+// Workflow is an Argo Workflow.
+type Workflow struct {
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Metadata   ObjectMeta   `json:"metadata"`
+	Spec       WorkflowSpec `json:"spec"`
+}
+
+// ObjectMeta is the part of metadata an export sets.
+type ObjectMeta struct {
+	Name         string            `json:"name,omitempty"`
+	GenerateName string            `json:"generateName,omitempty"`
+	Namespace    string            `json:"namespace,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+}
+
+// WorkflowSpec is the part of an Argo WorkflowSpec an export sets.
+type WorkflowSpec struct {
+	Entrypoint         string                        `json:"entrypoint"`
+	Parallelism        *int64                        `json:"parallelism,omitempty"`
+	ServiceAccountName string                        `json:"serviceAccountName,omitempty"`
+	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	PodGC              *PodGC                        `json:"podGC,omitempty"`
+	Templates          []Template                    `json:"templates"`
+}
+
+// PodGC says when Argo deletes the workflow's pods.
+type PodGC struct {
+	Strategy string `json:"strategy"`
+}
+
+// Template is an Argo template: the DAG, or one trial.
+type Template struct {
+	Name                  string              `json:"name"`
+	Metadata              *ObjectMeta         `json:"metadata,omitempty"`
+	DAG                   *DAG                `json:"dag,omitempty"`
+	InitContainers        []corev1.Container  `json:"initContainers,omitempty"`
+	Container             *corev1.Container   `json:"container,omitempty"`
+	Volumes               []corev1.Volume     `json:"volumes,omitempty"`
+	Daemon                *bool               `json:"daemon,omitempty"`
+	RetryStrategy         *RetryStrategy      `json:"retryStrategy,omitempty"`
+	ActiveDeadlineSeconds *intstr.IntOrString `json:"activeDeadlineSeconds,omitempty"`
+	NodeSelector          map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations           []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// DAG is a template of tasks with dependencies.
+type DAG struct {
+	Tasks    []DAGTask `json:"tasks"`
+	FailFast *bool     `json:"failFast,omitempty"`
+}
+
+// DAGTask is one node of a DAG.
+type DAGTask struct {
+	Name     string `json:"name"`
+	Template string `json:"template"`
+	Depends  string `json:"depends,omitempty"`
+}
+
+// RetryStrategy is Argo's retry of a failed step.
+type RetryStrategy struct {
+	Limit       *intstr.IntOrString `json:"limit,omitempty"`
+	RetryPolicy string              `json:"retryPolicy,omitempty"`
+	Backoff     *Backoff            `json:"backoff,omitempty"`
+}
+
+// Backoff is the wait between retries.
+type Backoff struct {
+	Duration    string              `json:"duration,omitempty"`
+	Factor      *intstr.IntOrString `json:"factor,omitempty"`
+	MaxDuration string              `json:"maxDuration,omitempty"`
+}
+
+// WorkflowOf renders a run as an Argo Workflow: a DAG of one task per trial, `after` and
+// `depends` edges as Argo depends expressions, services as daemon steps (ready when their
+// health check passes), retries as retryStrategy with the trial's backoff, the run's -j as
+// parallelism, and in every pod the jikken executor uploading outputs and the trial's record to
+// the store, where `jikken results RUN` reads them.
+func (c *Config) WorkflowOf(m *store.Manifest) (*Workflow, error) {
+	c.defaults()
+	names := make(map[string]string, len(m.Trials))
+	taken := map[string]bool{"main": true}
+	for _, t := range m.Trials {
+		n := shortName(t.Name, 60)
+		if len(validLabelName(t.Name)) == 0 && !taken[t.Name] {
+			n = t.Name
+		}
+		names[t.Name], taken[n] = n, true
+	}
+	var code *codeRef
+	if !c.ImageHasCode {
+		var err error
+		if code, err = CodeOf(m); err != nil {
+			return nil, err
+		}
+	}
+	w := &Workflow{
+		APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow",
+		Metadata: ObjectMeta{
+			GenerateName: shortName(m.Experiment, 40) + "-", Namespace: c.Namespace,
+			Labels:      map[string]string{LabelManagedBy: "jikken", LabelRun: labelValue(m.RunID)},
+			Annotations: map[string]string{"jikken.dev/run-id": m.RunID, "jikken.dev/store": c.StoreURL},
+		},
+		Spec: WorkflowSpec{Entrypoint: "main", ServiceAccountName: c.ServiceAccount, PodGC: &PodGC{Strategy: "OnWorkflowSuccess"}},
+	}
+	if m.Options.Jobs > 0 {
+		w.Spec.Parallelism = ptr(int64(m.Options.Jobs))
+	}
+	for _, ps := range c.ImagePullSecrets {
+		w.Spec.ImagePullSecrets = append(w.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: ps})
+	}
+	dag := &DAG{}
+	if m.Options.FailFast {
+		dag.FailFast = ptr(true)
+	}
+	w.Spec.Templates = append(w.Spec.Templates, Template{Name: "main", DAG: dag})
+	for _, t := range m.Trials {
+		tmpl, err := c.argoTemplate(m, t, names[t.Name], code)
+		if err != nil {
+			return nil, err
+		}
+		dag.Tasks = append(dag.Tasks, DAGTask{Name: names[t.Name], Template: names[t.Name], Depends: depends(t, names)})
+		w.Spec.Templates = append(w.Spec.Templates, tmpl)
+	}
+	return w, nil
+}
+
+func validLabelName(s string) []string {
+	if len(s) > 60 || s == "" || s[0] < 'a' || s[0] > 'z' {
+		return []string{"not a DNS label"}
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return []string{"not a DNS label"}
+		}
+	}
+	return nil
+}
+
+// depends turns a trial's edges into an Argo depends expression.
+func depends(t experiment.Trial, names map[string]string) string {
+	var parts []string
+	for _, a := range t.After {
+		parts = append(parts, names[a]+".Succeeded")
+	}
+	for _, d := range t.Depends {
+		n := names[d.Trial]
+		switch d.Condition {
+		case experiment.Completed:
+			parts = append(parts, "("+n+".Succeeded || "+n+".Failed)")
+		case experiment.Started, experiment.Healthy:
+			// A daemon step counts as done once it is running (and ready, with a probe).
+			parts = append(parts, "("+n+".Daemoned || "+n+".Succeeded)")
+		default:
+			parts = append(parts, n+".Succeeded")
+		}
+	}
+	return strings.Join(parts, " && ")
+}
+
+// argoTemplate is the template of one trial.
+func (c *Config) argoTemplate(m *store.Manifest, t experiment.Trial, name string, code *codeRef) (Template, error) {
+	params, err := paramsJSON(t)
+	if err != nil {
+		return Template{}, err
+	}
+	rec, err := json.Marshal(store.TrialRecord{Run: m.RunID, Name: t.Name, Index: t.Index, Group: t.Group, Service: t.Service,
+		Params: t.Params, Seed: t.Seed, Backend: "argo", Image: t.Image, Attempts: []store.Attempt{}})
+	if err != nil {
+		return Template{}, err
+	}
+	s := PodSpec{Run: m.RunID, Trial: t, Env: argoEnv(m.RunID, t), Params: params, Record: rec}
+	if code != nil {
+		s.Code, s.CodeSubdir = code.snapshot, code.subdir
+	}
+	pod, err := c.pod(s, "", []string{"--record", "--flush-every", c.LogFlush.String()})
+	if err != nil {
+		return Template{}, err
+	}
+	main := pod.Spec.Containers[0]
+	tmpl := Template{
+		Name:           name,
+		Metadata:       &ObjectMeta{Labels: pod.Labels, Annotations: pod.Annotations},
+		InitContainers: pod.Spec.InitContainers,
+		Container:      &main,
+		Volumes:        pod.Spec.Volumes,
+		NodeSelector:   pod.Spec.NodeSelector,
+		Tolerations:    pod.Spec.Tolerations,
+	}
+	if t.Service {
+		tmpl.Daemon = ptr(true)
+	}
+	if t.Retries > 0 {
+		limit := intstr.FromInt32(int32(t.Retries))
+		factor := intstr.FromInt32(2)
+		base := time.Duration(t.Backoff)
+		if base <= 0 {
+			base = time.Second
+		}
+		tmpl.RetryStrategy = &RetryStrategy{Limit: &limit, RetryPolicy: "Always",
+			Backoff: &Backoff{Duration: base.String(), Factor: &factor, MaxDuration: "10m"}}
+	}
+	if t.Timeout > 0 {
+		secs := intstr.FromInt32(int32((t.Timeout + 999999999) / 1e9))
+		tmpl.ActiveDeadlineSeconds = &secs
+	}
+	return tmpl, nil
+}
+
+// argoEnv is the trial interface for a pod with no runner: attempt numbers come from Argo.
+func argoEnv(run string, t experiment.Trial) []string {
+	env := []string{
+		"JIKKEN_RUN_ID=" + run,
+		"JIKKEN_TRIAL=" + t.Name,
+		"JIKKEN_TRIAL_INDEX=" + strconv.Itoa(t.Index),
+		"JIKKEN_ATTEMPT={{=asInt(retries) + 1}}",
+		"JIKKEN_PARAMS=" + paramPath,
+		"JIKKEN_OUTPUT_DIR=" + outDir,
+	}
+	if t.Seed != nil {
+		env = append(env, "JIKKEN_SEED="+strconv.FormatInt(*t.Seed, 10))
+	}
+	for _, k := range sortedKeys(t.Params) {
+		env = append(env, "JIKKEN_PARAM_"+strings.ToUpper(k)+"="+runner.ParamString(t.Params[k]))
+	}
+	for _, k := range sortedKeys(t.Env) {
+		env = append(env, k+"="+t.Env[k])
+	}
+	return env
+}
+
+// paramsJSON is params.json as the runner writes it: the params, and the seed unless a param
+// is called seed.
+func paramsJSON(t experiment.Trial) ([]byte, error) {
+	out := make(map[string]any, len(t.Params)+1)
+	for k, v := range t.Params {
+		out[k] = v
+	}
+	if t.Seed != nil {
+		if _, taken := out["seed"]; !taken {
+			out["seed"] = *t.Seed
+		}
+	}
+	return json.Marshal(out)
+}
+
+// YAML renders the workflow for `argo submit` / `kubectl create`.
+func (w *Workflow) YAML() ([]byte, error) {
+	b, err := yaml.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("render workflow: %w", err)
+	}
+	return b, nil
+}

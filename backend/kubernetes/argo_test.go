@@ -1,0 +1,112 @@
+package kubernetes
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// argoManifest is a small plan: a service, two trials after it, a final step after both.
+func argoManifest() *store.Manifest {
+	svc := experiment.Trial{Name: "db", Index: 0, Image: "redis:7", Cmd: experiment.Command{Shell: "redis-server"}, Service: true,
+		Health: &experiment.Health{TCP: "localhost:6379"}}
+	a := trial("train/a")
+	a.Index, a.Retries, a.Backoff = 1, 2, experiment.Duration(5*time.Second)
+	a.Depends = []experiment.Dependency{{Trial: "db", Condition: experiment.Healthy}}
+	b := trial("train/b")
+	b.Index = 2
+	b.Resources = experiment.Resources{CPU: 2}
+	b.Depends = []experiment.Dependency{{Trial: "db", Condition: experiment.Healthy}}
+	final := experiment.Trial{Name: "report", Index: 3, Image: "alpine", Cmd: experiment.Command{Argv: []string{"echo", "done"}}, After: []string{"train/a", "train/b"}}
+	return &store.Manifest{RunID: "20260101-000000-sweep-ab12", Experiment: "sweep", Options: store.RunOptions{Jobs: 3},
+		Trials: []experiment.Trial{svc, a, b, final}}
+}
+
+func TestWorkflowStructure(t *testing.T) {
+	cfg := Config{StoreURL: "s3://bucket/runs", StoreSecret: "jikken-s3", ExecutorImage: "jikken:test"}
+	wf, err := cfg.WorkflowOf(argoManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := wf.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(y, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["apiVersion"] != "argoproj.io/v1alpha1" || doc["kind"] != "Workflow" {
+		t.Fatalf("header %v %v", doc["apiVersion"], doc["kind"])
+	}
+	spec := doc["spec"].(map[string]any)
+	if spec["entrypoint"] != "main" || spec["parallelism"] != float64(3) {
+		t.Errorf("entrypoint %v parallelism %v", spec["entrypoint"], spec["parallelism"])
+	}
+	templates := map[string]map[string]any{}
+	for _, x := range spec["templates"].([]any) {
+		tm := x.(map[string]any)
+		templates[tm["name"].(string)] = tm
+	}
+	tasks := map[string]string{}
+	taskTemplate := map[string]string{}
+	for _, x := range templates["main"]["dag"].(map[string]any)["tasks"].([]any) {
+		task := x.(map[string]any)
+		d, _ := task["depends"].(string)
+		tasks[task["name"].(string)] = d
+		taskTemplate[task["name"].(string)] = task["template"].(string)
+	}
+	if len(tasks) != 4 {
+		t.Fatalf("tasks %v", tasks)
+	}
+	nameA, nameB := shortName("train/a", 60), shortName("train/b", 60)
+	if tasks["db"] != "" || tasks[nameA] != "(db.Daemoned || db.Succeeded)" || tasks["report"] != nameA+".Succeeded && "+nameB+".Succeeded" {
+		t.Errorf("depends %v", tasks)
+	}
+	db := templates["db"]
+	if db["daemon"] != true || db["container"].(map[string]any)["readinessProbe"] == nil {
+		t.Errorf("a service is a daemon step with a readiness probe: %v", db)
+	}
+	ta := templates[nameA]
+	rs := ta["retryStrategy"].(map[string]any)
+	if rs["limit"] != float64(2) || rs["backoff"].(map[string]any)["duration"] != "5s" || ta["activeDeadlineSeconds"] != float64(90) {
+		t.Errorf("retry %v deadline %v", rs, ta["activeDeadlineSeconds"])
+	}
+	c := ta["container"].(map[string]any)
+	if c["resources"].(map[string]any)["limits"].(map[string]any)["nvidia.com/gpu"] != "2" {
+		t.Errorf("resources %v", c["resources"])
+	}
+	if ta["nodeSelector"].(map[string]any)["pool"] != "gpu" {
+		t.Errorf("node selector %v", ta["nodeSelector"])
+	}
+	cmd := strings.Join(toStrings(c["command"]), " ")
+	if !strings.Contains(cmd, "trial-exec --store s3://bucket/runs") || !strings.Contains(cmd, "--record") || strings.Contains(cmd, "--no-stdout-metrics") {
+		t.Errorf("command %s", cmd)
+	}
+	env := map[string]string{}
+	for _, e := range c["env"].([]any) {
+		m := e.(map[string]any)
+		v, _ := m["value"].(string)
+		env[m["name"].(string)] = v
+	}
+	if env["JIKKEN_RUN_ID"] != "20260101-000000-sweep-ab12" || env["JIKKEN_TRIAL"] != "train/a" || !strings.Contains(env["JIKKEN_RECORD_JSON"], `"backend":"argo"`) ||
+		env["JIKKEN_ATTEMPT"] != "{{=asInt(retries) + 1}}" {
+		t.Errorf("env %v", env)
+	}
+	if !strings.Contains(string(y), "secretRef:\n") || strings.Contains(string(y), "AWS_SECRET_ACCESS_KEY") {
+		t.Error("store credentials come from the Secret, never inline")
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}

@@ -1,0 +1,421 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	authv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// Config configures the backend. Zero fields take the defaults named.
+type Config struct {
+	// Namespace where Jobs are created (default: the kubeconfig context's, else "default").
+	Namespace string
+	// Kubeconfig is the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
+	Kubeconfig string
+	// ExecutorImage is the jikken image (FROM scratch, the static binary at /jikken) whose init
+	// container installs the executor into each trial's pod.
+	ExecutorImage string
+	// GitImage runs the code-snapshot checkout (needs git; default alpine/git).
+	GitImage string
+	// DefaultImage is used for trials that set no image.
+	DefaultImage string
+	// StoreURL is the store as pods reach it (s3://bucket/prefix).
+	StoreURL string
+	// StoreSecret names a Secret whose keys become the executor's environment (the S3
+	// credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...). Never inlined in the pod.
+	StoreSecret string
+	// Store is the run's store as this process reaches it: Wait copies each attempt's outputs
+	// from it into the attempt folder, and the code snapshot is read from the run's manifest.
+	Store store.Blob
+	// AllowLocalStore lets a folder store pass Check (tests with fake nodes, where no executor
+	// runs and nothing is uploaded).
+	AllowLocalStore bool
+	// ImageHasCode skips the code-snapshot checkout: the trial images contain the code.
+	ImageHasCode     bool
+	ServiceAccount   string
+	ImagePullSecrets []string
+	Tolerations      []corev1.Toleration
+	// PendingTimeout is how long a pod may stay unschedulable, or a Job without pods (quota),
+	// before the attempt fails with the scheduler's reason (default 5m).
+	PendingTimeout time.Duration
+	// NodeLossTolerance is how long a pod stays bound to a node that stopped answering before
+	// it is evicted and the Job replaces it (default 60s).
+	NodeLossTolerance time.Duration
+	// StopGrace is the pods' termination grace period (default 10s).
+	StopGrace time.Duration
+	// LogFlush is how often the executor uploads the growing logs (default 10s).
+	LogFlush time.Duration
+	// TTLAfterFinished deletes finished Jobs after this many seconds (nil: keep them).
+	TTLAfterFinished *int32
+	// QPS and Burst are client-go's client-side rate limit (default 50 and 100).
+	QPS   float32
+	Burst int
+	Log   *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.GitImage == "" {
+		c.GitImage = "alpine/git:2.47.2"
+	}
+	if c.ExecutorImage == "" {
+		c.ExecutorImage = "ghcr.io/jikken-dev/jikken:latest"
+	}
+	if c.PendingTimeout == 0 {
+		c.PendingTimeout = 5 * time.Minute
+	}
+	if c.NodeLossTolerance == 0 {
+		c.NodeLossTolerance = time.Minute
+	}
+	if c.StopGrace == 0 {
+		c.StopGrace = 10 * time.Second
+	}
+	if c.LogFlush == 0 {
+		c.LogFlush = 10 * time.Second
+	}
+	if c.QPS == 0 {
+		c.QPS, c.Burst = 50, 100
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Backend runs trials as Kubernetes Jobs. Build it with New or NewForClient.
+type Backend struct {
+	cfg    Config
+	client kubernetes.Interface
+	host   string
+
+	mu       sync.Mutex
+	watches  map[string]*runWatch // by run id
+	codes    map[string]*codeRef  // by run id
+	planned  map[string]bool      // trials of the plan a runner announced through Check
+	adoptees map[string]string    // trial -> live Job an earlier runner left, re-attached by Start
+}
+
+type codeRef struct {
+	snapshot json.RawMessage
+	subdir   string
+}
+
+var (
+	_ runner.Backend = (*Backend)(nil)
+	_ runner.Checker = (*Backend)(nil)
+)
+
+// New connects to the cluster of cfg.Kubeconfig (without a request yet: Check makes the first).
+func New(cfg Config) (*Backend, error) {
+	cfg.defaults()
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if cfg.Kubeconfig != "" {
+		rules.ExplicitPath = cfg.Kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	rc, err := cc.ClientConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, errors.New("no kubeconfig: set KUBECONFIG or --kubeconfig, or create ~/.kube/config (or run inside a cluster)")
+		}
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	if cfg.Namespace == "" {
+		if ns, _, err := cc.Namespace(); err == nil && ns != "" {
+			cfg.Namespace = ns
+		} else {
+			cfg.Namespace = "default"
+		}
+	}
+	rc.QPS, rc.Burst = cfg.QPS, cfg.Burst
+	rc.UserAgent = "jikken"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	b := NewForClient(client, cfg)
+	b.host = rc.Host
+	return b, nil
+}
+
+// RESTConfig loads the rest.Config New would use, with the same rate limits (for benchmarks).
+func RESTConfig(kubeconfig string, qps float32, burst int) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc.QPS, rc.Burst = qps, burst
+	return rc, nil
+}
+
+// NewForClient uses an existing clientset (tests pass a fake or a counting one).
+func NewForClient(client kubernetes.Interface, cfg Config) *Backend {
+	cfg.defaults()
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	return &Backend{cfg: cfg, client: client, host: "the cluster", watches: map[string]*runWatch{},
+		codes: map[string]*codeRef{}, adoptees: map[string]string{}}
+}
+
+// Name implements runner.Backend.
+func (b *Backend) Name() string { return "kubernetes" }
+
+// Config returns the backend's configuration after defaults.
+func (b *Backend) Config() Config { return b.cfg }
+
+// Check implements runner.Checker: the API server answers, the namespace exists, the account
+// may manage Jobs and watch pods, every trial has an image, and pods can reach the store.
+//
+// Check is also how a runner announces its plan: afterwards Live leaves out the Jobs of the
+// plan's trials that are still running, and Start re-attaches to them instead of creating new
+// ones, so a runner resumed after a crash neither kills nor duplicates the work in flight.
+// `jikken kill` never calls Check, so it sees and stops every live Job of the run.
+func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
+	var errs []error
+	for _, t := range trials {
+		if t.Image == "" && b.cfg.DefaultImage == "" {
+			errs = append(errs, fmt.Errorf("trial %s has no image; the kubernetes backend runs trials in containers", t.Name))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if !b.cfg.AllowLocalStore && !strings.HasPrefix(b.cfg.StoreURL, "s3://") {
+		return fmt.Errorf("the kubernetes backend needs a store its pods can reach: pass --store s3://bucket/prefix (got %q)", b.cfg.StoreURL)
+	}
+	if _, err := b.client.Discovery().ServerVersion(); err != nil {
+		return b.explain("contact the API server", err)
+	}
+	if _, err := b.client.CoreV1().Namespaces().Get(ctx, b.cfg.Namespace, metav1.GetOptions{}); err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			return fmt.Errorf("namespace %s does not exist; create it (kubectl create namespace %s) or pass --namespace / JIKKEN_K8S_NAMESPACE", b.cfg.Namespace, b.cfg.Namespace)
+		case !apierrors.IsForbidden(err): // a namespaced account may not read namespaces
+			return b.explain("read namespace "+b.cfg.Namespace, err)
+		}
+	}
+	for _, need := range []struct{ verb, group, resource string }{
+		{"create", "batch", "jobs"}, {"watch", "batch", "jobs"}, {"delete", "batch", "jobs"}, {"watch", "", "pods"},
+	} {
+		ssar := &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authv1.ResourceAttributes{
+			Namespace: b.cfg.Namespace, Verb: need.verb, Group: need.group, Resource: need.resource}}}
+		res, err := b.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar, metav1.CreateOptions{})
+		if err != nil {
+			return b.explain("check permissions", err)
+		}
+		if !res.Status.Allowed {
+			return fmt.Errorf("forbidden: this account may not %s %s in namespace %s (RBAC); it needs create/get/list/watch/delete on jobs and get/list/watch on pods and pods/log", need.verb, need.resource, b.cfg.Namespace)
+		}
+	}
+	b.mu.Lock()
+	b.planned = map[string]bool{}
+	for _, t := range trials {
+		b.planned[t.Name] = true
+	}
+	b.mu.Unlock()
+	return nil
+}
+
+// Start implements runner.Backend: it creates the attempt's Job (or re-attaches to the live Job
+// an earlier runner of the run left for this trial) and returns once the API server has it.
+func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process, error) {
+	w, err := b.watch(ctx, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	adopted, ok := b.adoptees[a.Trial.Name]
+	delete(b.adoptees, a.Trial.Name)
+	b.mu.Unlock()
+	if ok {
+		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted)
+		return w.attach(adopted, a), nil
+	}
+	spec, err := b.podSpec(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	job, err := b.cfg.Job(spec)
+	if err != nil {
+		return nil, err
+	}
+	p := w.attach(job.Name, a)
+	if _, err := b.client.BatchV1().Jobs(b.cfg.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// The same attempt of the same run: it is ours, watch it.
+			return p, nil
+		}
+		w.detach(job.Name)
+		return nil, b.explain("create Job "+job.Name+" for trial "+a.Trial.Name, err)
+	}
+	return p, nil
+}
+
+// podSpec gathers what the pod of attempt a needs.
+func (b *Backend) podSpec(ctx context.Context, a *runner.Attempt) (PodSpec, error) {
+	s := PodSpec{Run: a.RunID, Trial: a.Trial, Attempt: a.N, Env: a.Env}
+	if p, err := os.ReadFile(filepath.Join(a.Dir, "params.json")); err == nil {
+		s.Params = p
+	}
+	code, err := b.code(ctx, a.RunID)
+	if err != nil {
+		return s, err
+	}
+	if code != nil {
+		s.Code, s.CodeSubdir = code.snapshot, code.subdir
+	}
+	return s, nil
+}
+
+// code reads the run's code snapshot from its manifest once per run.
+func (b *Backend) code(ctx context.Context, run string) (*codeRef, error) {
+	if b.cfg.ImageHasCode || b.cfg.Store == nil {
+		return nil, nil
+	}
+	b.mu.Lock()
+	c, ok := b.codes[run]
+	b.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	m, err := store.Runs{Blob: b.cfg.Store}.Manifest(ctx, run)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// Trials started outside a recorded run (benchmarks, tests) have no snapshot.
+	case err != nil:
+		return nil, fmt.Errorf("read the code snapshot of run %s: %w", run, err)
+	default:
+		if c, err = CodeOf(m); err != nil {
+			return nil, err
+		}
+	}
+	b.mu.Lock()
+	b.codes[run] = c
+	b.mu.Unlock()
+	return c, nil
+}
+
+// CodeOf returns the code snapshot a run's pods check out, nil when the run has none, or an
+// error when the snapshot cannot be rebuilt away from the machine that took it.
+func CodeOf(m *store.Manifest) (*codeRef, error) {
+	if m.Code == nil {
+		return nil, nil
+	}
+	snap := m.Code
+	switch {
+	case snap.Origin == "":
+		return nil, fmt.Errorf("the code of run %s (repository %s) has no remote a pod could clone; push it, set a ghost repository, or build images that contain the code and set JIKKEN_K8S_IMAGE_HAS_CODE=1", m.RunID, snap.Repo)
+	case (snap.Dirty || (snap.Base != "" && snap.Base != snap.Head)) && snap.GhostRepo == "":
+		return nil, fmt.Errorf("the code of run %s has changes that are not pushed (%d files); run with a ghost repository so pods can apply them, or set JIKKEN_K8S_IMAGE_HAS_CODE=1 if the images contain the code", m.RunID, len(snap.Files))
+	}
+	raw, err := json.Marshal(snap)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := filepath.Rel(snap.Repo, filepath.Dir(m.File))
+	if err != nil || strings.HasPrefix(sub, "..") || sub == "." {
+		sub = ""
+	}
+	return &codeRef{snapshot: raw, subdir: filepath.ToSlash(sub)}, nil
+}
+
+// Live implements runner.Backend: the run's Jobs that have not finished, found by label.
+func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, error) {
+	list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(runID)})
+	if err != nil {
+		return nil, b.explain("list the Jobs of run "+runID, err)
+	}
+	var out []runner.LiveTrial
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range list.Items {
+		j := &list.Items[i]
+		if finished(j) || j.DeletionTimestamp != nil {
+			continue
+		}
+		trial := j.Annotations[AnnotationTrial]
+		if b.planned[trial] {
+			if _, taken := b.adoptees[trial]; !taken {
+				b.adoptees[trial] = j.Name
+				continue
+			}
+		}
+		n, _ := strconv.Atoi(j.Labels[LabelAttempt])
+		out = append(out, runner.LiveTrial{RunID: runID, Trial: trial, Attempt: n, Handle: "job:" + j.Namespace + "/" + j.Name})
+	}
+	return out, nil
+}
+
+// StopLive implements runner.Backend: it deletes the Job, and with it its pods.
+func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {
+	ns, name, ok := strings.Cut(strings.TrimPrefix(lt.Handle, "job:"), "/")
+	if !ok || !strings.HasPrefix(lt.Handle, "job:") {
+		return fmt.Errorf("bad kubernetes handle %q", lt.Handle)
+	}
+	return b.deleteJob(ctx, ns, name)
+}
+
+// DeleteRun deletes every Job of a run, finished or not, with their pods.
+func (b *Backend) DeleteRun(ctx context.Context, runID string) (int, error) {
+	list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(runID)})
+	if err != nil {
+		return 0, b.explain("list the Jobs of run "+runID, err)
+	}
+	for _, j := range list.Items {
+		if err := b.deleteJob(ctx, j.Namespace, j.Name); err != nil {
+			return 0, err
+		}
+	}
+	return len(list.Items), nil
+}
+
+func (b *Backend) deleteJob(ctx context.Context, ns, name string) error {
+	bg := metav1.DeletePropagationBackground
+	err := b.client.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return b.explain("delete Job "+name, err)
+	}
+	return nil
+}
+
+// finished reports whether a Job has ended, and how.
+func finished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops the watches.
+func (b *Backend) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, w := range b.watches {
+		w.close()
+		delete(b.watches, id)
+	}
+}

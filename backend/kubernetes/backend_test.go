@@ -1,0 +1,395 @@
+package kubernetes
+
+// These unit tests run against client-go's fake clientset: an in-memory object tracker with
+// watch support but no API server, no controllers and no scheduler. They check what the backend
+// sends and how it reads Job and pod states; the same behaviours against a real control plane
+// are in cluster_test.go (make test-k8s).
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/ghost"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+func trial(name string) experiment.Trial {
+	seed := int64(3)
+	return experiment.Trial{
+		Name: name, Image: "python:3.12", Cmd: experiment.Command{Argv: []string{"python", "train.py"}},
+		Params: map[string]any{"lr": 0.1}, Seed: &seed, Env: map[string]string{"MODE": "fast"},
+		Resources:    experiment.Resources{CPU: 1.5, Memory: 2 << 30, GPU: 2},
+		NodeSelector: map[string]string{"pool": "gpu"}, Timeout: experiment.Duration(90 * time.Second),
+	}
+}
+
+func attempt(t *testing.T, run string, tr experiment.Trial, n int) *runner.Attempt {
+	dir := filepath.Join(t.TempDir(), tr.Name)
+	a := &runner.Attempt{RunID: run, Trial: tr, N: n, Dir: dir, OutputDir: filepath.Join(dir, "out"),
+		StdoutPath: filepath.Join(dir, "stdout.log"), StderrPath: filepath.Join(dir, "stderr.log"),
+		Env: []string{"JIKKEN_RUN_ID=" + run, "JIKKEN_TRIAL=" + tr.Name, "JIKKEN_OUTPUT_DIR=" + filepath.Join(dir, "out"), "JIKKEN_PARAMS=" + filepath.Join(dir, "params.json"), "MODE=fast"}}
+	if err := os.MkdirAll(a.OutputDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "params.json"), []byte(`{"lr":0.1,"seed":3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func newFake(t *testing.T) (*Backend, *fake.Clientset, store.Blob) {
+	t.Helper()
+	blob, err := store.OpenFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authv1.SelfSubjectAccessReview)
+		r.Status.Allowed = true
+		return true, r, nil
+	})
+	b := NewForClient(cs, Config{Namespace: "default", StoreURL: "s3://bucket/runs", StoreSecret: "jikken-s3", Store: blob,
+		ExecutorImage: "jikken:test", PendingTimeout: 50 * time.Millisecond})
+	t.Cleanup(b.Close)
+	return b, cs, blob
+}
+
+func TestJobSpec(t *testing.T) {
+	b, _, _ := newFake(t)
+	a := attempt(t, "20260101-000000-x-ab12", trial("lr=0.1/seed=3"), 2)
+	spec, err := b.podSpec(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := b.cfg.Job(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Name) > 63 || !strings.HasPrefix(j.Name, "jk-lr-0-1-seed-3-") || !strings.HasSuffix(j.Name, "-2") {
+		t.Errorf("job name %q", j.Name)
+	}
+	if j.Name != JobName(a.RunID, a.Trial.Name, 2) || j.Name == JobName(a.RunID, a.Trial.Name, 1) {
+		t.Error("job names must be deterministic per run, trial and attempt")
+	}
+	if *j.Spec.BackoffLimit != 0 || *j.Spec.ActiveDeadlineSeconds != 90 {
+		t.Errorf("backoffLimit %d, activeDeadlineSeconds %d", *j.Spec.BackoffLimit, *j.Spec.ActiveDeadlineSeconds)
+	}
+	pod := j.Spec.Template
+	for _, l := range []map[string]string{j.Labels, pod.Labels} {
+		if l[LabelRun] != a.RunID || l[LabelAttempt] != "2" || l[LabelManagedBy] != "jikken" || l[LabelTrial] == "" {
+			t.Errorf("labels %v", l)
+		}
+	}
+	if pod.Annotations[AnnotationTrial] != "lr=0.1/seed=3" {
+		t.Errorf("the full trial name must be kept in an annotation: %v", pod.Annotations)
+	}
+	c := pod.Spec.Containers[0]
+	if c.Image != "python:3.12" || !qEq(c.Resources.Limits[GPUResource], "2") || !qEq(c.Resources.Requests[corev1.ResourceCPU], "1500m") ||
+		!qEq(c.Resources.Limits[corev1.ResourceMemory], "2Gi") {
+		t.Errorf("container %s resources %v", c.Image, c.Resources)
+	}
+	want := []string{binPath, "trial-exec", "--store", "s3://bucket/runs", "--log-dir", logDir, "--no-stdout-metrics", "--flush-every", "10s", "--", "python", "train.py"}
+	if strings.Join(c.Command, " ") != strings.Join(want, " ") {
+		t.Errorf("command %q", c.Command)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	if env["JIKKEN_OUTPUT_DIR"] != outDir || env["JIKKEN_PARAMS"] != paramPath || env["JIKKEN_PARAMS_JSON"] != `{"lr":0.1,"seed":3}` || env["MODE"] != "fast" {
+		t.Errorf("env %v", env)
+	}
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef.Name != "jikken-s3" {
+		t.Errorf("store credentials must come from the Secret: %v", c.EnvFrom)
+	}
+	for _, e := range c.Env {
+		if strings.Contains(e.Name, "SECRET") || strings.Contains(e.Name, "ACCESS_KEY") {
+			t.Errorf("credential inlined in the pod: %s", e.Name)
+		}
+	}
+	if pod.Spec.NodeSelector["pool"] != "gpu" || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("pod spec %v %v", pod.Spec.NodeSelector, pod.Spec.RestartPolicy)
+	}
+	gpuTol := false
+	for _, tol := range pod.Spec.Tolerations {
+		gpuTol = gpuTol || tol.Key == string(GPUResource)
+	}
+	if !gpuTol {
+		t.Errorf("GPU trials tolerate the GPU taint: %v", pod.Spec.Tolerations)
+	}
+	if len(pod.Spec.InitContainers) != 1 || pod.Spec.InitContainers[0].Image != "jikken:test" {
+		t.Errorf("init containers %v", pod.Spec.InitContainers)
+	}
+}
+
+func qEq(q resource.Quantity, want string) bool { return q.Cmp(resource.MustParse(want)) == 0 }
+
+func TestCodeSnapshotAddsCheckout(t *testing.T) {
+	b, _, blob := newFake(t)
+	run := "r-code"
+	m := &store.Manifest{RunID: run, File: "/home/me/proj/exp/sweep.jsonnet",
+		Code: &ghost.Snapshot{Repo: "/home/me/proj", Origin: "https://example.com/p.git", Head: "abc", Base: "abc", Dirty: true, GhostRepo: "https://example.com/ghosts.git"}}
+	if err := (store.Runs{Blob: blob}).WriteManifest(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	tr := trial("t")
+	tr.Workdir = "src"
+	spec, err := b.podSpec(context.Background(), attempt(t, run, tr, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := b.cfg.Job(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inits := j.Spec.Template.Spec.InitContainers
+	if len(inits) != 2 || inits[1].Name != "jikken-code" || !strings.Contains(inits[1].Env[0].Value, `"ghost_repo":"https://example.com/ghosts.git"`) {
+		t.Fatalf("init containers %+v", inits)
+	}
+	if cmd := strings.Join(j.Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(cmd, "--workdir /code/exp/src") {
+		t.Errorf("the trial runs in its folder of the checkout: %s", cmd)
+	}
+}
+
+// run starts an attempt and returns its process and Job.
+func start(t *testing.T, b *Backend, cs *fake.Clientset, a *runner.Attempt) (runner.Process, *batchv1.Job) {
+	t.Helper()
+	p, err := b.Start(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := cs.BatchV1().Jobs("default").Get(context.Background(), JobName(a.RunID, a.Trial.Name, a.N), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, j
+}
+
+func wait(t *testing.T, p runner.Process) runner.Exit {
+	t.Helper()
+	ch := make(chan runner.Exit, 1)
+	go func() { ch <- p.Wait() }()
+	select {
+	case e := <-ch:
+		return e
+	case <-time.After(30 * time.Second):
+		t.Fatal("Wait did not return")
+	}
+	return runner.Exit{}
+}
+
+func setJobCondition(t *testing.T, cs *fake.Clientset, j *batchv1.Job, typ batchv1.JobConditionType, reason string) {
+	t.Helper()
+	j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: typ, Status: corev1.ConditionTrue, Reason: reason})
+	if _, err := cs.BatchV1().Jobs(j.Namespace).UpdateStatus(context.Background(), j, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func addPod(t *testing.T, cs *fake.Clientset, j *batchv1.Job, status corev1.PodStatus) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: j.Name + "-x", Namespace: j.Namespace, Labels: j.Spec.Template.Labels}, Status: status}
+	if _, err := cs.CoreV1().Pods(j.Namespace).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWaitSucceedsAndFetchesOutputs(t *testing.T) {
+	b, cs, blob := newFake(t)
+	a := attempt(t, "r1", trial("t1"), 1)
+	p, j := start(t, b, cs, a)
+	ctx := context.Background()
+	for key, body := range map[string]string{"stdout.log": "hi\n", "stderr.log": "", "metrics.jsonl": `{"name":"acc","value":1}` + "\n", "artifacts/m.bin": "m", "trial.json": "{}"} {
+		if err := blob.Put(ctx, store.TrialKey("r1", "t1", key), strings.NewReader(body), int64(len(body))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setJobCondition(t, cs, j, batchv1.JobComplete, "")
+	if e := wait(t, p); e.Code != 0 || e.Err != nil {
+		t.Fatalf("exit %+v", e)
+	}
+	for path, want := range map[string]string{a.StdoutPath: "hi\n", filepath.Join(a.OutputDir, "metrics.jsonl"): `{"name":"acc","value":1}` + "\n", filepath.Join(a.OutputDir, "artifacts", "m.bin"): "m"} {
+		if got, err := os.ReadFile(path); err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v", path, got, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(a.OutputDir, "trial.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the record is the runner's, not an output")
+	}
+}
+
+func TestWaitReportsExitCodeOfFailedPod(t *testing.T) {
+	b, cs, _ := newFake(t)
+	p, j := start(t, b, cs, attempt(t, "r1", trial("t1"), 1))
+	addPod(t, cs, j, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: mainContainer,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}}}})
+	setJobCondition(t, cs, j, batchv1.JobFailed, "BackoffLimitExceeded")
+	if e := wait(t, p); e.Code != 3 || e.Err != nil {
+		t.Fatalf("exit %+v, want code 3", e)
+	}
+}
+
+func TestWaitReportsOOMAndDeadline(t *testing.T) {
+	b, cs, _ := newFake(t)
+	p, j := start(t, b, cs, attempt(t, "r1", trial("oom"), 1))
+	addPod(t, cs, j, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: mainContainer,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}}}})
+	setJobCondition(t, cs, j, batchv1.JobFailed, "BackoffLimitExceeded")
+	if e := wait(t, p); e.Code != 137 || !strings.Contains(e.Reason, "out of memory") {
+		t.Errorf("exit %+v", e)
+	}
+	p, j = start(t, b, cs, attempt(t, "r1", trial("slow"), 1))
+	setJobCondition(t, cs, j, batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded)
+	if e := wait(t, p); !strings.Contains(e.Reason, "timed out after 1m30s") {
+		t.Errorf("exit %+v", e)
+	}
+}
+
+func TestImagePullFailureFailsTheTrial(t *testing.T) {
+	b, cs, _ := newFake(t)
+	p, j := start(t, b, cs, attempt(t, "r1", trial("t1"), 1))
+	addPod(t, cs, j, corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: mainContainer, Image: "nope:1",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "not found"}}}}})
+	e := wait(t, p)
+	if e.Err == nil || !strings.Contains(e.Err.Error(), "image pull failed for nope:1") {
+		t.Fatalf("exit %+v", e)
+	}
+	if _, err := cs.BatchV1().Jobs("default").Get(context.Background(), j.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Job of a trial that cannot pull its image is deleted: %v", err)
+	}
+}
+
+func TestUnschedulableGivesSchedulerReason(t *testing.T) {
+	b, cs, _ := newFake(t)
+	p, j := start(t, b, cs, attempt(t, "r1", trial("t1"), 1))
+	addPod(t, cs, j, corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}})
+	e := wait(t, p)
+	if e.Err == nil || !strings.Contains(e.Err.Error(), "Insufficient nvidia.com/gpu") || !strings.Contains(e.Err.Error(), "unschedulable for") {
+		t.Fatalf("exit %+v", e)
+	}
+}
+
+func TestStopDeletesTheJob(t *testing.T) {
+	b, cs, _ := newFake(t)
+	p, j := start(t, b, cs, attempt(t, "r1", trial("t1"), 1))
+	if err := p.Stop(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if e := wait(t, p); e.Code != 137 {
+		t.Errorf("exit %+v", e)
+	}
+	if _, err := cs.BatchV1().Jobs("default").Get(context.Background(), j.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("job still there: %v", err)
+	}
+}
+
+func TestLiveAndReattach(t *testing.T) {
+	ctx := context.Background()
+	old, cs, blob := newFake(t)
+	if _, err := old.Start(ctx, attempt(t, "r1", trial("a"), 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Start(ctx, attempt(t, "other-run", trial("a"), 1)); err != nil {
+		t.Fatal(err)
+	}
+	// A new backend, as after a runner crash: kill sees the live Job of this run only.
+	killer := NewForClient(cs, old.cfg)
+	live, err := killer.Live(ctx, "r1")
+	if err != nil || len(live) != 1 || live[0].Trial != "a" || live[0].Attempt != 1 {
+		t.Fatalf("Live = %+v, %v", live, err)
+	}
+	// A resumed runner announces its plan: the live Job is re-attached, not reported or duplicated.
+	resumed := NewForClient(cs, Config{Namespace: "default", StoreURL: "s3://b", Store: blob, ExecutorImage: "x"})
+	if err := resumed.Check(ctx, []experiment.Trial{trial("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if live, err := resumed.Live(ctx, "r1"); err != nil || len(live) != 0 {
+		t.Fatalf("Live after Check = %+v, %v", live, err)
+	}
+	p, err := resumed.Start(ctx, attempt(t, "r1", trial("a"), 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Handle() != "job:default/"+JobName("r1", "a", 1) {
+		t.Errorf("re-attached to %s", p.Handle())
+	}
+	jobs, _ := cs.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{LabelSelector: RunSelector("r1")})
+	if len(jobs.Items) != 1 {
+		t.Errorf("%d Jobs for run r1, want 1", len(jobs.Items))
+	}
+	if err := killer.StopLive(ctx, live[0]); err != nil {
+		t.Fatal(err)
+	}
+	if e := wait(t, p); e.Code != 137 && e.Err == nil {
+		t.Errorf("exit %+v", e)
+	}
+	if jobs, _ := cs.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{}); len(jobs.Items) != 1 || jobs.Items[0].Labels[LabelRun] != "other-run" {
+		t.Errorf("kill must leave other runs alone: %v", jobs.Items)
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	ctx := context.Background()
+	b, cs, _ := newFake(t)
+	noImage := trial("t")
+	noImage.Image = ""
+	if err := b.Check(ctx, []experiment.Trial{noImage}); err == nil || !strings.Contains(err.Error(), "no image") {
+		t.Errorf("no image: %v", err)
+	}
+	if err := b.Check(ctx, []experiment.Trial{trial("t")}); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	missing := NewForClient(cs, Config{Namespace: "nope", StoreURL: "s3://b"})
+	if err := missing.Check(ctx, []experiment.Trial{trial("t")}); err == nil || !strings.Contains(err.Error(), "namespace nope does not exist") {
+		t.Errorf("missing namespace: %v", err)
+	}
+	local := NewForClient(cs, Config{Namespace: "default", StoreURL: "/tmp/store"})
+	if err := local.Check(ctx, []experiment.Trial{trial("t")}); err == nil || !strings.Contains(err.Error(), "s3://") {
+		t.Errorf("local store: %v", err)
+	}
+	denied := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+	denied.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, a.(k8stesting.CreateAction).GetObject(), nil
+	})
+	db := NewForClient(denied, Config{Namespace: "default", StoreURL: "s3://b"})
+	if err := db.Check(ctx, []experiment.Trial{trial("t")}); err == nil || !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), "RBAC") {
+		t.Errorf("RBAC: %v", err)
+	}
+	cs.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "x", errors.New(`exceeded quota: q, requested: count/jobs.batch=1, used: count/jobs.batch=5, limited: count/jobs.batch=5`))
+	})
+	if _, err := b.Start(ctx, attempt(t, "r1", trial("q"), 1)); err == nil || !strings.Contains(err.Error(), "quota") {
+		t.Errorf("quota: %v", err)
+	}
+}
+
+func TestCodeThatCannotBeRebuiltIsRefused(t *testing.T) {
+	for _, snap := range []*ghost.Snapshot{
+		{Repo: "/p", Head: "a"}, // no remote
+		{Repo: "/p", Origin: "https://example.com/p.git", Head: "a", Base: "a", Dirty: true}, // local edits, no ghost repo
+	} {
+		if _, err := CodeOf(&store.Manifest{RunID: "r", Code: snap}); err == nil || !strings.Contains(err.Error(), "JIKKEN_K8S_IMAGE_HAS_CODE") {
+			t.Errorf("%+v: %v", snap, err)
+		}
+	}
+}

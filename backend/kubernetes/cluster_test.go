@@ -1,0 +1,421 @@
+package kubernetes_test
+
+// Tests against a real control plane (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler built from source, KWOK faking nodes and pod lifecycles). Skipped unless
+// JIKKEN_K8S_BIN is set; run them with 'make test-k8s'.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/jikken-dev/jikken/backend/kubernetes"
+	"github.com/jikken-dev/jikken/backend/kubernetes/k8stest"
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+type env struct {
+	c    *k8stest.Cluster
+	runs store.Runs
+	work string
+}
+
+func setup(t *testing.T, o k8stest.Options, nodes ...k8stest.Node) *env {
+	t.Helper()
+	c := k8stest.Start(t, o)
+	c.AddNodes(t, nodes...)
+	blob, err := store.OpenFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{c: c, runs: store.Runs{Blob: blob}, work: t.TempDir()}
+}
+
+func (e *env) backend(t *testing.T, mod func(*kubernetes.Config)) *kubernetes.Backend {
+	t.Helper()
+	cfg := kubernetes.Config{Kubeconfig: e.c.Kubeconfig, Namespace: "default", StoreURL: e.runs.Blob.Location(), Store: e.runs.Blob,
+		AllowLocalStore: true, ExecutorImage: "jikken:test", PendingTimeout: 20 * time.Second, QPS: 200, Burst: 400}
+	if mod != nil {
+		mod(&cfg)
+	}
+	b, err := kubernetes.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+func (e *env) manifest(t *testing.T, run string, trials []experiment.Trial, jobs int) *store.Manifest {
+	t.Helper()
+	for i := range trials {
+		trials[i].Index = i
+	}
+	m := &store.Manifest{RunID: run, Experiment: "test", Backend: "kubernetes", Options: store.RunOptions{Jobs: jobs}, Trials: trials}
+	if err := e.runs.WriteManifest(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (e *env) execute(t *testing.T, b runner.Backend, m *store.Manifest) *runner.Summary {
+	t.Helper()
+	r := &runner.Runner{Backend: b, Runs: e.runs, Jobs: m.Options.Jobs, WorkRoot: e.work, Workdir: e.work}
+	sum, err := r.Execute(context.Background(), m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func fakeTrial(name string, labels map[string]string) experiment.Trial {
+	return experiment.Trial{Name: name, Image: "example.com/trainer:1", Cmd: experiment.Command{Argv: []string{"train"}}, Labels: labels}
+}
+
+func jobsOf(t *testing.T, e *env, run string) []string {
+	t.Helper()
+	list, err := e.c.Client.BatchV1().Jobs("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector(run)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, j := range list.Items {
+		names = append(names, j.Name)
+	}
+	return names
+}
+
+func TestClusterGPURunOf50(t *testing.T) {
+	gpuTaint := []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}
+	var nodes []k8stest.Node
+	for i := range 4 {
+		nodes = append(nodes, k8stest.Node{Name: fmt.Sprintf("gpu-%d", i), GPU: 8, Labels: map[string]string{"pool": "gpu"}, Taints: gpuTaint})
+	}
+	nodes = append(nodes, k8stest.Node{Name: "cpu-0"})
+	e := setup(t, k8stest.Options{DelayMS: 300, JitterMS: 500}, nodes...)
+	var trials []experiment.Trial
+	for i := range 50 {
+		tr := fakeTrial(fmt.Sprintf("train/seed=%d", i), nil)
+		tr.Resources = experiment.Resources{CPU: 1, Memory: 1 << 30, GPU: 1}
+		tr.NodeSelector = map[string]string{"pool": "gpu"}
+		trials = append(trials, tr)
+	}
+	m := e.manifest(t, "run-gpu", trials, 50)
+	sum := e.execute(t, e.backend(t, nil), m)
+	if sum.Status != store.Succeeded || sum.Counts.Succeeded != 50 {
+		t.Fatalf("run %s: %+v", sum.Status, sum.Counts)
+	}
+	for _, rec := range sum.Trials {
+		if rec == nil || rec.Status != store.Succeeded || len(rec.Attempts) != 1 || rec.ExitCode == nil || *rec.ExitCode != 0 {
+			t.Errorf("trial record %+v", rec)
+		}
+	}
+	pods, err := e.c.Client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector("run-gpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Spec.NodeName, "gpu-") {
+			t.Errorf("pod %s on %s, want a GPU node", p.Name, p.Spec.NodeName)
+		}
+		if q := p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; q.Cmp(resource.MustParse("1")) != 0 {
+			t.Errorf("pod %s GPU limit %v", p.Name, q)
+		}
+	}
+	if n := len(jobsOf(t, e, "run-gpu")); n != 50 {
+		t.Errorf("%d Jobs, want 50", n)
+	}
+}
+
+func TestClusterFailuresAndRetries(t *testing.T) {
+	e := setup(t, k8stest.Options{DelayMS: 200}, k8stest.Node{Name: "n0"})
+	flaky := fakeTrial("flaky", map[string]string{"jikken-test/outcome": "fail-once"})
+	flaky.Retries, flaky.Backoff = 1, experiment.Duration(10*time.Millisecond)
+	broken := fakeTrial("broken", map[string]string{"jikken-test/outcome": "fail"})
+	broken.Retries, broken.Backoff = 1, experiment.Duration(10*time.Millisecond)
+	badImage := fakeTrial("bad-image", map[string]string{"jikken-test/outcome": "bad-image"})
+	tooBig := fakeTrial("too-big", nil)
+	tooBig.Resources.GPU = 64
+	m := e.manifest(t, "run-fail", []experiment.Trial{flaky, broken, badImage, tooBig, fakeTrial("fine", nil)}, 5)
+	sum := e.execute(t, e.backend(t, func(c *kubernetes.Config) { c.PendingTimeout = 3 * time.Second }), m)
+	recs := map[string]*store.TrialRecord{}
+	for _, r := range sum.Trials {
+		recs[r.Name] = r
+	}
+	if r := recs["flaky"]; r.Status != store.Succeeded || len(r.Attempts) != 2 || *r.Attempts[0].ExitCode != 3 {
+		t.Errorf("flaky: %+v", r)
+	}
+	if r := recs["broken"]; r.Status != store.Failed || len(r.Attempts) != 2 || *r.ExitCode != 3 {
+		t.Errorf("broken: %+v", r)
+	}
+	if r := recs["bad-image"]; r.Status != store.Failed || !strings.Contains(r.Reason, "image pull failed for example.com/trainer:1") {
+		t.Errorf("bad-image: %+v", r)
+	}
+	if r := recs["too-big"]; r.Status != store.Failed || !strings.Contains(r.Reason, "unschedulable") || !strings.Contains(r.Reason, "nvidia.com/gpu") {
+		t.Errorf("too-big: %+v", r)
+	}
+	if r := recs["fine"]; r.Status != store.Succeeded {
+		t.Errorf("fine: %+v (the run continues past failed trials)", r)
+	}
+}
+
+func TestClusterNodeLoss(t *testing.T) {
+	// Pods run 30s: long enough for the node to be declared lost and the pod evicted first.
+	e := setup(t, k8stest.Options{DelayMS: 30000, NodeMonitorGrace: 5 * time.Second}, k8stest.Node{Name: "doomed"})
+	tr := fakeTrial("long", nil)
+	tr.Retries, tr.Backoff = 1, experiment.Duration(10*time.Millisecond)
+	m := e.manifest(t, "run-node", []experiment.Trial{tr}, 1)
+	b := e.backend(t, func(c *kubernetes.Config) { c.NodeLossTolerance = time.Second })
+	done := make(chan *runner.Summary, 1)
+	go func() { done <- e.execute(t, b, m) }()
+	waitUntil(t, "the trial's pod to run on the doomed node", func() bool {
+		pods, _ := e.c.Client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector("run-node")})
+		return len(pods.Items) == 1 && pods.Items[0].Status.Phase == corev1.PodRunning
+	})
+	e.c.AddNodes(t, k8stest.Node{Name: "healthy"})
+	e.c.LoseNode(t, "doomed")
+	sum := <-done
+	r := sum.Trials[0]
+	if r.Status != store.Succeeded || len(r.Attempts) != 2 || !strings.Contains(r.Attempts[0].Reason, "doomed") {
+		t.Fatalf("record %+v", r)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(3 * time.Minute); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("waiting for %s", what)
+		}
+	}
+}
+
+func TestClusterKillDeletesOnlyThisRun(t *testing.T) {
+	e := setup(t, k8stest.Options{}, k8stest.Node{Name: "n0"})
+	b := e.backend(t, nil)
+	ctx := context.Background()
+	for _, run := range []string{"run-a", "run-b"} {
+		for i := range 3 {
+			tr := fakeTrial(fmt.Sprintf("t%d", i), map[string]string{"jikken-test/delay": "1h"})
+			a := &runner.Attempt{RunID: run, Trial: tr, N: 1, Dir: t.TempDir(), Env: []string{"JIKKEN_RUN_ID=" + run}}
+			if _, err := b.Start(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitUntil(t, "six running pods", func() bool {
+		pods, _ := e.c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
+		return len(pods.Items) == 6
+	})
+	killer := e.backend(t, nil)
+	live, err := killer.Live(ctx, "run-a")
+	if err != nil || len(live) != 3 {
+		t.Fatalf("Live = %v, %v", live, err)
+	}
+	for _, lt := range live {
+		if err := killer.StopLive(ctx, lt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if jobs := jobsOf(t, e, "run-a"); len(jobs) != 0 {
+		t.Errorf("jobs of the killed run left: %v", jobs)
+	}
+	waitUntil(t, "the killed run's pods to be deleted by propagation", func() bool {
+		pods, _ := e.c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: kubernetes.RunSelector("run-a")})
+		return len(pods.Items) == 0
+	})
+	if jobs := jobsOf(t, e, "run-b"); len(jobs) != 3 {
+		t.Errorf("the other run lost Jobs: %v", jobs)
+	}
+	pods, _ := e.c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: kubernetes.RunSelector("run-b")})
+	if len(pods.Items) != 3 {
+		t.Errorf("the other run has %d pods, want 3", len(pods.Items))
+	}
+}
+
+// TestClusterResumeReattaches runs a runner in a child process, SIGKILLs it once every trial's
+// Job exists, and resumes the run here: the live Jobs are re-attached, none is created twice.
+func TestClusterResumeReattaches(t *testing.T) {
+	e := setup(t, k8stest.Options{}, k8stest.Node{Name: "n0"})
+	var trials []experiment.Trial
+	for i := range 6 {
+		trials = append(trials, fakeTrial(fmt.Sprintf("t%d", i), map[string]string{"jikken-test/delay": "8s"}))
+	}
+	m := e.manifest(t, "run-resume", trials, 6)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunner$")
+	cmd.Env = append(os.Environ(), "JIKKEN_TEST_RUNNER=1", "JIKKEN_TEST_KUBECONFIG="+e.c.Kubeconfig,
+		"JIKKEN_TEST_STORE="+e.runs.Blob.Location(), "JIKKEN_TEST_WORK="+e.work, "JIKKEN_TEST_RUN="+m.RunID)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the child runner to create every Job", func() bool { return len(jobsOf(t, e, m.RunID)) == 6 })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	before := jobsOf(t, e, m.RunID)
+	sum := e.execute(t, e.backend(t, nil), m)
+	if sum.Status != store.Succeeded || sum.Counts.Succeeded != 6 {
+		t.Fatalf("resumed run %s %+v", sum.Status, sum.Counts)
+	}
+	after := jobsOf(t, e, m.RunID)
+	if strings.Join(before, ",") != strings.Join(after, ",") {
+		t.Errorf("Jobs before resume %v, after %v: the resumed runner must re-attach, not create", before, after)
+	}
+}
+
+// TestHelperRunner is the child process of TestClusterResumeReattaches.
+func TestHelperRunner(t *testing.T) {
+	if os.Getenv("JIKKEN_TEST_RUNNER") != "1" {
+		t.Skip("helper process")
+	}
+	blob, err := store.OpenFolder(os.Getenv("JIKKEN_TEST_STORE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := store.Runs{Blob: blob}
+	m, err := runs.Manifest(context.Background(), os.Getenv("JIKKEN_TEST_RUN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := kubernetes.New(kubernetes.Config{Kubeconfig: os.Getenv("JIKKEN_TEST_KUBECONFIG"), Namespace: "default",
+		StoreURL: blob.Location(), Store: blob, AllowLocalStore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner.Runner{Backend: b, Runs: runs, Jobs: m.Options.Jobs, WorkRoot: os.Getenv("JIKKEN_TEST_WORK")}
+	_, _ = r.Execute(context.Background(), m, false)
+}
+
+func TestClusterErrors(t *testing.T) {
+	e := setup(t, k8stest.Options{}, k8stest.Node{Name: "n0"})
+	ctx := context.Background()
+	plan := []experiment.Trial{fakeTrial("t", nil)}
+	limited := e.backend(t, func(c *kubernetes.Config) { c.Kubeconfig = e.c.LimitedKubeconfig })
+	if err := limited.Check(ctx, plan); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("RBAC: %v", err)
+	}
+	missing := e.backend(t, func(c *kubernetes.Config) { c.Namespace = "nope" })
+	if err := missing.Check(ctx, plan); err == nil || !strings.Contains(err.Error(), "namespace nope does not exist") {
+		t.Errorf("namespace: %v", err)
+	}
+	dead := filepath.Join(t.TempDir(), "kubeconfig")
+	kc, _ := os.ReadFile(e.c.Kubeconfig)
+	server := e.c.Config.Host
+	if err := os.WriteFile(dead, []byte(strings.Replace(string(kc), server, "https://127.0.0.1:1", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := e.backend(t, func(c *kubernetes.Config) { c.Kubeconfig = dead })
+	if err := unreachable.Check(ctx, plan); err == nil || !strings.Contains(err.Error(), "cannot reach the Kubernetes API server") {
+		t.Errorf("unreachable: %v", err)
+	}
+	if _, err := kubernetes.New(kubernetes.Config{Kubeconfig: filepath.Join(t.TempDir(), "none")}); err == nil {
+		t.Error("a missing kubeconfig must be an error")
+	}
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "small"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsCPU: resource.MustParse("1"), corev1.ResourceLimitsCPU: resource.MustParse("1")}}}
+	if _, err := e.c.Client.CoreV1().ResourceQuotas("default").Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	big := fakeTrial("big", nil)
+	big.Resources.CPU = 4
+	m := e.manifest(t, "run-quota", []experiment.Trial{big}, 1)
+	sum := e.execute(t, e.backend(t, func(c *kubernetes.Config) { c.PendingTimeout = 5 * time.Second }), m)
+	if r := sum.Trials[0]; r.Status != store.Failed || !strings.Contains(r.Reason, "exceeded quota") {
+		t.Errorf("quota: %+v", r)
+	}
+}
+
+func TestClusterArgoWorkflowValidates(t *testing.T) {
+	e := setup(t, k8stest.Options{})
+	ctx := context.Background()
+	crdYAML, err := os.ReadFile(filepath.Join(os.Getenv("JIKKEN_K8S_BIN"), "argo-crds", "argoproj.io_workflows.yaml"))
+	if err != nil {
+		t.Fatalf("Argo's Workflow CRD (scripts/ci/k8s.sh fetches it): %v", err)
+	}
+	dyn := dynamic.NewForConfigOrDie(e.c.Config)
+	var crd unstructured.Unstructured
+	if err := yaml.Unmarshal(crdYAML, &crd.Object); err != nil {
+		t.Fatal(err)
+	}
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dyn.Resource(crdGVR).Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the Workflow CRD to be established", func() bool {
+		got, err := dyn.Resource(crdGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			m := c.(map[string]any)
+			if m["type"] == "Established" && m["status"] == "True" {
+				return true
+			}
+		}
+		return false
+	})
+	wfGVR := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflows"}
+	cfg := kubernetes.Config{Namespace: "default", StoreURL: "s3://bucket/runs", StoreSecret: "jikken-s3", ExecutorImage: "jikken:test"}
+	wf, err := cfg.WorkflowOf(argoPlan())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := wf.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(doc []byte) error {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			return err
+		}
+		_, err := dyn.Resource(wfGVR).Namespace("default").Create(ctx, &u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+		return err
+	}
+	// Retry until the CRD's schema is served (Established can precede the first use by a moment).
+	var cerr error
+	waitUntil(t, "the API server to serve workflows", func() bool {
+		cerr = create(y)
+		return cerr == nil || !strings.Contains(cerr.Error(), "the server could not find")
+	})
+	if cerr != nil {
+		t.Fatalf("server-side dry-run of the exported workflow: %v\n%s", cerr, y)
+	}
+	// The schema is really checked: a malformed field is refused.
+	bad := strings.Replace(string(y), "entrypoint: main", "entrypoint: {name: main}", 1)
+	if err := create([]byte(bad)); err == nil {
+		t.Error("a workflow with a malformed entrypoint passed the dry-run: the schema was not checked")
+	}
+}
+
+func argoPlan() *store.Manifest {
+	seed := int64(1)
+	svc := experiment.Trial{Name: "db", Image: "redis:7", Cmd: experiment.Command{Shell: "redis-server"}, Service: true,
+		Health: &experiment.Health{TCP: "localhost:6379"}}
+	a := experiment.Trial{Name: "train/a", Index: 1, Image: "python:3.12", Cmd: experiment.Command{Argv: []string{"python", "t.py"}},
+		Seed: &seed, Params: map[string]any{"lr": 0.1}, Retries: 2, Timeout: experiment.Duration(time.Hour),
+		Resources: experiment.Resources{CPU: 2, Memory: 1 << 30, GPU: 1}, NodeSelector: map[string]string{"pool": "gpu"},
+		Depends: []experiment.Dependency{{Trial: "db", Condition: experiment.Healthy}}}
+	final := experiment.Trial{Name: "report", Index: 2, Image: "alpine", Cmd: experiment.Command{Shell: "echo ok"}, After: []string{"train/a"}}
+	return &store.Manifest{RunID: "20260101-000000-sweep-ab12", Experiment: "sweep", Options: store.RunOptions{Jobs: 2},
+		Trials: []experiment.Trial{svc, a, final}}
+}

@@ -1,0 +1,267 @@
+package k8stest
+
+// Stages are the KWOK stage configs the tests use. Pods pass through: Pending -> Running
+// (pod-run) -> Succeeded (pod-succeed) or Failed (pod-fail), each after DelayMS. A pod fails when
+// it has the label jikken-test/outcome=fail, or =fail-once on attempt 1 (label
+// jikken.dev/attempt=1); a pod labelled =bad-image never pulls its image. A label
+// jikken-test/delay ("30s") overrides how long a pod runs. Nodes are made Ready once; KWOK renews their leases while they carry
+// the annotation kwok.x-k8s.io/node=fake, so removing it makes a node go NotReady.
+const stagesTemplate = `
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  enableCRDs: []
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: node-ready
+spec:
+  resourceRef: {apiGroup: v1, kind: Node}
+  selector:
+    matchExpressions:
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: NotIn
+      values: ['True']
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      {{ range NodeConditions }}
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $now | Quote }}
+        message: {{ .message | Quote }}
+        reason: {{ .reason | Quote }}
+        status: {{ .status | Quote }}
+        type: {{ .type | Quote }}
+      {{ end }}
+      addresses:
+      - address: {{ NodeIP | Quote }}
+        type: InternalIP
+      allocatable:
+      {{ range $k, $v := or .status.allocatable .status.capacity }}
+        {{ $k }}: {{ $v | Quote }}
+      {{ end }}
+      phase: Running
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-run
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: DoesNotExist
+    - key: '.status.phase'
+      operator: In
+      values: ['Pending']
+    - key: '.spec.nodeName'
+      operator: Exists
+    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: NotIn
+      values: ['bad-image']
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Ready}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: ContainersReady}
+      initContainerStatuses:
+      {{ range .spec.initContainers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        state: {terminated: {exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+      {{ end }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        started: true
+        state: {running: {startedAt: {{ $now | Quote }}}}
+      {{ end }}
+      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+      podIP: {{ PodIPWith .spec.nodeName false ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-succeed
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: DoesNotExist
+    - key: '.status.phase'
+      operator: In
+      values: ['Running']
+    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: DoesNotExist
+  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state: {terminated: {exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+      {{ end }}
+      phase: Succeeded
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-succeed-on-retry
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: DoesNotExist
+    - key: '.status.phase'
+      operator: In
+      values: ['Running']
+    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail-once']
+    - key: '.metadata.labels["jikken.dev/attempt"]'
+      operator: NotIn
+      values: ['1']
+  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state: {terminated: {exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+      {{ end }}
+      phase: Succeeded
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-fail
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: DoesNotExist
+    - key: '.status.phase'
+      operator: In
+      values: ['Running']
+    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail']
+  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state: {terminated: {exitCode: 3, reason: Error, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+      {{ end }}
+      phase: Failed
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-fail-first-attempt
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: DoesNotExist
+    - key: '.status.phase'
+      operator: In
+      values: ['Running']
+    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail-once']
+    - key: '.metadata.labels["jikken.dev/attempt"]'
+      operator: In
+      values: ['1']
+  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state: {terminated: {exitCode: 3, reason: Error, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+      {{ end }}
+      phase: Failed
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-delete
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: Exists
+  next:
+    delete: true
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-bad-image
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: DoesNotExist
+    - key: '.spec.nodeName'
+      operator: Exists
+    - key: '.status.phase'
+      operator: In
+      values: ['Pending']
+    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['bad-image']
+    - key: '.status.containerStatuses'
+      operator: DoesNotExist
+  next:
+    statusTemplate: |
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        state: {waiting: {reason: ImagePullBackOff, message: 'Back-off pulling image "{{ .image }}"'}}
+      {{ end }}
+      phase: Pending
+`

@@ -1,0 +1,484 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// runWatch follows the Jobs and pods of one run through two informers (one list and one watch
+// each, whatever the number of trials) and wakes the process each event concerns.
+type runWatch struct {
+	b      *Backend
+	jobs   cache.SharedIndexInformer
+	pods   cache.SharedIndexInformer
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	procs map[string]*process // by Job name
+}
+
+const byJob = "job"
+
+// watch returns the run's watch, starting it on first use.
+func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w := b.watches[run]; w != nil {
+		return w, nil
+	}
+	sel := RunSelector(run)
+	f := informers.NewSharedInformerFactoryWithOptions(b.client, 0, informers.WithNamespace(b.cfg.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(), procs: map[string]*process{}}
+	if err := w.pods.AddIndexers(cache.Indexers{byJob: func(obj any) ([]string, error) {
+		if p, ok := obj.(*corev1.Pod); ok && p.Labels[LabelJob] != "" {
+			return []string{p.Labels[LabelJob]}, nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return nil, err
+	}
+	notify := func(name func(any) string) cache.ResourceEventHandlerFuncs {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { w.wake(name(obj)) },
+			UpdateFunc: func(_, obj any) { w.wake(name(obj)) },
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				w.wake(name(obj))
+			},
+		}
+	}
+	jobName := func(obj any) string {
+		if j, ok := obj.(*batchv1.Job); ok {
+			return j.Name
+		}
+		return ""
+	}
+	podJob := func(obj any) string {
+		if p, ok := obj.(*corev1.Pod); ok {
+			return p.Labels[LabelJob]
+		}
+		return ""
+	}
+	if _, err := w.jobs.AddEventHandler(notify(jobName)); err != nil {
+		return nil, err
+	}
+	if _, err := w.pods.AddEventHandler(notify(podJob)); err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w.cancel = cancel
+	f.Start(wctx.Done())
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, b.explain(fmt.Sprintf("watch %s of run %s", typ, run), errors.New("the watch did not sync; is the API server reachable and may this account list and watch jobs and pods?"))
+		}
+	}
+	b.watches[run] = w
+	return w, nil
+}
+
+func (w *runWatch) close() { w.cancel() }
+
+func (w *runWatch) wake(name string) {
+	w.mu.Lock()
+	p := w.procs[name]
+	w.mu.Unlock()
+	if p != nil {
+		p.poke()
+	}
+}
+
+func (w *runWatch) attach(name string, a *runner.Attempt) *process {
+	p := &process{w: w, name: name, a: a, wake: make(chan struct{}, 1), done: make(chan struct{}), started: time.Now()}
+	w.mu.Lock()
+	w.procs[name] = p
+	w.mu.Unlock()
+	p.poke()
+	return p
+}
+
+func (w *runWatch) detach(name string) {
+	w.mu.Lock()
+	delete(w.procs, name)
+	w.mu.Unlock()
+}
+
+func (w *runWatch) job(name string) *batchv1.Job {
+	obj, ok, err := w.jobs.GetStore().GetByKey(w.b.cfg.Namespace + "/" + name)
+	if err != nil || !ok {
+		return nil
+	}
+	return obj.(*batchv1.Job)
+}
+
+// podsOf returns the Job's pods, newest first.
+func (w *runWatch) podsOf(name string) []*corev1.Pod {
+	objs, _ := w.pods.GetIndexer().ByIndex(byJob, name)
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		pods = append(pods, o.(*corev1.Pod))
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[j].CreationTimestamp.Before(&pods[i].CreationTimestamp) })
+	return pods
+}
+
+// process is one attempt's Job.
+type process struct {
+	w       *runWatch
+	name    string
+	a       *runner.Attempt
+	wake    chan struct{}
+	done    chan struct{}
+	started time.Time
+
+	seen      bool // the Job has been in the informer's cache
+	stopped   atomic.Bool
+	deleted   atomic.Bool // our delete has returned
+	noPodSeen time.Time
+	timer     *time.Timer
+}
+
+func (p *process) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Handle implements runner.Process.
+func (p *process) Handle() string { return "job:" + p.w.b.cfg.Namespace + "/" + p.name }
+
+// Stop implements runner.Process: it deletes the Job; its pods get grace to end.
+func (p *process) Stop(grace time.Duration) error {
+	p.stopped.Store(true)
+	err := p.w.b.deleteJob(context.Background(), p.w.b.cfg.Namespace, p.name)
+	p.deleted.Store(true)
+	p.poke()
+	return err
+}
+
+// Wait implements runner.Process: it sleeps until the watch reports a change of the Job or its
+// pods, and returns when the Job has ended; then it copies the outputs the executor uploaded
+// into the attempt folder.
+func (p *process) Wait() runner.Exit {
+	defer close(p.done)
+	defer p.w.detach(p.name)
+	var exit runner.Exit
+	for {
+		<-p.wake
+		if e, ok := p.evaluate(); ok {
+			exit = e
+			break
+		}
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	if err := p.fetchOutputs(context.Background(), exit); err != nil && exit.Err == nil {
+		exit.Err = fmt.Errorf("fetch outputs from the store: %w", err)
+	}
+	return exit
+}
+
+// wakeAt arranges a wake-up after d (a pending deadline), without any request to the server.
+func (p *process) wakeAt(d time.Duration) {
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.timer = time.AfterFunc(d, p.poke)
+}
+
+// evaluate reads the Job and its pods from the watch's cache and decides whether the attempt
+// has ended.
+func (p *process) evaluate() (runner.Exit, bool) {
+	b := p.w.b
+	j := p.w.job(p.name)
+	if j == nil {
+		switch {
+		case p.stopped.Load() && (p.seen || p.deleted.Load()):
+			return runner.Exit{Code: 137, Reason: "stopped: Job deleted"}, true
+		case p.seen:
+			return runner.Exit{Code: -1, Err: fmt.Errorf("Job %s was deleted outside jikken", p.name)}, true
+		}
+		return runner.Exit{}, false
+	}
+	p.seen = true
+	if p.stopped.Load() {
+		return runner.Exit{}, false // wait for the delete to show
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return runner.Exit{Code: 0}, true
+		case batchv1.JobFailed, batchv1.JobFailureTarget:
+			// FailureTarget is final too: the controller adds Failed only once every pod has
+			// terminated, which a pod on a lost node never does.
+			return p.failure(j, c), true
+		}
+	}
+	pods := p.w.podsOf(p.name)
+	if len(pods) == 0 {
+		// No pod yet: the Job controller may be refused (quota). Look at its events once the
+		// pending time is up, not before.
+		if p.noPodSeen.IsZero() {
+			p.noPodSeen = time.Now()
+		}
+		if wait := b.cfg.PendingTimeout - time.Since(p.noPodSeen); wait > 0 {
+			p.wakeAt(wait)
+			return runner.Exit{}, false
+		}
+		return p.abandon(fmt.Errorf("no pod created for %s: %s", b.cfg.PendingTimeout, p.jobEvents(j)))
+	}
+	p.noPodSeen = time.Time{}
+	pod := pods[0]
+	if err := imageFailure(pod); err != nil {
+		return p.abandon(err)
+	}
+	if msg, since, ok := unschedulable(pod); ok {
+		if wait := b.cfg.PendingTimeout - time.Since(since); wait > 0 {
+			p.wakeAt(wait)
+			return runner.Exit{}, false
+		}
+		return p.abandon(fmt.Errorf("unschedulable for %s: %s", b.cfg.PendingTimeout, msg))
+	}
+	return runner.Exit{}, false
+}
+
+// abandon deletes a Job that cannot run and reports why.
+func (p *process) abandon(err error) (runner.Exit, bool) {
+	_ = p.w.b.deleteJob(context.Background(), p.w.b.cfg.Namespace, p.name)
+	return runner.Exit{Code: -1, Err: err}, true
+}
+
+// failure explains a failed Job from its condition and its last pod.
+func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
+	if c.Reason == batchv1.JobReasonDeadlineExceeded {
+		d := time.Duration(0)
+		if j.Spec.ActiveDeadlineSeconds != nil {
+			d = time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second
+		}
+		return runner.Exit{Code: -1, Reason: fmt.Sprintf("timed out after %s (activeDeadlineSeconds)", d)}
+	}
+	for _, pod := range p.w.podsOf(p.name) {
+		for _, pc := range pod.Status.Conditions {
+			if pc.Type == corev1.DisruptionTarget && pc.Status == corev1.ConditionTrue {
+				return runner.Exit{Code: -1, Reason: fmt.Sprintf("pod lost on node %s (%s: %s)", pod.Spec.NodeName, pc.Reason, pc.Message)}
+			}
+		}
+		for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+			t := cs.State.Terminated
+			if t == nil || t.ExitCode == 0 {
+				continue
+			}
+			e := runner.Exit{Code: int(t.ExitCode)}
+			if cs.Name != mainContainer {
+				e.Reason = fmt.Sprintf("init container %s failed with exit status %d", cs.Name, t.ExitCode)
+			}
+			if t.Reason == "OOMKilled" {
+				e.Reason = "out of memory (OOMKilled)"
+			} else if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
+				e.Reason = strings.TrimSpace(t.Reason + " " + t.Message)
+			}
+			return e
+		}
+		if pod.Status.Reason != "" {
+			return runner.Exit{Code: -1, Reason: strings.TrimSpace(pod.Status.Reason + ": " + pod.Status.Message)}
+		}
+	}
+	return runner.Exit{Code: -1, Reason: strings.TrimSpace("Job failed: " + c.Reason + " " + c.Message)}
+}
+
+// imageFailure reports a pod whose image cannot be pulled.
+func imageFailure(pod *corev1.Pod) error {
+	for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		w := cs.State.Waiting
+		if w == nil {
+			continue
+		}
+		switch w.Reason {
+		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
+			return fmt.Errorf("image pull failed for %s (container %s): %s: %s", cs.Image, cs.Name, w.Reason, w.Message)
+		case "CreateContainerConfigError", "CreateContainerError":
+			return fmt.Errorf("container %s cannot be created: %s: %s", cs.Name, w.Reason, w.Message)
+		}
+	}
+	return nil
+}
+
+// unschedulable reports the scheduler's reason for a pod it cannot place, and since when.
+func unschedulable(pod *corev1.Pod) (string, time.Time, bool) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			since := c.LastTransitionTime.Time
+			if since.IsZero() {
+				since = pod.CreationTimestamp.Time
+			}
+			return c.Message, since, true
+		}
+	}
+	return "", time.Time{}, false
+}
+
+// jobEvents reads the Job's warning events (one request, only when a Job is stuck).
+func (p *process) jobEvents(j *batchv1.Job) string {
+	b := p.w.b
+	list, err := b.client.CoreV1().Events(j.Namespace).List(context.Background(), metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Job,involvedObject.name=" + j.Name})
+	if err != nil {
+		return "its events could not be read: " + err.Error()
+	}
+	var msgs []string
+	for _, e := range list.Items {
+		if e.Type == corev1.EventTypeWarning {
+			msgs = append(msgs, e.Reason+": "+e.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return "the Job controller reported nothing (is kube-controller-manager running?)"
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// WaitHealthy implements runner.Healthier: a service is healthy when its pod is Ready (its
+// readiness probe is the trial's health check).
+func (p *process) WaitHealthy(ctx context.Context) error {
+	for {
+		for _, pod := range p.w.podsOf(p.name) {
+			for _, c := range pod.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return errors.New("ended before it was healthy")
+		case <-time.After(time.Second):
+			// The cache is local: re-reading it costs no request.
+		}
+	}
+}
+
+// fetchOutputs copies what the executor uploaded for this trial into the attempt folder, where
+// the runner collects it; logs go to StdoutPath and StderrPath. When the pod failed before the
+// executor could upload its logs, the container log is read from the API server instead.
+func (p *process) fetchOutputs(ctx context.Context, exit runner.Exit) error {
+	a, blob := p.a, p.w.b.cfg.Store
+	for _, f := range []string{a.StdoutPath, a.StderrPath} {
+		if f != "" {
+			if _, err := os.Stat(f); err != nil {
+				_ = os.WriteFile(f, nil, 0o644)
+			}
+		}
+	}
+	if blob == nil {
+		return nil
+	}
+	prefix := store.TrialKey(a.RunID, a.Trial.Name, "") + "/"
+	var keys []string
+	if err := blob.List(ctx, prefix, func(in store.Info) error {
+		keys = append(keys, strings.TrimPrefix(in.Key, prefix))
+		return nil
+	}); err != nil {
+		return err
+	}
+	var errs []error
+	gotStderr := false
+	for _, rel := range keys {
+		var dest string
+		switch rel {
+		case "trial.json", "params.json":
+			continue
+		case "stdout.log":
+			dest = a.StdoutPath
+		case "stderr.log":
+			dest, gotStderr = a.StderrPath, true
+		default:
+			dest = filepath.Join(a.OutputDir, filepath.FromSlash(path.Clean(rel)))
+		}
+		if err := download(ctx, blob, prefix+rel, dest); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !gotStderr && (exit.Err != nil || exit.Code != 0) && !p.stopped.Load() {
+		p.podLog(ctx, a.StderrPath)
+	}
+	return errors.Join(errs...)
+}
+
+func download(ctx context.Context, b store.Blob, key, dest string) error {
+	rc, err := b.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(dest)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// podLog appends the last lines of the failed container's log to dest.
+func (p *process) podLog(ctx context.Context, dest string) {
+	pods := p.w.podsOf(p.name)
+	if len(pods) == 0 || dest == "" {
+		return
+	}
+	pod := pods[0]
+	container := mainContainer
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			container = cs.Name
+		}
+	}
+	tail := int64(200)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rc, err := p.w.b.client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, TailLines: &tail}).Stream(ctx)
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, rc)
+}
