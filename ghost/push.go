@@ -143,10 +143,6 @@ func push(ctx context.Context, w *worktree, r *remote, opts PushOptions) (PushRe
 		diffFrom = opts.DiffFrom
 	}
 	if opts.Diff {
-		base, err := w.resolve(ctx, diffFrom)
-		if err != nil {
-			return res, err
-		}
 		co, err := opts.capture(w)
 		if err != nil {
 			return res, err
@@ -154,6 +150,12 @@ func push(ctx context.Context, w *worktree, r *remote, opts PushOptions) (PushRe
 		st, err := w.capture(ctx, co)
 		if err != nil {
 			return res, err
+		}
+		base := st.Head
+		if diffFrom != "HEAD" {
+			if base, err = w.resolve(ctx, diffFrom); err != nil {
+				return res, err
+			}
 		}
 		res.Files, res.Warnings = st.Files, st.Warnings
 		if !opts.Commits && !w.onRemote(ctx, base) {

@@ -18,8 +18,9 @@ import (
 // worktree is the user's repository, always addressed at its top level: git-ghost ran patches
 // relative to the current directory, which silently dropped changes outside it.
 type worktree struct {
-	git  gitexec.Client
-	root string
+	git    gitexec.Client
+	root   string
+	gitDir string // absolute; found on first use when empty
 }
 
 func openWorktree(ctx context.Context, dir string) (*worktree, error) {
@@ -27,11 +28,24 @@ func openWorktree(ctx context.Context, dir string) (*worktree, error) {
 		dir = "."
 	}
 	c := gitexec.Client{Dir: dir}
-	root, err := c.Line(ctx, "rev-parse", "--show-toplevel")
-	if err != nil {
+	out, err := c.Line(ctx, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+	root, gitDir, ok := strings.Cut(out, "\n")
+	if err != nil || !ok {
 		return nil, fmt.Errorf("%s is not inside a git working tree; run the command in a repository or pass --src-dir: %w", dir, err)
 	}
-	return &worktree{git: gitexec.Client{Dir: root}, root: root}, nil
+	return &worktree{git: gitexec.Client{Dir: root}, root: root, gitDir: gitDir}, nil
+}
+
+// indexPath returns the path of the worktree's index file.
+func (w *worktree) indexPath(ctx context.Context) (string, error) {
+	if w.gitDir == "" {
+		dir, err := w.git.Line(ctx, "rev-parse", "--absolute-git-dir")
+		if err != nil {
+			return "", fmt.Errorf("locate the repository: %w", err)
+		}
+		w.gitDir = dir
+	}
+	return filepath.Join(w.gitDir, "index"), nil
 }
 
 // head returns the commit HEAD points at.
@@ -157,9 +171,9 @@ func (w *worktree) trees(ctx context.Context, opt captureOptions) (index, tree s
 		return "", "", err
 	}
 	defer done()
-	indexPath, err := w.git.Line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	indexPath, err := w.indexPath(ctx)
 	if err != nil {
-		return "", "", fmt.Errorf("locate the index: %w", err)
+		return "", "", err
 	}
 	if err := copyFile(indexPath, tmp); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
