@@ -191,9 +191,28 @@ func TestSyncFolderToS3(t *testing.T) {
 			t.Fatalf("answers from the bucket differ:\n%q\n%q", want, got)
 		}
 
+		// A run a runner still holds is refused, unless --force.
+		manifests, _ := filepath.Glob(filepath.Join(local, "runs", "*", "manifest.json"))
+		if len(manifests) != 1 {
+			t.Fatalf("manifests: %v", manifests)
+		}
+		lock := filepath.Join(filepath.Dir(manifests[0]), "lock")
+		writeFile(t, lock, `{"host":"elsewhere","pid":42,"started":"2026-11-22T10:00:00Z"}`)
+		other := url + "-2"
+		if r := jikken(t, "store", "sync", "latest", "--from", local, "--to", other); r.code != 1 || !strings.Contains(r.stderr, "held by a runner (pid 42 on elsewhere") {
+			t.Errorf("sync of a locked run: %d %s", r.code, r.stderr)
+		}
+		must(t, "store", "sync", "latest", "--from", local, "--to", other, "--force")
+		if keys := strings.Join(srv.Keys(bucket), "\n"); strings.Contains(keys, "/lock") {
+			t.Errorf("the lock was copied:\n%s", keys)
+		}
+
 		// Errors: no --to, the same store twice, an unknown run.
 		if r := jikken(t, "store", "sync", "latest", "--from", url); r.code != 2 || !strings.Contains(r.stderr, "--to is required") {
 			t.Errorf("sync without --to: %d %s", r.code, r.stderr)
+		}
+		if r := jikken(t, "store", "sync", "latest", "--from", url, "--to", url); r.code != 2 || !strings.Contains(r.stderr, "the same store") {
+			t.Errorf("sync onto itself: %d %s", r.code, r.stderr)
 		}
 		if r := jikken(t, "store", "sync", "nosuch", "--from", url, "--to", t.TempDir()); r.code != 1 || !strings.Contains(r.stderr, `no run "nosuch"`) {
 			t.Errorf("sync of an unknown run: %d %s", r.code, r.stderr)
