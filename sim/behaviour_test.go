@@ -221,3 +221,29 @@ func TestTickOnlySchedulesAtTicks(t *testing.T) {
 		t.Fatalf("starts %v and %v, want 10s and 10s", pods["a"].FirstStart, pods["b"].FirstStart)
 	}
 }
+
+// Random node failures follow the model: over a long horizon the fraction of time a node is
+// down approaches MTTR / (MTBF + MTTR), for exponential and Weibull shapes alike.
+func TestFailureModelAvailability(t *testing.T) {
+	for _, shape := range []float64{1, 0.7, 2} {
+		names := sim.NewNames()
+		e, err := sim.New(sim.Config{Names: names, Nodes: []sim.NodeSpec{gpuNode("n0", 1), gpuNode("n1", 1)},
+			Scheduler: schedulerByName(t, "fifo", names), Rand: sim.NewRand(7, 0), StopAt: 2_000_000 * sim.Second,
+			Failures: []sim.FailureModel{{MTBF: 900 * sim.Second, MTTR: 100 * sim.Second, Shape: shape}},
+			// A submitter that never finishes keeps the run going until StopAt.
+			Submitters: []sim.Submitter{submitter.Func(func(now sim.Time, _ sim.Status) ([]*sim.Pod, sim.Time, error) {
+				return nil, now + 1000*sim.Second, nil
+			})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Run(); err != nil {
+			t.Fatal(err)
+		}
+		st := e.Cluster().Stats()
+		down := 1 - st.CapArea[sim.GPUIndex]/(2*sim.Milli*2_000_000)
+		if down < 0.08 || down > 0.12 {
+			t.Errorf("shape %v: nodes down %.3f of the time, want about 0.10", shape, down)
+		}
+	}
+}

@@ -72,12 +72,14 @@ type PodFailure struct {
 }
 
 // FailureModel fails and repairs nodes at random: time to failure and time to repair are
-// exponential with means MTBF and MTTR, drawn per node.
+// drawn per node with means MTBF and MTTR, from a Weibull distribution with the given shape
+// (0 or 1 is exponential; below 1 models infant mortality, above 1 wear-out).
 type FailureModel struct {
 	// Group limits the model to nodes of one group; empty means all nodes.
 	Group string
 	MTBF  Time
 	MTTR  Time
+	Shape float64
 }
 
 // EventKind names a scheduled cluster event.
@@ -188,6 +190,9 @@ func New(cfg Config) (*Engine, error) {
 	for i, m := range cfg.Failures {
 		if m.MTBF <= 0 || m.MTTR <= 0 {
 			return nil, fmt.Errorf("sim: failure model %d: mtbf and mttr must be positive", i)
+		}
+		if m.Shape < 0 || math.IsNaN(m.Shape) || math.IsInf(m.Shape, 0) {
+			return nil, fmt.Errorf("sim: failure model %d: weibull shape %v must be a positive number (1 is exponential)", i, m.Shape)
 		}
 	}
 	c := &Cluster{
@@ -954,7 +959,7 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 		c.capacity.Sub(&n.Capacity)
 		if model > 0 {
 			m := c.failures[model-1]
-			c.push(event{t: c.now + c.exp(m.MTTR), kind: evNodeRecover, node: n, model: model, foreground: true})
+			c.push(event{t: c.now + c.draw(m.MTTR, m.Shape), kind: evNodeRecover, node: n, model: model, foreground: true})
 		}
 	case evNodeRecover:
 		if n.Up {
@@ -967,7 +972,7 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 		c.dirty = true
 		if model > 0 {
 			m := c.failures[model-1]
-			c.push(event{t: c.now + c.exp(m.MTBF), kind: evNodeFail, node: n, model: model})
+			c.push(event{t: c.now + c.draw(m.MTBF, m.Shape), kind: evNodeFail, node: n, model: model})
 		}
 	case evNodeDrain:
 		n.Cordoned = true
@@ -992,14 +997,21 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 func (c *Cluster) scheduleFailure(n *Node) {
 	for i, m := range c.failures {
 		if m.Group == "" || m.Group == n.Group {
-			c.push(event{t: c.now + c.exp(m.MTBF), kind: evNodeFail, node: n, model: i + 1})
+			c.push(event{t: c.now + c.draw(m.MTBF, m.Shape), kind: evNodeFail, node: n, model: i + 1})
 			return
 		}
 	}
 }
 
-func (c *Cluster) exp(mean Time) Time {
-	d := c.rng.ExpFloat64() * float64(mean)
+// draw returns a Weibull time with the given mean and shape (exponential for shape 0 or 1).
+func (c *Cluster) draw(mean Time, shape float64) Time {
+	var d float64
+	if shape == 0 || shape == 1 {
+		d = c.rng.ExpFloat64() * float64(mean)
+	} else {
+		scale := float64(mean) / math.Gamma(1+1/shape)
+		d = scale * math.Pow(c.rng.ExpFloat64(), 1/shape)
+	}
 	if d >= math.MaxInt64/2 {
 		return Never / 2
 	}

@@ -260,7 +260,10 @@ func (b *builder) failures(cfg *sim.Config) error {
 		if mtbf <= 0 || mttr <= 0 {
 			return fmt.Errorf("%s: mtbf and mttr must be positive durations", f)
 		}
-		cfg.Failures = append(cfg.Failures, sim.FailureModel{Group: nf.Group, MTBF: mtbf, MTTR: mttr})
+		if nf.Shape < 0 {
+			return fmt.Errorf("%s.shape: %v must be positive (1 is exponential)", f, nf.Shape)
+		}
+		cfg.Failures = append(cfg.Failures, sim.FailureModel{Group: nf.Group, MTBF: mtbf, MTTR: mttr, Shape: nf.Shape})
 	}
 	if pf := b.sc.Failures.Pods; pf != nil {
 		if pf.Probability < 0 || pf.Probability > 1 {

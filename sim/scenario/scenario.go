@@ -280,11 +280,13 @@ type Failures struct {
 	Pods  *PodFailure   `json:"pods,omitempty"`
 }
 
-// NodeFailure fails the nodes of Group (all if empty) with exponential MTBF and MTTR.
+// NodeFailure fails the nodes of Group (all if empty) with mean times MTBF and MTTR, drawn
+// from a Weibull distribution of the given shape (default 1: exponential).
 type NodeFailure struct {
 	Group string   `json:"group,omitempty"`
 	MTBF  Duration `json:"mtbf"`
 	MTTR  Duration `json:"mttr"`
+	Shape float64  `json:"shape,omitempty"`
 }
 
 // PodFailure fails pod runs at random with retries and exponential backoff.
