@@ -53,7 +53,8 @@ k8s_gomod() {
 		grep -oE 'k8s\.io/[a-z0-9-]+ => \./staging/src/k8s\.io/[a-z0-9-]+' "$upstream" |
 			awk -v v="$staging" '{print "\t" $1 " => " $1 " " v}'
 		echo ")"
-	} >"$dir/go.mod"
+	} >"$dir/go.mod.tmp"
+	mv "$dir/go.mod.tmp" "$dir/go.mod"
 }
 
 build_k8s() {
@@ -63,10 +64,9 @@ build_k8s() {
 	done
 	((${#missing[@]})) || return 0
 	mkdir -p "$dir" && cd "$dir"
-	if [[ ! -f go.sum ]]; then
+	if [[ ! -f go.mod ]]; then
 		log "resolving k8s.io/kubernetes $K8S_VERSION"
 		k8s_gomod "$dir"
-		go mod download >&2 || true
 	fi
 	for cmd in "${missing[@]}"; do
 		log "building $cmd $K8S_VERSION"
