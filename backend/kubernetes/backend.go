@@ -111,7 +111,7 @@ type Backend struct {
 	watches  map[string]*runWatch // by run id
 	codes    map[string]*codeRef  // by run id
 	planned  map[string]bool      // trials of the plan a runner announced through Check
-	adoptees map[string]string    // trial -> live Job an earlier runner left, re-attached by Start
+	adoptees map[string]string    // run/trial -> live Job an earlier runner left, re-attached by Start
 }
 
 type codeRef struct {
@@ -246,8 +246,8 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		return nil, err
 	}
 	b.mu.Lock()
-	adopted, ok := b.adoptees[a.Trial.Name]
-	delete(b.adoptees, a.Trial.Name)
+	adopted, ok := b.adoptees[a.RunID+"/"+a.Trial.Name]
+	delete(b.adoptees, a.RunID+"/"+a.Trial.Name)
 	b.mu.Unlock()
 	if ok {
 		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted)
@@ -357,8 +357,8 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 		}
 		trial := j.Annotations[AnnotationTrial]
 		if b.planned[trial] {
-			if _, taken := b.adoptees[trial]; !taken {
-				b.adoptees[trial] = j.Name
+			if _, taken := b.adoptees[runID+"/"+trial]; !taken {
+				b.adoptees[runID+"/"+trial] = j.Name
 				continue
 			}
 		}

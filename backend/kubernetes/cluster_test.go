@@ -105,7 +105,7 @@ func TestClusterGPURunOf50(t *testing.T) {
 	gpuTaint := []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}
 	var nodes []k8stest.Node
 	for i := range 4 {
-		nodes = append(nodes, k8stest.Node{Name: fmt.Sprintf("gpu-%d", i), GPU: 8, Labels: map[string]string{"pool": "gpu"}, Taints: gpuTaint})
+		nodes = append(nodes, k8stest.Node{Name: fmt.Sprintf("gpu-%d", i), GPU: 16, Labels: map[string]string{"pool": "gpu"}, Taints: gpuTaint})
 	}
 	nodes = append(nodes, k8stest.Node{Name: "cpu-0"})
 	e := setup(t, k8stest.Options{DelayMS: 300, JitterMS: 500}, nodes...)
