@@ -99,7 +99,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		"--name=default", "--data-dir="+filepath.Join(dir, "etcd"), "--unsafe-no-fsync",
 		"--listen-client-urls=http://127.0.0.1:"+etcdPort, "--advertise-client-urls=http://127.0.0.1:"+etcdPort,
 		"--listen-peer-urls=http://127.0.0.1:"+peerPort, "--initial-advertise-peer-urls=http://127.0.0.1:"+peerPort,
-		"--initial-cluster=default=http://127.0.0.1:"+peerPort, "--listen-metrics-urls=")
+		"--initial-cluster=default=http://127.0.0.1:"+peerPort)
 
 	key := filepath.Join(dir, "sa.key")
 	pub := filepath.Join(dir, "sa.pub")
@@ -114,8 +114,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		"--endpoint-reconciler-type=none", "--cert-dir="+filepath.Join(dir, "certs"),
 		"--token-auth-file="+tokens, "--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+pub,
-		"--service-account-signing-key-file="+key, "--service-cluster-ip-range=10.96.0.0/16",
-		"--enable-priority-and-fairness=false")
+		"--service-account-signing-key-file="+key, "--service-cluster-ip-range=10.96.0.0/16")
 
 	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
 	c.LimitedKubeconfig = filepath.Join(dir, "kubeconfig-limited")
@@ -137,12 +136,11 @@ func Start(t testing.TB, o Options) *Cluster {
 		"--kubeconfig="+c.Kubeconfig, "--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
 		"--bind-address=127.0.0.1", "--secure-port="+cmPort, "--leader-elect=false",
 		"--service-account-private-key-file="+key, "--use-service-account-credentials=false",
-		"--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle",
 		"--node-monitor-period=1s", "--node-monitor-grace-period="+o.NodeMonitorGrace.String(),
 		"--concurrent-job-syncs=20", "--kube-api-qps=500", "--kube-api-burst=1000")
 	c.run(t, filepath.Join(bin, "kube-scheduler"), "scheduler",
 		"--kubeconfig="+c.Kubeconfig, "--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port="+schedPort, "--leader-elect=false", "--kube-api-qps=500", "--kube-api-burst=1000")
+		"--bind-address=127.0.0.1", "--secure-port="+schedPort, "--leader-elect=false")
 
 	stages := strings.NewReplacer("{{DELAY}}", strconv.Itoa(o.DelayMS), "{{JITTER}}", strconv.Itoa(o.JitterMS)).Replace(stagesTemplate)
 	stagesFile := filepath.Join(dir, "kwok.yaml")
