@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/jikken-dev/jikken/sim"
@@ -64,6 +65,35 @@ func New(name string, o Options) (sim.Scheduler, error) {
 type base struct {
 	o       Options
 	members []*sim.Pod
+	// misses remembers, within one pass, the requests of unconstrained pods that fit nowhere
+	// (per excluded node). Nodes only fill up during a pass, so a pod asking for at least as
+	// much of everything cannot fit either; long queues are then scanned in O(distinct sizes)
+	// placements instead of one per pod.
+	misses []miss
+}
+
+type miss struct {
+	req  sim.Resources
+	skip *sim.Node
+}
+
+// newPass forgets the misses of the previous pass.
+func (b *base) newPass() { b.misses = b.misses[:0] }
+
+func unconstrained(p *sim.Pod) bool {
+	return !p.Constrained() && len(p.Tolerations) == 0
+}
+
+func (b *base) knownMiss(p *sim.Pod, skip *sim.Node) bool {
+	if !unconstrained(p) {
+		return false
+	}
+	for i := range b.misses {
+		if m := &b.misses[i]; m.skip == skip && m.req.Fits(&p.Requests) {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *base) overQuota(c *sim.Cluster, p *sim.Pod) bool {
@@ -84,8 +114,14 @@ func (b *base) try(c *sim.Cluster, p *sim.Pod, pending []*sim.Pod, skip *sim.Nod
 		return false, nil
 	}
 	if p.Gang == "" {
+		if b.knownMiss(p, skip) {
+			return false, nil
+		}
 		n := b.o.Placement.Place(c, p, skip)
 		if n == nil {
+			if unconstrained(p) {
+				b.misses = append(b.misses, miss{req: p.Requests, skip: skip})
+			}
 			return false, nil
 		}
 		return true, c.Bind(p, n)
@@ -138,6 +174,7 @@ func submitOrder(a, b *sim.Pod) int {
 }
 
 func (f *fifo) Schedule(c *sim.Cluster) error {
+	f.newPass()
 	f.queue = append(f.queue[:0], c.Pending()...)
 	if !slices.IsSortedFunc(f.queue, submitOrder) {
 		slices.SortStableFunc(f.queue, submitOrder)
@@ -225,23 +262,95 @@ type ordered struct {
 	victimKey func(now sim.Time, p *sim.Pod) float64
 	preempt   bool
 	queue     []*sim.Pod
-	keys      map[*sim.Pod]float64
+	sorted    []keyed
+	merged    []keyed
+	fresh     []keyed
+	seen      map[*sim.Pod]uint64
+	stamp     uint64
+	// exhaustive sorts the whole queue every pass, for tests of the incremental order.
+	exhaustive bool
+	// suspendMisses and maxRunning prune suspension searches within a pass (see suspendFor).
+	suspendMisses []sim.Resources
+	maxRunning    float64
+	maxValid      bool
+}
+
+type keyed struct {
+	k float64
+	p *sim.Pod
+	// progress and attained are the pod's state when k was computed; a pending pod's key
+	// depends on nothing else, so the key stays valid while they do not change.
+	progress sim.Time
+	attained float64
+}
+
+func keyedLess(a, b keyed) int {
+	return cmp.Or(cmp.Compare(a.k, b.k), submitOrder(a.p, b.p))
+}
+
+// sortQueue fills o.queue with the pending pods in key order. A pending pod's key does not
+// change while it waits, so the order of the last pass is kept and only pods that are new
+// to the queue (or came back to it) are sorted and merged in: O(queue) per pass instead of a
+// full sort, which matters when long queues meet frequent passes (las ticks).
+func (o *ordered) sortQueue(c *sim.Cluster, now sim.Time) {
+	o.stamp++
+	if o.exhaustive {
+		clear(o.sorted)
+		o.sorted = o.sorted[:0]
+	}
+	if o.seen == nil {
+		o.seen = map[*sim.Pod]uint64{}
+	}
+	kept := o.sorted[:0]
+	for _, kp := range o.sorted {
+		p := kp.p
+		if p.Phase == sim.Pending && !p.Assumed() && p.Progress == kp.progress && p.Attained == kp.attained {
+			kept = append(kept, kp)
+			o.seen[p] = o.stamp
+		}
+	}
+	clear(o.sorted[len(kept):])
+	o.fresh = o.fresh[:0]
+	for _, p := range c.Pending() {
+		if o.seen[p] != o.stamp {
+			o.fresh = append(o.fresh, keyed{o.key(now, p), p, p.Progress, p.Attained})
+		}
+	}
+	slices.SortFunc(o.fresh, keyedLess)
+	// Merge the kept order and the fresh pods into o.merged, then swap the buffers.
+	m := o.merged[:0]
+	i, j := 0, 0
+	for i < len(kept) && j < len(o.fresh) {
+		if keyedLess(o.fresh[j], kept[i]) < 0 {
+			m = append(m, o.fresh[j])
+			j++
+		} else {
+			m = append(m, kept[i])
+			i++
+		}
+	}
+	m = append(append(m, kept[i:]...), o.fresh[j:]...)
+	o.merged, o.sorted = kept[:0], m
+	o.queue = o.queue[:0]
+	for _, kp := range o.sorted {
+		o.queue = append(o.queue, kp.p)
+	}
+	// Forget pods that left the queue, so the map does not grow with every pod ever seen.
+	if len(o.seen) > 4*len(o.sorted)+1024 {
+		clear(o.seen)
+		for _, kp := range o.sorted {
+			o.seen[kp.p] = o.stamp
+		}
+	}
 }
 
 func (o *ordered) Schedule(c *sim.Cluster) error {
+	o.newPass()
 	now := c.Now()
-	o.queue = append(o.queue[:0], c.Pending()...)
+	o.sortQueue(c, now)
 	defer clear(o.queue)
-	if o.keys == nil {
-		o.keys = map[*sim.Pod]float64{}
-	}
-	clear(o.keys)
-	for _, p := range o.queue {
-		o.keys[p] = o.key(now, p)
-	}
-	slices.SortStableFunc(o.queue, func(a, b *sim.Pod) int {
-		return cmp.Or(cmp.Compare(o.keys[a], o.keys[b]), submitOrder(a, b))
-	})
+	o.suspendMisses = o.suspendMisses[:0]
+	o.maxValid = false
 	for _, p := range o.queue {
 		if p.Phase != sim.Pending {
 			continue
@@ -253,20 +362,53 @@ func (o *ordered) Schedule(c *sim.Cluster) error {
 		if ok || !o.preempt || p.Gang != "" || o.overQuota(c, p) {
 			continue
 		}
-		if err := o.suspendFor(c, p); err != nil {
+		suspended, err := o.suspendFor(c, p)
+		if err != nil {
 			return err
+		}
+		if suspended {
+			// Victims freed capacity: what failed before may fit now.
+			o.newPass()
+			o.suspendMisses = o.suspendMisses[:0]
+			o.maxValid = false
 		}
 	}
 	return nil
 }
 
-func (o *ordered) suspendFor(c *sim.Cluster, p *sim.Pod) error {
-	now := c.Now()
-	vk := o.key
+func (o *ordered) victimKeyOf(now sim.Time, p *sim.Pod) float64 {
 	if o.victimKey != nil {
-		vk = o.victimKey
+		return o.victimKey(now, p)
 	}
-	key := vk(now, p)
+	return o.key(now, p)
+}
+
+// suspendFor suspends running pods with a larger victim key so p can start, on the node where
+// the fewest must go. Pods are tried in ascending key order, so the victims available only
+// shrink along the queue: a pod no smaller than one that found no node cannot find one either,
+// and no pod with a key at or above every running pod's can suspend anything.
+func (o *ordered) suspendFor(c *sim.Cluster, p *sim.Pod) (bool, error) {
+	now := c.Now()
+	key := o.victimKeyOf(now, p)
+	if !o.maxValid {
+		o.maxRunning = math.Inf(-1)
+		for _, n := range c.Nodes() {
+			for _, q := range n.Pods() {
+				o.maxRunning = max(o.maxRunning, o.victimKeyOf(now, q))
+			}
+		}
+		o.maxValid = true
+	}
+	if key >= o.maxRunning {
+		return false, nil
+	}
+	if unconstrained(p) {
+		for _, r := range o.suspendMisses {
+			if r.Fits(&p.Requests) {
+				return false, nil
+			}
+		}
+	}
 	var bestNode *sim.Node
 	var best, cand []*sim.Pod
 	for _, n := range c.Nodes() {
@@ -275,9 +417,12 @@ func (o *ordered) suspendFor(c *sim.Cluster, p *sim.Pod) error {
 		}
 		cand = cand[:0]
 		for _, q := range n.Pods() {
-			if q.Phase == sim.Running && !q.Assumed() && q.Gang == "" && vk(now, q) > key {
+			if q.Phase == sim.Running && !q.Assumed() && q.Gang == "" && o.victimKeyOf(now, q) > key {
 				cand = append(cand, q)
 			}
+		}
+		if len(cand) == 0 {
+			continue
 		}
 		slices.SortFunc(cand, func(a, b *sim.Pod) int {
 			return cmp.Or(cmp.Compare(o.key(now, b), o.key(now, a)), cmp.Compare(a.ID, b.ID))
@@ -294,14 +439,17 @@ func (o *ordered) suspendFor(c *sim.Cluster, p *sim.Pod) error {
 		}
 	}
 	if bestNode == nil {
-		return nil
+		if unconstrained(p) {
+			o.suspendMisses = append(o.suspendMisses, p.Requests)
+		}
+		return false, nil
 	}
 	for _, v := range best {
 		if err := c.Preempt(v, true); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return c.Bind(p, bestNode)
+	return true, c.Bind(p, bestNode)
 }
 
 // drf is Dominant Resource Fairness: repeatedly offer the cluster to the user with the smallest
@@ -314,6 +462,7 @@ type drf struct {
 }
 
 func (d *drf) Schedule(c *sim.Cluster) error {
+	d.newPass()
 	if d.queues == nil {
 		d.queues = map[string][]*sim.Pod{}
 	}
