@@ -17,8 +17,8 @@ ARGO_VERSION=${ARGO_VERSION:-v3.7.9}
 CACHE=${JIKKEN_TEST_CACHE:-$HOME/.cache/jikken-test}
 BIN=$CACHE/bin
 # One package at a time: the API server alone peaks near 3 GB when linked and
-# the machines this runs on have two cores shared with other builds.
-export GOFLAGS="${GOFLAGS:-} -p=1 -mod=mod"
+# the machines this runs on have two cores shared with other builds (JIKKEN_BUILD_JOBS raises it).
+export GOFLAGS="${GOFLAGS:-} -p=${JIKKEN_BUILD_JOBS:-1} -mod=mod"
 export GOTOOLCHAIN=local
 mkdir -p "$BIN"
 
@@ -71,7 +71,7 @@ build_k8s() {
 	for cmd in "${missing[@]}"; do
 		log "building $cmd $K8S_VERSION"
 		CGO_ENABLED=0 go build -trimpath \
-			-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#v1.}" \
+			-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)" \
 			-o "$BIN/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd" >&2
 		mv "$BIN/$cmd.tmp" "$BIN/$cmd"
 	done
