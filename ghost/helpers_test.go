@@ -11,7 +11,7 @@ import (
 
 // isolate points git and the ghost cache at temp dirs so tests never touch a real repository
 // or the user's configuration.
-func isolate(t *testing.T) string {
+func isolate(t testing.TB) string {
 	t.Helper()
 	root := t.TempDir()
 	for _, kv := range [][2]string{
@@ -32,7 +32,7 @@ func isolate(t *testing.T) string {
 	return root
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func must(t *testing.T, err error) {
 }
 
 // run runs a command in dir and returns its trimmed stdout.
-func run(t *testing.T, dir string, name string, args ...string) string {
+func run(t testing.TB, dir string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -55,12 +55,12 @@ func run(t *testing.T, dir string, name string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	return run(t, dir, "git", args...)
 }
 
-func write(t *testing.T, dir, name, content string) {
+func write(t testing.TB, dir, name, content string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -72,7 +72,7 @@ type world struct {
 	root, origin, ghostURL, sender string
 }
 
-func newWorld(t *testing.T) world {
+func newWorld(t testing.TB) world {
 	t.Helper()
 	root := isolate(t)
 	w := world{root: root, origin: filepath.Join(root, "origin.git"), sender: filepath.Join(root, "sender")}
@@ -95,7 +95,7 @@ func newWorld(t *testing.T) world {
 
 // makeMess gives the sender every kind of change: unpushed commits, staged, unstaged,
 // untracked, binary, mode, symlink, rename and delete.
-func makeMess(t *testing.T, dir string) {
+func makeMess(t testing.TB, dir string) {
 	t.Helper()
 	write(t, dir, "a.txt", "a\nlocal commit 1\n")
 	git(t, dir, "commit", "-q", "-am", "local 1")
@@ -120,7 +120,7 @@ func makeMess(t *testing.T, dir string) {
 }
 
 // stateOf returns HEAD, the index tree and the working-tree tree of dir.
-func stateOf(t *testing.T, dir string) [3]string {
+func stateOf(t testing.TB, dir string) [3]string {
 	t.Helper()
 	w, err := openWorktree(context.Background(), dir)
 	must(t, err)
