@@ -282,7 +282,7 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b.Total > 20000 {
+			if b.Total > 6000 {
 				t.Skip("too large for a unit test; see bench/sim")
 			}
 			if len(sc.Scheduler.Extenders) > 0 || sc.Scheduler.Remote != nil {
