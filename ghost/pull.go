@@ -184,6 +184,11 @@ func apply(ctx context.Context, w *worktree, r *remote, commits, diff *Ghost, fo
 		return res, err
 	}
 	res.Head = head
+	if commits != nil && diff != nil && head == commits.To {
+		// The commits are here already (an earlier pull, or a fetch): only the diff is left.
+		gs = gs[1:]
+		commits, res.Commits = nil, nil
+	}
 	t := target{start: gs[0].From}
 	t.head = t.start
 	var amPatch []byte

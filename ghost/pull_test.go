@@ -47,6 +47,16 @@ func TestPushAllPullAllIntoFreshClone(t *testing.T) {
 		t.Errorf("symlink points at %q", target)
 	}
 
+	// Commits first, then all: the commits are not applied twice.
+	recv2 := receiver(t, w, "recv2")
+	_, err = Pull(ctx, PullOptions{Dir: recv2, GhostRepo: w.ghostURL, Commits: &Selector{To: res.Commits.To}})
+	must(t, err)
+	_, err = Pull(ctx, PullOptions{Dir: recv2, GhostRepo: w.ghostURL, Commits: &Selector{}, Diff: &Selector{Hash: res.Diff.Hash}})
+	must(t, err)
+	if s := stateOf(t, recv2); s != want {
+		t.Fatalf("state after pull commits, then pull all: %v, want %v", s, want)
+	}
+
 	// The same ghost again changes nothing.
 	again, err := Pull(ctx, PullOptions{Dir: recv, GhostRepo: w.ghostURL, Diff: &Selector{Hash: res.Diff.Hash}, FindCommits: true})
 	must(t, err)
