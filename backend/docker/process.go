@@ -131,12 +131,17 @@ func (p *process) watch() runner.Exit {
 		if err == nil && !p.b.goingAway(ctx, time.Second) {
 			return p.exit(ctx, code)
 		}
+		if cerrdefs.IsNotFound(err) {
+			return runner.Exit{Code: -1, Err: fmt.Errorf("container %s of %s was removed while it ran", p.id, p.a.Trial.Name)}
+		}
 		p.b.log.Warn("docker engine went away while a trial ran; waiting for it", "trial", p.a.Trial.Name, "err", err)
 		if werr := p.b.waitEngine(ctx, time.Now().Add(p.b.engineWait)); werr != nil {
 			return runner.Exit{Code: -1, Err: fmt.Errorf("watch container %s: %w", p.id, werr)}
 		}
 		st, err := p.inspect(ctx)
 		switch {
+		case cerrdefs.IsNotFound(err):
+			return runner.Exit{Code: -1, Err: fmt.Errorf("container %s of %s was removed while the engine was away", p.id, p.a.Trial.Name)}
 		case err != nil:
 			return runner.Exit{Code: -1, Err: fmt.Errorf("container %s after the engine restarted: %w", p.id, err)}
 		case st.State.Running:
