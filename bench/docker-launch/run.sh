@@ -76,13 +76,14 @@ if command -v docker-compose >/dev/null; then
 	t0=$(now)
 	if (
 		cd "$tmp/compose"
-		COMPOSE_PARALLEL_LIMIT=$J timeout "$COMPOSE_TIMEOUT" docker-compose -p "$project" up -d >/dev/null 2>&1
-		docker wait $(docker-compose -p "$project" ps -q) >/dev/null
-		docker-compose -p "$project" down >/dev/null 2>&1
+		# (set -e does not apply inside an if's condition: check each step.)
+		COMPOSE_PARALLEL_LIMIT=$J timeout "$COMPOSE_TIMEOUT" docker-compose -p "$project" up -d >/dev/null 2>&1 || exit 1
+		docker wait $(docker-compose -p "$project" ps -q) >/dev/null || exit 1
+		docker-compose -p "$project" down >/dev/null 2>&1 || exit 1
 	); then
 		compose=$(elapsed "$t0" "$(now)")
 	else
-		compose="hung (>$COMPOSE_TIMEOUT s)"
+		compose="not done in $COMPOSE_TIMEOUT s"
 	fi
 	echo "docker-compose: $compose" >&2
 fi
