@@ -28,6 +28,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM
 
 mkdir -p "$tmp/image"
 cp "$(command -v busybox)" "$tmp/image/busybox"
