@@ -99,6 +99,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		defer os.RemoveAll(d)
 		logDir = d
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("trial-exec: create log dir: %w", err)
 	}
 	stdoutPath, stderrPath := filepath.Join(logDir, "stdout.log"), filepath.Join(logDir, "stderr.log")
 	stdout, err := os.Create(stdoutPath)
