@@ -424,8 +424,9 @@ func (p *parser) link() {
 					cond = Healthy
 				}
 			}
-			if cond == Healthy && p.trials[ti].Health == nil {
-				p.ps.add(strconv.Quote(t.Name), "depends", "waits for %q to be healthy, but %q has no health check", target, target)
+			if cond == Healthy && p.trials[ti].Health == nil && p.trials[ti].Image == "" {
+				// With an image, the image's own HEALTHCHECK may be the check.
+				p.ps.add(strconv.Quote(t.Name), "depends", "waits for %q to be healthy, but %q has no health check (and no image that could have one)", target, target)
 			}
 			t.Depends = append(t.Depends, Dependency{Trial: target, Condition: cond})
 		}

@@ -145,7 +145,7 @@ func (a *attemptRun) execute(ctx context.Context, n int) Exit {
 		r.Log.Error("record trial", "trial", t.Name, "err", err)
 	}
 	a.l.events <- event{i: a.i, kind: evStarted, proc: proc}
-	if h, ok := proc.(Healthier); ok && t.Health != nil {
+	if h, ok := proc.(Healthier); ok && hasHealthCheck(t, proc) {
 		go func() {
 			if h.WaitHealthy(ctx) == nil {
 				a.l.events <- event{i: a.i, kind: evHealthy}

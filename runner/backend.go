@@ -49,6 +49,22 @@ type Healthier interface {
 	WaitHealthy(ctx context.Context) error
 }
 
+// HealthChecked is implemented by processes that may have a health check the trial does not
+// declare (a container image's HEALTHCHECK); the runner then waits for it before calling the
+// attempt healthy.
+type HealthChecked interface {
+	HasHealthCheck() bool
+}
+
+// hasHealthCheck reports whether an attempt of t in p must pass a health check to be healthy.
+func hasHealthCheck(t *experiment.Trial, p Process) bool {
+	if t.Health != nil {
+		return true
+	}
+	hc, ok := p.(HealthChecked)
+	return ok && hc.HasHealthCheck()
+}
+
 // ImageDigester is implemented by processes of container backends: the digest of the image the
 // attempt runs, which the runner records with the trial (TrialRecord.ImageDigest).
 type ImageDigester interface {

@@ -350,7 +350,7 @@ func (l *loop) handle(ev event) {
 		if s.killed.Load() {
 			go ev.proc.Stop(l.r.StopGrace)
 		}
-		if s.t.Health == nil {
+		if !hasHealthCheck(s.t, ev.proc) {
 			s.healthy = true
 		}
 		l.emit(ev.i, "")

@@ -201,3 +201,19 @@ func TestSkipReachesTrialsDeclaredBeforeTheirDependencies(t *testing.T) {
 		t.Fatalf("statuses = %v, interrupted %v", st, sum.Interrupted)
 	}
 }
+
+func TestStoreCredentialsDoNotReachTrials(t *testing.T) {
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "runner-secret")
+	t.Setenv("AWS_REGION", "eu-west-1")
+	spec := `[
+	  {"name":"plain","cmd":"echo secret=${AWS_SECRET_ACCESS_KEY:-unset} region=$AWS_REGION"},
+	  {"name":"asked","cmd":"echo secret=$AWS_SECRET_ACCESS_KEY","env":{"AWS_SECRET_ACCESS_KEY":"trial-own"}}
+	]`
+	sum, runs, _ := run(t, spec, nil)
+	ctx := context.Background()
+	plain, _ := store.ReadAll(ctx, runs.Blob, store.TrialKey(sum.RunID, "plain", "stdout.log"))
+	asked, _ := store.ReadAll(ctx, runs.Blob, store.TrialKey(sum.RunID, "asked", "stdout.log"))
+	if string(plain) != "secret=unset region=eu-west-1\n" || string(asked) != "secret=trial-own\n" {
+		t.Fatalf("plain: %q, asked: %q", plain, asked)
+	}
+}

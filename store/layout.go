@@ -166,6 +166,23 @@ func (r Runs) WriteManifest(ctx context.Context, m *Manifest) error {
 	return r.putJSON(ctx, RunKey(m.RunID, "manifest.json"), m)
 }
 
+// CreateManifest stores the manifest of a new run, failing rather than replacing the manifest
+// of another run that got the same id.
+func (r Runs) CreateManifest(ctx context.Context, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := r.Blob.Create(ctx, RunKey(m.RunID, "manifest.json"), bytes.NewReader(b), int64(len(b))); err != nil {
+		if errors.Is(err, ErrExists) {
+			return fmt.Errorf("run %s already exists in %s; start the run again for a new id", m.RunID, r.Blob.Location())
+		}
+		return err
+	}
+	return nil
+}
+
 // Manifest reads the manifest of run.
 func (r Runs) Manifest(ctx context.Context, run string) (*Manifest, error) {
 	var m Manifest

@@ -80,3 +80,20 @@ func TestResolveRunReferences(t *testing.T) {
 		t.Errorf("unknown run: %v", err)
 	}
 }
+
+func TestCreateManifestRefusesAnExistingRun(t *testing.T) {
+	ctx := context.Background()
+	f, _ := store.OpenFolder(t.TempDir())
+	runs := store.Runs{Blob: f}
+	m := &store.Manifest{RunID: "20261122-100000-a-0001", Experiment: "first"}
+	if err := runs.CreateManifest(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	err := runs.CreateManifest(ctx, &store.Manifest{RunID: m.RunID, Experiment: "second"})
+	if err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("second create: %v", err)
+	}
+	if got, _ := runs.Manifest(ctx, m.RunID); got.Experiment != "first" {
+		t.Fatalf("manifest replaced: %+v", got)
+	}
+}

@@ -51,6 +51,9 @@ func (p *process) Handle() string { return handle(p.id) }
 // ImageDigest is the digest of the image the container runs, recorded with the trial.
 func (p *process) ImageDigest() string { return p.img.digest }
 
+// HasHealthCheck implements runner.HealthChecked: the trial's health or the image's HEALTHCHECK.
+func (p *process) HasHealthCheck() bool { return p.hasHealthcheck }
+
 // start starts the container.
 func (p *process) start(ctx context.Context) error {
 	return p.b.engine(ctx, func() error {

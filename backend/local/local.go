@@ -112,11 +112,21 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	return &process{cmd: cmd, pgid: cmd.Process.Pid, health: a.Trial.Health, dir: a.Workdir, env: cmd.Env, done: make(chan struct{})}, nil
 }
 
-// environ is the runner's environment, the backend's extras, then the trial's variables.
+// storeSecrets are the runner's store credentials: a trial does not need them to have its
+// results stored, so it gets them only when its own env sets them.
+var storeSecrets = map[string]bool{
+	"AWS_ACCESS_KEY_ID": true, "AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true, "JIKKEN_S3_CONFIG": true,
+}
+
+// environ is the runner's environment (less store credentials), the backend's extras, then the
+// trial's variables.
 func (b *Backend) environ(trial []string) []string {
 	base := os.Environ()
 	env := make([]string, 0, len(base)+len(b.Env)+len(trial))
 	for _, kv := range base {
+		if k, _, _ := strings.Cut(kv, "="); storeSecrets[k] {
+			continue
+		}
 		if b.PathPrepend != "" && strings.HasPrefix(kv, "PATH=") {
 			kv = "PATH=" + b.PathPrepend + string(os.PathListSeparator) + kv[len("PATH="):]
 		}

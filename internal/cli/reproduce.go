@@ -89,7 +89,7 @@ metrics with the recorded ones. The exit code is 0 when every metric matches (wi
 			if m.Code == nil {
 				fmt.Fprintf(f.IO.ErrOut, "warning: run %s recorded no code snapshot (not a git repository); rerunning with the code as it is now\n", id)
 			}
-			if err := runs.WriteManifest(ctx, &m); err != nil {
+			if err := runs.CreateManifest(ctx, &m); err != nil {
 				return fmt.Errorf("record run: %w", err)
 			}
 			err = execute(ctx, f, runs, &m, backend, execOptions{jobs: orig.Options.Jobs, output: "quiet"})

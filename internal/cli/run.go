@@ -162,7 +162,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: ext, TLAStr: tla},
 		Code:    code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
-	if err := runs.WriteManifest(ctx, m); err != nil {
+	if err := runs.CreateManifest(ctx, m); err != nil {
 		return fmt.Errorf("record run: %w", err)
 	}
 	if o.detach {

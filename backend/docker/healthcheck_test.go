@@ -1,0 +1,45 @@
+package docker_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/moby/moby/client"
+
+	"github.com/jikken-dev/jikken/store"
+)
+
+// TestImageHealthcheckIsWaitedFor: a service whose image has a HEALTHCHECK (and whose trial
+// declares no health) is healthy only when that check passes. The client fetches from the
+// service, which serves only after 2 s: started too early, it fails.
+func TestImageHealthcheckIsWaitedFor(t *testing.T) {
+	needEngine(t)
+	ctx := context.Background()
+	tag := "jikken-test-healthcheck:" + randomHex()
+	if err := buildFrom(ctx, busybox, "HEALTHCHECK --interval=1s --timeout=1s CMD test -e /srv/ready", tag); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = api.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true})
+	})
+	net := "jikken-test-net-" + randomHex()
+	r := runExperiment(t, newBackend(t), `
+local net = "`+net+`";
+[
+  {
+    name: "svc", image: "`+tag+`", service: true, networks: [net],
+    cmd: "mkdir -p /srv && sleep 2 && echo ready > /srv/x && touch /srv/ready && exec httpd -f -p 8080 -h /srv",
+  },
+  {
+    name: "client", image: "IMAGE", networks: [net],
+    depends: [{ trial: "svc", condition: "healthy" }],
+    cmd: "wget -q -O - http://svc:8080/x > $JIKKEN_OUTPUT_DIR/got.txt",
+  },
+]`, 2)
+	if r.sum.Status != store.Succeeded {
+		t.Fatalf("run %s; trials: %v", r.sum.Status, statusOf(r))
+	}
+	if got := r.file(t, "client", "got.txt"); got != "ready\n" {
+		t.Fatalf("client fetched %q", got)
+	}
+}
