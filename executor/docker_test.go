@@ -71,9 +71,9 @@ func TestTrialExecInScratchContainerUploadsToMinIO(t *testing.T) {
 			args = append(args, "-e", k+"="+v)
 		}
 	}
-	args = append(args, "-e", "JIKKEN_RUN_ID=r1", "-e", "JIKKEN_TRIAL=t1", "-e", "JIKKEN_OUTPUT_DIR=/jikken/out",
-		"-e", "JIKKEN_PARAMS=/jikken/params.json", "-e", `JIKKEN_PARAMS_JSON={"lr":0.5}`,
-		image, "trial-exec", "--store", storeURL, "--log-dir", "/jikken/logs", "--",
+	args = append(args, "-e", "JIKKEN_RUN_ID=r1", "-e", "JIKKEN_TRIAL=t1", "-e", "JIKKEN_OUTPUT_DIR=/job/out",
+		"-e", "JIKKEN_PARAMS=/job/params.json", "-e", `JIKKEN_PARAMS_JSON={"lr":0.5}`,
+		image, "trial-exec", "--store", storeURL, "--log-dir", "/job/logs", "--",
 		"/bin/busybox", "sh", "-c", `echo "::metric acc=0.75 step=1"; cat $JIKKEN_PARAMS; mkdir -p $JIKKEN_OUTPUT_DIR/artifacts; echo '{"loss":0.1}' > $JIKKEN_OUTPUT_DIR/result.json; echo w > $JIKKEN_OUTPUT_DIR/artifacts/w.bin; echo warn >&2`)
 	out := docker(args...)
 	if !strings.Contains(out, "::metric acc=0.75") {
