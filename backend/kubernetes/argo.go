@@ -119,7 +119,7 @@ func (c *Config) WorkflowOf(m *store.Manifest) (*Workflow, error) {
 	w := &Workflow{
 		APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow",
 		Metadata: ObjectMeta{
-			GenerateName: shortName(m.Experiment, 40) + "-", Namespace: c.Namespace,
+			GenerateName: workflowName(m.Experiment) + "-", Namespace: c.Namespace,
 			Labels:      map[string]string{LabelManagedBy: "jikken", LabelRun: labelValue(m.RunID)},
 			Annotations: map[string]string{"jikken.dev/run-id": m.RunID, "jikken.dev/store": c.StoreURL},
 		},
@@ -145,6 +145,14 @@ func (c *Config) WorkflowOf(m *store.Manifest) (*Workflow, error) {
 		w.Spec.Templates = append(w.Spec.Templates, tmpl)
 	}
 	return w, nil
+}
+
+// workflowName is the experiment's name when it is a DNS label, else a readable form of it.
+func workflowName(s string) string {
+	if len(validLabelName(s)) == 0 && len(s) <= 40 {
+		return s
+	}
+	return shortName(s, 40)
 }
 
 func validLabelName(s string) []string {
@@ -231,11 +239,16 @@ func (c *Config) argoTemplate(m *store.Manifest, t experiment.Trial, name string
 
 // argoEnv is the trial interface for a pod with no runner: attempt numbers come from Argo.
 func argoEnv(run string, t experiment.Trial) []string {
+	// {{retries}} exists only in templates with a retryStrategy.
+	attempt := "1"
+	if t.Retries > 0 {
+		attempt = "{{=asInt(retries) + 1}}"
+	}
 	env := []string{
 		"JIKKEN_RUN_ID=" + run,
 		"JIKKEN_TRIAL=" + t.Name,
 		"JIKKEN_TRIAL_INDEX=" + strconv.Itoa(t.Index),
-		"JIKKEN_ATTEMPT={{=asInt(retries) + 1}}",
+		"JIKKEN_ATTEMPT=" + attempt,
 		"JIKKEN_PARAMS=" + paramPath,
 		"JIKKEN_OUTPUT_DIR=" + outDir,
 	}
