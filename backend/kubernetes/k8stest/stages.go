@@ -8,11 +8,6 @@ package k8stest
 // the annotation kwok.x-k8s.io/node=fake, so removing it makes a node go NotReady.
 const stagesTemplate = `
 apiVersion: kwok.x-k8s.io/v1alpha1
-kind: KwokConfiguration
-options:
-  enableCRDs: []
----
-apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
   name: node-ready
@@ -38,10 +33,6 @@ spec:
       addresses:
       - address: {{ NodeIP | Quote }}
         type: InternalIP
-      allocatable:
-      {{ range $k, $v := or .status.allocatable .status.capacity }}
-        {{ $k }}: {{ $v | Quote }}
-      {{ end }}
       phase: Running
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
