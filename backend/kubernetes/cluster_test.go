@@ -344,7 +344,7 @@ func TestClusterErrors(t *testing.T) {
 }
 
 func TestClusterArgoWorkflowValidates(t *testing.T) {
-	e := setup(t, k8stest.Options{})
+	e := setup(t, k8stest.Options{APIOnly: true})
 	ctx := context.Background()
 	crdYAML, err := os.ReadFile(filepath.Join(os.Getenv("JIKKEN_K8S_BIN"), "argo-crds", "argoproj.io_workflows.yaml"))
 	if err != nil {

@@ -33,11 +33,16 @@ var Binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "ku
 // suite must not pass by skipping it).
 func BinDir(t testing.TB) string {
 	t.Helper()
+	return binDir(t, Binaries...)
+}
+
+func binDir(t testing.TB, need ...string) string {
+	t.Helper()
 	dir := os.Getenv("JIKKEN_K8S_BIN")
 	if dir == "" {
 		t.Skip("JIKKEN_K8S_BIN is not set: skipping the Kubernetes control-plane tests (run 'make test-k8s')")
 	}
-	for _, b := range Binaries {
+	for _, b := range need {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
 			msg := fmt.Sprintf("JIKKEN_K8S_BIN=%s has no %s; build the control plane with scripts/ci/k8s.sh", dir, b)
 			if os.Getenv("CI") == "true" {
@@ -74,7 +79,11 @@ type Cluster struct {
 // stops them when the test ends.
 func Start(t testing.TB, o Options) *Cluster {
 	t.Helper()
-	bin := BinDir(t)
+	need := Binaries
+	if o.APIOnly {
+		need = []string{"etcd", "kube-apiserver"}
+	}
+	bin := binDir(t, need...)
 	if o.DelayMS == 0 {
 		o.DelayMS = 500
 	}
