@@ -193,6 +193,21 @@ func (c *Config) pod(s PodSpec, name string, executorArgs []string) (corev1.PodT
 	if err != nil {
 		return corev1.PodTemplateSpec{}, fmt.Errorf("trial %s: %w", t.Name, err)
 	}
+	// Init containers take the trial's CPU and memory (not its GPUs): a namespace quota on CPU
+	// or memory refuses pods with a container that sets none, and a pod's request is the larger
+	// of its init containers' and the sum of its containers', so this asks for nothing more.
+	initRes := corev1.ResourceRequirements{}
+	for k, v := range res.Limits {
+		if k == corev1.ResourceCPU || k == corev1.ResourceMemory {
+			if initRes.Limits == nil {
+				initRes.Limits, initRes.Requests = corev1.ResourceList{}, corev1.ResourceList{}
+			}
+			initRes.Limits[k], initRes.Requests[k] = v, v
+		}
+	}
+	for i := range inits {
+		inits[i].Resources = initRes
+	}
 	main := corev1.Container{
 		Name: mainContainer, Image: image, Command: args, Env: env, EnvFrom: envFrom,
 		Resources: res, VolumeMounts: mounts,

@@ -3,7 +3,8 @@ package k8stest
 // Stages are the KWOK stage configs the tests use. Pods pass through: Pending -> Running
 // (pod-run) -> Succeeded (pod-succeed) or Failed (pod-fail), each after DelayMS. A pod fails when
 // it has the label jikken-test/outcome=fail, or =fail-once on attempt 1 (label
-// jikken.dev/attempt=1); a pod labelled =bad-image never pulls its image. A label
+// jikken.dev/attempt=1); a pod labelled =bad-image never pulls its image; =hang never ends, =hang-once
+// only on attempt 1. A label
 // jikken-test/delay ("30s") overrides how long a pod runs. Nodes are made Ready once; KWOK renews their leases while they carry
 // the annotation kwok.x-k8s.io/node=fake, so removing it makes a node go NotReady.
 const stagesTemplate = `
@@ -127,7 +128,7 @@ spec:
       values: ['Running']
     - key: '.metadata.labels["jikken-test/outcome"]'
       operator: In
-      values: ['fail-once']
+      values: ['fail-once', 'hang-once']
     - key: '.metadata.labels["jikken.dev/attempt"]'
       operator: NotIn
       values: ['1']
