@@ -251,7 +251,9 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	b.mu.Unlock()
 	if ok {
 		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted)
-		return w.attach(adopted, a), nil
+		p := w.attach(adopted, a)
+		p.seen = true // it was listed live: its disappearance is an end, not a lag of the cache
+		return p, nil
 	}
 	spec, err := b.podSpec(ctx, a)
 	if err != nil {

@@ -158,6 +158,7 @@ type process struct {
 	stopped   atomic.Bool
 	deleted   atomic.Bool // our delete has returned
 	noPodSeen time.Time
+	failSeen  time.Time
 	timer     *time.Timer
 }
 
@@ -239,7 +240,19 @@ func (p *process) evaluate() (runner.Exit, bool) {
 		case batchv1.JobFailed, batchv1.JobFailureTarget:
 			// FailureTarget is final too: the controller adds Failed only once every pod has
 			// terminated, which a pod on a lost node never does.
-			return p.failure(j, c), true
+			e := p.failure(j, c)
+			if e.Code == -1 && e.Err == nil && c.Reason != batchv1.JobReasonDeadlineExceeded && time.Since(p.started) < p.w.b.cfg.PendingTimeout {
+				// The pod's final status travels on the other watch and may arrive after the
+				// Job's: give it a moment before reporting a failure without an exit code.
+				if p.failSeen.IsZero() {
+					p.failSeen = time.Now()
+				}
+				if wait := 5*time.Second - time.Since(p.failSeen); wait > 0 {
+					p.wakeAt(wait)
+					return runner.Exit{}, false
+				}
+			}
+			return e, true
 		}
 	}
 	pods := p.w.podsOf(p.name)
