@@ -25,23 +25,22 @@ func newShowCmd(g *globals) *cobra.Command {
 		}
 		return cmdutil.WriteJSON(g.io.Out, map[string]string{"patch": buf.String()})
 	}
+	// As in git-ghost, `show` without a kind shows a diff ghost: both run showDiff.
+	showDiff := func(cmd *cobra.Command, args []string) error {
+		from, hash := split2(args)
+		return run(cmd, ghost.ShowOptions{Diff: &ghost.Selector{From: from, Hash: hash}})
+	}
 	cmd := &cobra.Command{
 		Use:   "show [diff-from] <diff-hash>",
 		Short: "Print the patch of a diff ghost",
 		Args:  rangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			from, hash := split2(args)
-			return run(cmd, ghost.ShowOptions{Diff: &ghost.Selector{From: from, Hash: hash}})
-		},
+		RunE:  showDiff,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "diff [diff-from] <diff-hash>",
 		Short: "Print the patch of a diff ghost",
 		Args:  rangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			from, hash := split2(args)
-			return run(cmd, ghost.ShowOptions{Diff: &ghost.Selector{From: from, Hash: hash}})
-		},
+		RunE:  showDiff,
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "commits [from] <to>",
