@@ -4,8 +4,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -30,23 +28,7 @@ func Main() int {
 func Run(ctx context.Context, ios *iostreams.IOStreams, args []string) int {
 	exe, _ := os.Executable()
 	f := &cmdutil.Factory{IO: ios, Executable: exe}
-	root := NewRootCmd(f)
-	root.SetArgs(args)
-	root.SetIn(ios.In)
-	root.SetOut(ios.Out)
-	root.SetErr(ios.ErrOut)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return cmdutil.ExitOK
-	}
-	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Err != nil {
-		fmt.Fprintln(ios.ErrOut, "jikken:", err)
-	}
-	if ctx.Err() != nil && cmdutil.CodeOf(err) == cmdutil.ExitFailure {
-		return cmdutil.ExitInterrupted
-	}
-	return cmdutil.CodeOf(err)
+	return cmdutil.Execute(ctx, NewRootCmd(f), ios, "jikken", args)
 }
 
 // NewRootCmd builds the command tree.

@@ -3,11 +3,14 @@
 package cmdutil
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/iostreams"
 )
@@ -92,4 +95,26 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// Execute runs root with args on ios and maps its outcome to an exit code, the one place the
+// binaries do so: an error is printed as "name: message" unless already shown (Silent), and a
+// plain failure after an interrupt is reported as ExitInterrupted.
+func Execute(ctx context.Context, root *cobra.Command, ios *iostreams.IOStreams, name string, args []string) int {
+	root.SetArgs(args)
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Err != nil {
+		fmt.Fprintf(ios.ErrOut, "%s: %v\n", name, err)
+	}
+	if ctx.Err() != nil && CodeOf(err) == ExitFailure {
+		return ExitInterrupted
+	}
+	return CodeOf(err)
 }

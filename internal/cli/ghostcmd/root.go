@@ -2,7 +2,6 @@ package ghostcmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -42,23 +41,7 @@ func Main() int {
 
 // Run runs git-ghost with args on the given streams and returns the exit code.
 func Run(ctx context.Context, ios *iostreams.IOStreams, args []string) int {
-	root := newRoot(ios, "git-ghost")
-	root.SetArgs(args)
-	root.SetIn(ios.In)
-	root.SetOut(ios.Out)
-	root.SetErr(ios.ErrOut)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return cmdutil.ExitOK
-	}
-	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Err != nil {
-		fmt.Fprintln(ios.ErrOut, "git-ghost:", err)
-	}
-	if ctx.Err() != nil {
-		return cmdutil.ExitInterrupted
-	}
-	return cmdutil.CodeOf(err)
+	return cmdutil.Execute(ctx, newRoot(ios, "git-ghost"), ios, "git-ghost", args)
 }
 
 func newRoot(ios *iostreams.IOStreams, use string) *cobra.Command {
