@@ -10,6 +10,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -54,6 +56,9 @@ type RunOptions struct {
 	InPlace bool              `json:"in_place,omitempty"`
 	ExtStr  map[string]string `json:"ext_str,omitempty"`
 	TLAStr  map[string]string `json:"tla_str,omitempty"`
+	// Backend holds what resume and kill need to find the run's trials again (the kubernetes
+	// backend's namespace).
+	Backend map[string]string `json:"backend_settings,omitempty"`
 }
 
 // Status of a trial or a run.
@@ -225,8 +230,46 @@ func (r Runs) Trial(ctx context.Context, run, trial string) (*TrialRecord, error
 
 // Trials reads every trial record of a run, keyed by trial name. Trials that never started have
 // no record.
+//
+// With a DirLister it lists the trial folders (one request per 1,000 trials on S3) and reads
+// each folder's trial.json, instead of listing every log, metric and artifact of the run. A trial
+// is a single key segment under trials/ in both ways: TrialKey joins the name in as it is, so a
+// name holding "/" lands deeper, where neither way finds it; a folder without trial.json (a
+// trial being written, or being copied by 'store sync') is left out by both.
 func (r Runs) Trials(ctx context.Context, run string) (map[string]*TrialRecord, error) {
 	prefix := RunKey(run, "trials") + "/"
+	dl, ok := r.Blob.(DirLister)
+	if !ok || ValidDirPrefix(prefix) != nil {
+		return r.trialsScan(ctx, run, prefix)
+	}
+	var names []string
+	if err := dl.ListDirs(ctx, prefix, func(name string) error {
+		names = append(names, name)
+		return nil
+	}); err != nil {
+		return map[string]*TrialRecord{}, err
+	}
+	recs := make([]*TrialRecord, len(names))
+	err := inParallel(len(names), func(i int) error {
+		rec, err := r.Trial(ctx, run, names[i])
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		recs[i] = rec
+		return err
+	})
+	out := map[string]*TrialRecord{}
+	for i, rec := range recs {
+		if rec != nil {
+			out[names[i]] = rec
+		}
+	}
+	return out, err
+}
+
+// trialsScan is Trials by listing every key under the run's trials/: for a Blob without
+// DirLister.
+func (r Runs) trialsScan(ctx context.Context, run, prefix string) (map[string]*TrialRecord, error) {
 	out := map[string]*TrialRecord{}
 	err := r.Blob.List(ctx, prefix, func(in Info) error {
 		rest := strings.TrimPrefix(in.Key, prefix)
@@ -245,7 +288,48 @@ func (r Runs) Trials(ctx context.Context, run string) (map[string]*TrialRecord, 
 }
 
 // RunIDs lists the ids of the runs in the store, oldest first (ids start with their time).
+//
+// A run counts once its manifest.json exists: 'store sync' writes the manifest last so that a
+// run shows in the target only when complete, and a runner creates it before anything else.
+// With a DirLister the run folders are listed (one request per 1,000 runs on S3) and each
+// manifest is checked with a Stat, lookupConcurrency at a time; without one, every key under
+// runs/ is listed, as before.
 func (r Runs) RunIDs(ctx context.Context) ([]string, error) {
+	dl, ok := r.Blob.(DirLister)
+	if !ok {
+		return r.runIDsScan(ctx)
+	}
+	var dirs []string
+	if err := dl.ListDirs(ctx, "runs/", func(name string) error {
+		dirs = append(dirs, name)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("list runs in %s: %w", r.Blob.Location(), err)
+	}
+	has := make([]bool, len(dirs))
+	err := inParallel(len(dirs), func(i int) error {
+		_, err := r.Blob.Stat(ctx, RunKey(dirs[i], "manifest.json"))
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		has[i] = err == nil
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list runs in %s: %w", r.Blob.Location(), err)
+	}
+	var ids []string
+	for i, id := range dirs {
+		if has[i] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// runIDsScan is RunIDs by listing every key under runs/: for a Blob without DirLister.
+func (r Runs) runIDsScan(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := r.Blob.List(ctx, "runs/", func(in Info) error {
 		rest := strings.TrimPrefix(in.Key, "runs/")
@@ -260,6 +344,44 @@ func (r Runs) RunIDs(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// lookupConcurrency is how many reads RunIDs and Trials have in flight after listing folders:
+// enough to hide S3 round trips, few enough not to flood a server.
+const lookupConcurrency = 16
+
+// inParallel calls fn(0) .. fn(n-1), lookupConcurrency at a time, and returns the first error;
+// after an error no further call starts.
+func inParallel(n int, fn func(i int) error) error {
+	var (
+		next  atomic.Int64
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	failed := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil }
+	for range min(n, lookupConcurrency) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || failed() {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // Resolve turns what a user typed into a run id: a full id, a unique prefix of one, or

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/runner"
@@ -68,6 +69,9 @@ type Config struct {
 	LogFlush time.Duration
 	// TTLAfterFinished deletes finished Jobs after this many seconds (nil: keep them).
 	TTLAfterFinished *int32
+	// ClusterDomain is the cluster's DNS domain, for the names of service trials (default
+	// cluster.local).
+	ClusterDomain string
 	// QPS and Burst are client-go's client-side rate limit (default 50 and 100).
 	QPS   float32
 	Burst int
@@ -93,6 +97,9 @@ func (c *Config) defaults() {
 	if c.LogFlush == 0 {
 		c.LogFlush = 10 * time.Second
 	}
+	if c.ClusterDomain == "" {
+		c.ClusterDomain = "cluster.local"
+	}
 	if c.QPS == 0 {
 		c.QPS, c.Burst = 50, 100
 	}
@@ -109,7 +116,7 @@ type Backend struct {
 
 	mu       sync.Mutex
 	watches  map[string]*runWatch // by run id
-	codes    map[string]*codeRef  // by run id
+	runs     map[string]*runInfo  // by run id
 	planned  map[string]bool      // trials of the plan a runner announced through Check
 	adoptees map[string]string    // run/trial -> live Job an earlier runner left, re-attached by Start
 }
@@ -117,6 +124,13 @@ type Backend struct {
 type codeRef struct {
 	snapshot json.RawMessage
 	subdir   string
+}
+
+// runInfo is what the pods of a run need from its manifest, read once per run.
+type runInfo struct {
+	code *codeRef
+	// services: the plan has service trials, which the run's pods reach by name.
+	services bool
 }
 
 var (
@@ -176,11 +190,17 @@ func NewForClient(client kubernetes.Interface, cfg Config) *Backend {
 		cfg.Namespace = "default"
 	}
 	return &Backend{cfg: cfg, client: client, host: "the cluster", watches: map[string]*runWatch{},
-		codes: map[string]*codeRef{}, adoptees: map[string]string{}}
+		runs: map[string]*runInfo{}, adoptees: map[string]string{}}
 }
 
 // Name implements runner.Backend.
 func (b *Backend) Name() string { return "kubernetes" }
+
+// Settings returns what another process needs to find this backend's Jobs again: the
+// namespace, which a run records so that resume and kill use it whatever their environment.
+func (b *Backend) Settings() map[string]string {
+	return map[string]string{"namespace": b.cfg.Namespace}
+}
 
 // Config returns the backend's configuration after defaults.
 func (b *Backend) Config() Config { return b.cfg }
@@ -216,9 +236,17 @@ func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 			return b.explain("read namespace "+b.cfg.Namespace, err)
 		}
 	}
-	for _, need := range []struct{ verb, group, resource string }{
+	type access struct{ verb, group, resource string }
+	needs := []access{
 		{"create", "batch", "jobs"}, {"watch", "batch", "jobs"}, {"delete", "batch", "jobs"}, {"watch", "", "pods"},
-	} {
+	}
+	for _, t := range trials {
+		if t.Service {
+			needs = append(needs, access{"create", "", "services"}, access{"update", "", "services"})
+			break
+		}
+	}
+	for _, need := range needs {
 		ssar := &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authv1.ResourceAttributes{
 			Namespace: b.cfg.Namespace, Verb: need.verb, Group: need.group, Resource: need.resource}}}
 		res, err := b.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar, metav1.CreateOptions{})
@@ -226,7 +254,7 @@ func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 			return b.explain("check permissions", err)
 		}
 		if !res.Status.Allowed {
-			return fmt.Errorf("forbidden: this account may not %s %s in namespace %s (RBAC); it needs create/get/list/watch/delete on jobs and get/list/watch on pods and pods/log", need.verb, need.resource, b.cfg.Namespace)
+			return fmt.Errorf("forbidden: this account may not %s %s in namespace %s (RBAC); it needs create/get/list/watch/delete on jobs, get/list/watch on pods and pods/log, and create/get/update on services when the experiment has service trials", need.verb, need.resource, b.cfg.Namespace)
 		}
 	}
 	b.mu.Lock()
@@ -264,15 +292,54 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		return nil, err
 	}
 	p := w.attach(job.Name, a)
-	if _, err := b.client.BatchV1().Jobs(b.cfg.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			// The same attempt of the same run: it is ours, watch it.
+	created, err := b.client.BatchV1().Jobs(b.cfg.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// The same attempt of the same run: it is ours, watch it.
+		if a.Trial.Service {
+			created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+		} else {
 			return p, nil
 		}
+	}
+	if err == nil && a.Trial.Service {
+		err = b.ensureRunService(ctx, a.RunID, created)
+	}
+	if err != nil {
 		w.detach(job.Name)
 		return nil, b.explain("create Job "+job.Name+" for trial "+a.Trial.Name, err)
 	}
 	return p, nil
+}
+
+// ensureRunService creates the run's headless Service, which gives each service trial's pod the
+// DNS name of the trial (see PodSpec.Services), or adds job to its owners: the garbage
+// collector deletes the Service with the last Job of a service trial.
+func (b *Backend) ensureRunService(ctx context.Context, run string, job *batchv1.Job) error {
+	owner := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}
+	svc := b.cfg.RunService(run)
+	svc.OwnerReferences = []metav1.OwnerReference{owner}
+	services := b.client.CoreV1().Services(b.cfg.Namespace)
+	_, err := services.Create(ctx, svc, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	// Another service trial's Job owns it already: add this one. (Services are few: a read and
+	// an update each, retried when two runners' updates cross.)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, o := range cur.OwnerReferences {
+			if o.Name == owner.Name && o.UID == owner.UID {
+				return nil
+			}
+		}
+		cur.OwnerReferences = append(cur.OwnerReferences, owner)
+		_, err = services.Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // podSpec gathers what the pod of attempt a needs.
@@ -281,42 +348,50 @@ func (b *Backend) podSpec(ctx context.Context, a *runner.Attempt) (PodSpec, erro
 	if p, err := os.ReadFile(filepath.Join(a.Dir, "params.json")); err == nil {
 		s.Params = p
 	}
-	code, err := b.code(ctx, a.RunID)
+	info, err := b.runInfo(ctx, a.RunID)
 	if err != nil {
 		return s, err
 	}
-	if code != nil {
-		s.Code, s.CodeSubdir = code.snapshot, code.subdir
+	if info.code != nil {
+		s.Code, s.CodeSubdir = info.code.snapshot, info.code.subdir
 	}
+	s.Services = info.services || a.Trial.Service
 	return s, nil
 }
 
-// code reads the run's code snapshot from its manifest once per run.
-func (b *Backend) code(ctx context.Context, run string) (*codeRef, error) {
-	if b.cfg.ImageHasCode || b.cfg.Store == nil {
-		return nil, nil
+// runInfo reads the run's code snapshot and whether it has services from its manifest, once
+// per run.
+func (b *Backend) runInfo(ctx context.Context, run string) (*runInfo, error) {
+	if b.cfg.Store == nil {
+		return &runInfo{}, nil
 	}
 	b.mu.Lock()
-	c, ok := b.codes[run]
+	info, ok := b.runs[run]
 	b.mu.Unlock()
 	if ok {
-		return c, nil
+		return info, nil
 	}
+	info = &runInfo{}
 	m, err := store.Runs{Blob: b.cfg.Store}.Manifest(ctx, run)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		// Trials started outside a recorded run (benchmarks, tests) have no snapshot.
 	case err != nil:
-		return nil, fmt.Errorf("read the code snapshot of run %s: %w", run, err)
+		return nil, fmt.Errorf("read the manifest of run %s: %w", run, err)
 	default:
-		if c, err = CodeOf(m); err != nil {
-			return nil, err
+		if !b.cfg.ImageHasCode {
+			if info.code, err = CodeOf(m); err != nil {
+				return nil, err
+			}
+		}
+		for _, t := range m.Trials {
+			info.services = info.services || t.Service
 		}
 	}
 	b.mu.Lock()
-	b.codes[run] = c
+	b.runs[run] = info
 	b.mu.Unlock()
-	return c, nil
+	return info, nil
 }
 
 // CodeOf returns the code snapshot a run's pods check out, nil when the run has none, or an

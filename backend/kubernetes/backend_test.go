@@ -396,3 +396,103 @@ func TestCodeThatCannotBeRebuiltIsRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestEvictedPodGoneBeforeTheJobFailsIsStillReported(t *testing.T) {
+	b, cs, _ := newFake(t)
+	p, j := start(t, b, cs, attempt(t, "r1", trial("t1"), 1))
+	ctx := context.Background()
+	addPod(t, cs, j, corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget,
+		Status: corev1.ConditionTrue, Reason: "DeletionByTaintManager", Message: "Taint manager: deleting due to NoExecute taint"}}})
+	podName := j.Name + "-x"
+	// The pod is deleted (as KWOK or the pod GC does) before the Job controller's verdict.
+	waitFor(t, "the pod in the watch cache", func() bool { return len(p.(*process).w.podsOf(j.Name)) == 1 })
+	if err := cs.CoreV1().Pods("default").Delete(ctx, podName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pod to leave the watch cache", func() bool { return len(p.(*process).w.podsOf(j.Name)) == 0 })
+	setJobCondition(t, cs, j, batchv1.JobFailureTarget, "BackoffLimitExceeded")
+	e := wait(t, p)
+	if e.Code != -1 || !strings.Contains(e.Reason, "pod evicted from node") || !strings.Contains(e.Reason, "DeletionByTaintManager") {
+		t.Fatalf("exit %+v: the eviction must be the reason", e)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("waiting for %s", what)
+		}
+	}
+}
+
+func TestServiceTrialsGetNamesInTheRunsService(t *testing.T) {
+	b, cs, blob := newFake(t)
+	ctx := context.Background()
+	run := "20260101-000000-svc-ab12"
+	cache, db, train := trial("Redis_Cache"), trial("db"), trial("train")
+	cache.Service, db.Service = true, true
+	train.Depends = []experiment.Dependency{{Trial: "db", Condition: experiment.Started}}
+	m := &store.Manifest{RunID: run, Trials: []experiment.Trial{cache, db, train}}
+	if err := (store.Runs{Blob: blob}).WriteManifest(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	_, cacheJob := start(t, b, cs, attempt(t, run, cache, 1))
+	_, dbJob := start(t, b, cs, attempt(t, run, db, 1))
+	_, trainJob := start(t, b, cs, attempt(t, run, train, 1))
+
+	svc, err := cs.CoreV1().Services("default").Get(ctx, RunServiceName(run), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the run's Service: %v", err)
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Selector[LabelService] != "true" || svc.Spec.Selector[LabelRun] != run {
+		t.Errorf("Service spec %+v", svc.Spec)
+	}
+	owners := map[string]bool{}
+	for _, o := range svc.OwnerReferences {
+		owners[o.Name] = o.Kind == "Job"
+	}
+	if !owners[cacheJob.Name] || !owners[dbJob.Name] || len(owners) != 2 {
+		t.Errorf("owners %v: each service trial's Job must own the Service", svc.OwnerReferences)
+	}
+	domain := RunServiceName(run) + ".default.svc.cluster.local"
+	for _, c := range []struct {
+		job               *batchv1.Job
+		hostname, service string
+	}{{cacheJob, "redis-cache", "true"}, {dbJob, "db", "true"}, {trainJob, "", ""}} {
+		spec := c.job.Spec.Template.Spec
+		if spec.Hostname != c.hostname || (c.hostname != "" && spec.Subdomain != RunServiceName(run)) {
+			t.Errorf("%s: hostname %q subdomain %q", c.job.Name, spec.Hostname, spec.Subdomain)
+		}
+		if c.job.Spec.Template.Labels[LabelService] != c.service {
+			t.Errorf("%s: labels %v", c.job.Name, c.job.Spec.Template.Labels)
+		}
+		if spec.DNSConfig == nil || len(spec.DNSConfig.Searches) != 1 || spec.DNSConfig.Searches[0] != domain {
+			t.Errorf("%s: dnsConfig %+v, want a search of %s", c.job.Name, spec.DNSConfig, domain)
+		}
+	}
+
+	// A run without services gets neither the Service nor the search domain.
+	plain := "20260101-000000-plain-cd34"
+	if err := (store.Runs{Blob: blob}).WriteManifest(ctx, &store.Manifest{RunID: plain, Trials: []experiment.Trial{trial("t")}}); err != nil {
+		t.Fatal(err)
+	}
+	_, j := start(t, b, cs, attempt(t, plain, trial("t"), 1))
+	if j.Spec.Template.Spec.DNSConfig != nil || j.Spec.Template.Spec.Hostname != "" {
+		t.Errorf("a run without services: %+v", j.Spec.Template.Spec.DNSConfig)
+	}
+	if _, err := cs.CoreV1().Services("default").Get(ctx, RunServiceName(plain), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a run without services has no Service: %v", err)
+	}
+}
+
+func TestHostName(t *testing.T) {
+	for in, want := range map[string]string{"db": "db", "Redis_Cache": "redis-cache", "1db": "t1db", "-a b-": "a-b", "param-server/0": "param-server-0"} {
+		if got := HostName(in); got != want {
+			t.Errorf("HostName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := HostName(strings.Repeat("x", 80)); len(got) != 63 {
+		t.Errorf("HostName of a long name has %d characters", len(got))
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -176,7 +178,6 @@ func TestClusterFailuresAndRetries(t *testing.T) {
 }
 
 func TestClusterNodeLoss(t *testing.T) {
-	t.Skip("known gap: LoseNode does not make the KWOK node NotReady (the node controller never marked it; see docs/kubernetes.md)")
 	// The first attempt's pod never ends by itself: only the node loss ends it.
 	e := setup(t, k8stest.Options{NodeMonitorGrace: 5 * time.Second}, k8stest.Node{Name: "doomed"})
 	tr := fakeTrial("long", map[string]string{"jikken-test/outcome": "hang-once"})
@@ -201,6 +202,63 @@ func TestClusterNodeLoss(t *testing.T) {
 	if r.Status != store.Succeeded || len(r.Attempts) != 2 || !strings.Contains(r.Attempts[0].Reason, "doomed") {
 		t.Fatalf("record %+v", r)
 	}
+}
+
+// TestClusterServiceTrialIsReachableByName checks the DNS records a cluster's DNS would serve:
+// the EndpointSlice of the run's headless Service names the service trial's pod by the trial's
+// name, at the pod's address, while its dependant runs; and the Service goes with the run.
+func TestClusterServiceTrialIsReachableByName(t *testing.T) {
+	e := setup(t, k8stest.Options{}, k8stest.Node{Name: "n0"})
+	ctx := context.Background()
+	db := fakeTrial("db", map[string]string{"jikken-test/outcome": "hang"})
+	db.Service = true
+	train := fakeTrial("train", map[string]string{"jikken-test/delay": "6s"})
+	train.Depends = []experiment.Dependency{{Trial: "db", Condition: experiment.Started}}
+	m := e.manifest(t, "run-svc", []experiment.Trial{db, train}, 1)
+	done := make(chan *runner.Summary, 1)
+	go func() { done <- e.execute(t, e.backend(t, nil), m) }()
+
+	svcName := kubernetes.RunServiceName("run-svc")
+	var podIP string
+	waitUntil(t, "an EndpointSlice naming the db pod", func() bool {
+		pods, err := e.c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelService + "=true"})
+		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.PodIP == "" {
+			return false
+		}
+		podIP = pods.Items[0].Status.PodIP
+		slices, err := e.c.Client.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svcName})
+		if err != nil {
+			return false
+		}
+		for _, sl := range slices.Items {
+			for _, ep := range sl.Endpoints {
+				if ep.Hostname != nil && *ep.Hostname == "db" && len(ep.Addresses) == 1 && ep.Addresses[0] == podIP {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	pods, err := e.c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelTrial + "=train"})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("the dependant's pod: %v %v", pods, err)
+	}
+	if dns := pods.Items[0].Spec.DNSConfig; dns == nil || len(dns.Searches) != 1 || dns.Searches[0] != svcName+".default.svc.cluster.local" {
+		t.Errorf("the dependant does not search the run's domain: %+v", dns)
+	}
+	var sum *runner.Summary
+	select {
+	case sum = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the run did not end")
+	}
+	if sum.Status != store.Succeeded {
+		t.Fatalf("run %s %+v", sum.Status, sum.Counts)
+	}
+	waitUntil(t, "the garbage collector to delete the Service with the service's Job", func() bool {
+		_, err := e.c.Client.CoreV1().Services("default").Get(ctx, svcName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {

@@ -28,6 +28,8 @@ const (
 	LabelTrial     = "jikken.dev/trial"
 	LabelAttempt   = "jikken.dev/attempt"
 	LabelJob       = "jikken.dev/job"
+	// LabelService marks the pods of service trials, which the run's headless Service selects.
+	LabelService = "jikken.dev/service"
 	// AnnotationTrial keeps the trial's full name, which may not be a valid label value.
 	AnnotationTrial = "jikken.dev/trial"
 
@@ -106,6 +108,48 @@ type PodSpec struct {
 	CodeSubdir string
 	// Record makes the executor write trial.json (workflows without a runner).
 	Record []byte
+	// Services: the run has service trials. Their pods take the trial's name as hostname in
+	// the run's headless Service (RunService), and every pod of the run searches that
+	// Service's domain, so `redis-cli -h db` reaches the service trial "db" as on Docker.
+	Services bool
+}
+
+// RunServiceName is the name of the run's headless Service (and DNS subdomain).
+func RunServiceName(run string) string {
+	sum := sha256.Sum256([]byte(run))
+	return "jks-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// HostName is the DNS name other pods of the run reach a service trial by: the trial's name,
+// lower-cased, with characters a DNS label cannot hold turned into "-".
+func HostName(trial string) string {
+	h := strings.Trim(dnsUnsafe.ReplaceAllString(strings.ToLower(trial), "-"), "-")
+	if len(h) > 63 {
+		h = strings.Trim(h[:63], "-")
+	}
+	if h == "" || h[0] < 'a' {
+		h = "t" + h
+	}
+	return h
+}
+
+// RunService is the headless Service that publishes the DNS names of a run's service trials:
+// <trial>.<service>.<namespace>.svc.<cluster domain>. Addresses are published as soon as a pod
+// has one, not when it is Ready, as on a Docker network; trials that need the service ready
+// wait for it with depends: healthy.
+func (c *Config) RunService(run string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: RunServiceName(run), Namespace: c.Namespace,
+			Labels:      c.labels(run, "", 0, ""),
+			Annotations: map[string]string{"jikken.dev/run": run},
+		},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 map[string]string{LabelManagedBy: "jikken", LabelRun: labelValue(run), LabelService: "true"},
+			PublishNotReadyAddresses: true,
+		},
+	}
 }
 
 // labels are the pod's and the Job's labels.
@@ -113,7 +157,9 @@ func (c *Config) labels(run, trial string, attempt int, name string) map[string]
 	l := map[string]string{
 		LabelManagedBy: "jikken",
 		LabelRun:       labelValue(run),
-		LabelTrial:     labelValue(trial),
+	}
+	if trial != "" {
+		l[LabelTrial] = labelValue(trial)
 	}
 	if attempt > 0 {
 		l[LabelAttempt] = strconv.Itoa(attempt)
@@ -235,6 +281,14 @@ func (c *Config) pod(s PodSpec, name string, executorArgs []string) (corev1.PodT
 	}
 	for _, ps := range c.ImagePullSecrets {
 		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: ps})
+	}
+	if s.Services {
+		svc := RunServiceName(s.Run)
+		spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{svc + "." + c.Namespace + ".svc." + c.ClusterDomain}}
+		if t.Service {
+			spec.Hostname, spec.Subdomain = HostName(t.Name), svc
+			labels[LabelService] = "true"
+		}
 	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{AnnotationTrial: t.Name}},

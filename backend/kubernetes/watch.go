@@ -76,10 +76,15 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		return ""
 	}
 	podJob := func(obj any) string {
-		if p, ok := obj.(*corev1.Pod); ok {
-			return p.Labels[LabelJob]
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return ""
 		}
-		return ""
+		// Seen here, not only in evaluate: the pod may be gone from the cache by then.
+		if why := disruption(p); why != "" {
+			w.disrupted(p.Labels[LabelJob], why)
+		}
+		return p.Labels[LabelJob]
 	}
 	if _, err := w.jobs.AddEventHandler(notify(jobName)); err != nil {
 		return nil, err
@@ -108,6 +113,15 @@ func (w *runWatch) wake(name string) {
 	w.mu.Unlock()
 	if p != nil {
 		p.poke()
+	}
+}
+
+// disrupted records on the Job's process why one of its pods was evicted.
+func (w *runWatch) disrupted(job, why string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.procs[job]; p != nil && p.lost == "" {
+		p.lost = why
 	}
 }
 
@@ -160,6 +174,9 @@ type process struct {
 	noPodSeen time.Time
 	failSeen  time.Time
 	timer     *time.Timer
+	// lost is why a pod of this Job was evicted (its DisruptionTarget condition), kept
+	// because the pod may be gone from the cache when the Job fails. Guarded by w.mu.
+	lost string
 }
 
 func (p *process) poke() {
@@ -298,11 +315,15 @@ func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
 		}
 		return runner.Exit{Code: -1, Reason: fmt.Sprintf("timed out after %s (activeDeadlineSeconds)", d)}
 	}
+	p.w.mu.Lock()
+	lost := p.lost
+	p.w.mu.Unlock()
+	if lost != "" {
+		return runner.Exit{Code: -1, Reason: lost}
+	}
 	for _, pod := range p.w.podsOf(p.name) {
-		for _, pc := range pod.Status.Conditions {
-			if pc.Type == corev1.DisruptionTarget && pc.Status == corev1.ConditionTrue {
-				return runner.Exit{Code: -1, Reason: fmt.Sprintf("pod lost on node %s (%s: %s)", pod.Spec.NodeName, pc.Reason, pc.Message)}
-			}
+		if why := disruption(pod); why != "" {
+			return runner.Exit{Code: -1, Reason: why}
 		}
 		for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 			t := cs.State.Terminated
@@ -325,6 +346,17 @@ func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
 		}
 	}
 	return runner.Exit{Code: -1, Reason: strings.TrimSpace("Job failed: " + c.Reason + " " + c.Message)}
+}
+
+// disruption says why a pod was evicted (its node went NotReady or unreachable, it was
+// preempted), or "" when it was not.
+func disruption(pod *corev1.Pod) string {
+	for _, pc := range pod.Status.Conditions {
+		if pc.Type == corev1.DisruptionTarget && pc.Status == corev1.ConditionTrue {
+			return fmt.Sprintf("pod evicted from node %s (%s: %s)", pod.Spec.NodeName, pc.Reason, pc.Message)
+		}
+	}
+	return ""
 }
 
 // imageFailure reports a pod whose image cannot be pulled.

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	backends["docker"] = func(_ context.Context, f *cmdutil.Factory) (runner.Backend, error) {
+	backends["docker"] = func(_ context.Context, f *cmdutil.Factory, _ backendSettings) (runner.Backend, error) {
 		// Warnings (the engine went away and jikken waits for it) go to stderr with the run's.
 		log := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		return docker.New(docker.Options{Log: log})

@@ -17,11 +17,17 @@ func init() { backends["kubernetes"] = newKubernetesBackend }
 
 // newKubernetesBackend configures the kubernetes backend from the environment, documented in
 // docs/kubernetes.md: JIKKEN_K8S_NAMESPACE, KUBECONFIG, JIKKEN_K8S_EXECUTOR_IMAGE,
-// JIKKEN_K8S_STORE_SECRET, ...
-func newKubernetesBackend(ctx context.Context, f *cmdutil.Factory) (runner.Backend, error) {
+// JIKKEN_K8S_STORE_SECRET, ...; --namespace and --kubeconfig override theirs.
+func newKubernetesBackend(ctx context.Context, f *cmdutil.Factory, s backendSettings) (runner.Backend, error) {
 	cfg, err := kubernetesConfig(os.Getenv)
 	if err != nil {
 		return nil, err
+	}
+	if s.Namespace != "" {
+		cfg.Namespace = s.Namespace
+	}
+	if s.Kubeconfig != "" {
+		cfg.Kubeconfig = s.Kubeconfig
 	}
 	blob, err := store.Open(ctx, f.StoreURL)
 	if err != nil {

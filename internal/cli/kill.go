@@ -17,6 +17,7 @@ import (
 func init() { register(newKillCmd) }
 
 func newKillCmd(f *cmdutil.Factory) *cobra.Command {
+	var settings backendSettings
 	cmd := &cobra.Command{
 		Use:   "kill RUN|FILE",
 		Short: "Stop a run: its runner and every trial it started",
@@ -38,7 +39,7 @@ by evaluating the file again. Resume later with 'jikken resume RUN'.`,
 				return err
 			}
 			for _, id := range ids {
-				n, err := killRun(ctx, f, runs, id)
+				n, err := killRun(ctx, f, runs, id, settings)
 				if err != nil {
 					return fmt.Errorf("kill %s: %w", id, err)
 				}
@@ -47,6 +48,7 @@ by evaluating the file again. Resume later with 'jikken resume RUN'.`,
 			return nil
 		},
 	}
+	settings.addFlags(cmd, false)
 	return cmd
 }
 
@@ -83,7 +85,7 @@ func killTargets(ctx context.Context, runs store.Runs, arg string) ([]string, er
 }
 
 // killRun stops one run and returns how many trials it stopped.
-func killRun(ctx context.Context, f *cmdutil.Factory, runs store.Runs, id string) (int, error) {
+func killRun(ctx context.Context, f *cmdutil.Factory, runs store.Runs, id string, s backendSettings) (int, error) {
 	host, _ := os.Hostname()
 	holder, err := runs.LockHolder(ctx, id)
 	if err != nil {
@@ -115,7 +117,7 @@ func killRun(ctx context.Context, f *cmdutil.Factory, runs store.Runs, id string
 	if err != nil {
 		return 0, err
 	}
-	backend, err := openBackend(ctx, f, m.Backend)
+	backend, err := openBackend(ctx, f, m.Backend, s.over(m.Options.Backend))
 	if err != nil {
 		return 0, err
 	}

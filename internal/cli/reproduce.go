@@ -42,6 +42,7 @@ type reproduceJSON struct {
 func newReproduceCmd(f *cmdutil.Factory) *cobra.Command {
 	var output, backendName string
 	var tolerance float64
+	var settings backendSettings
 	cmd := &cobra.Command{
 		Use:   "reproduce RUN/TRIAL",
 		Short: "Rerun one trial exactly as it ran, and check its result matches",
@@ -79,13 +80,17 @@ metrics with the recorded ones. The exit code is 0 when every metric matches (wi
 			if backendName == "" {
 				backendName = orig.Backend
 			}
-			backend, err := openBackend(ctx, f, backendName)
+			if backendName == orig.Backend {
+				settings = settings.over(orig.Options.Backend)
+			}
+			backend, err := openBackend(ctx, f, backendName, settings)
 			if err != nil {
 				return err
 			}
 			m := *orig
 			m.RunID = runner.NewRunID(orig.Experiment+"-repro", time.Now())
 			m.Created, m.Trials, m.Reproduces, m.Backend = time.Now().UTC(), plan, id+"/"+trial, backend.Name()
+			m.Options.Backend = settingsOf(backend)
 			if m.Code == nil {
 				fmt.Fprintf(f.IO.ErrOut, "warning: run %s recorded no code snapshot (not a git repository); rerunning with the code as it is now\n", id)
 			}
@@ -102,6 +107,7 @@ metrics with the recorded ones. The exit code is 0 when every metric matches (wi
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&backendName, "backend", "", "where the trial runs (default: as it ran)")
 	cmd.Flags().Float64Var(&tolerance, "tolerance", 0, "largest relative difference that still counts as a match")
+	settings.addFlags(cmd, true)
 	return cmd
 }
 

@@ -40,6 +40,7 @@ type runOptions struct {
 	output   string
 	extStr   []string
 	tlaStr   []string
+	settings backendSettings
 }
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
@@ -70,7 +71,7 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (services not counted)")
-	fl.StringVar(&o.backend, "backend", "local", "where trials run: local")
+	fl.StringVar(&o.backend, "backend", "local", "where trials run: local, docker or kubernetes")
 	fl.BoolVar(&o.detach, "detach", false, "start the run in the background and print its id")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&o.inPlace, "in-place", false, "run trials in the working tree instead of a copy of its snapshot")
@@ -78,6 +79,7 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	fl.StringArrayVar(&o.extStr, "ext-str", nil, "pass std.extVar(KEY) to the experiment as KEY=VALUE (repeatable)")
 	fl.StringArrayVar(&o.tlaStr, "tla-str", nil, "pass a top-level argument to the experiment as KEY=VALUE (repeatable)")
+	o.settings.addFlags(cmd, true)
 	return cmd
 }
 
@@ -133,7 +135,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 			return err
 		}
 	}
-	backend, err := openBackend(ctx, o.f, o.backend)
+	backend, err := openBackend(ctx, o.f, o.backend, o.settings)
 	if err != nil {
 		return err
 	}
@@ -159,14 +161,14 @@ func runRun(ctx context.Context, o *runOptions) error {
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
 		Created: time.Now().UTC(), Tool: "jikken " + Version, Host: host, User: currentUser(),
 		Backend: backend.Name(),
-		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: ext, TLAStr: tla},
+		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: ext, TLAStr: tla, Backend: settingsOf(backend)},
 		Code:    code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
 	if err := runs.CreateManifest(ctx, m); err != nil {
 		return fmt.Errorf("record run: %w", err)
 	}
 	if o.detach {
-		return detach(o.f, runs, m, o.backend)
+		return detach(o.f, runs, m, o.backend, o.settings)
 	}
 	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output})
 }
@@ -326,7 +328,7 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 }
 
 // detach starts 'jikken resume RUN' in a new session, its output in the store's work folder.
-func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend string) error {
+func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend string, s backendSettings) error {
 	logDir := filepath.Join(workRoot(runs.Blob), m.RunID)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
@@ -338,6 +340,9 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 	}
 	defer logf.Close()
 	args := []string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}
+	if s.Kubeconfig != "" {
+		args = append(args, "--kubeconfig", s.Kubeconfig)
+	}
 	cmd := exec.Command(f.Executable, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -353,6 +358,7 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 func newResumeCmd(f *cmdutil.Factory) *cobra.Command {
 	var eo execOptions
 	var backendName string
+	var settings backendSettings
 	cmd := &cobra.Command{
 		Use:   "resume RUN",
 		Short: "Run what did not succeed in an earlier run",
@@ -386,7 +392,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if backendName == "" {
 				backendName = m.Backend
 			}
-			backend, err := openBackend(ctx, f, backendName)
+			backend, err := openBackend(ctx, f, backendName, settings.over(m.Options.Backend))
 			if err != nil {
 				return err
 			}
@@ -399,6 +405,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 	fl.BoolVar(&eo.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&eo.force, "force", false, "take the run's lock even if another runner seems to hold it")
 	fl.StringVarP(&eo.output, "output", "o", "text", "output format: text or json")
+	settings.addFlags(cmd, false)
 	return cmd
 }
 

@@ -230,8 +230,9 @@ func (c *Cluster) AddNodes(t testing.TB, nodes ...Node) {
 	}
 }
 
-// LoseNode makes KWOK stop managing a node, as if its kubelet died: its lease is no longer
-// renewed, so the node controller marks it NotReady and evicts its pods.
+// LoseNode makes a node go NotReady mid-run, as when its container runtime dies (KWOK's stage
+// node-lost reports it): the node controller taints it and its pods are evicted once their
+// not-ready toleration runs out. LoseNode returns when the node controller has tainted it.
 func (c *Cluster) LoseNode(t testing.TB, name string) {
 	t.Helper()
 	ctx := context.Background()
@@ -239,10 +240,22 @@ func (c *Cluster) LoseNode(t testing.TB, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delete(node.Annotations, "kwok.x-k8s.io/node")
+	node.Labels["jikken-test/lost"] = "true"
 	if _, err := c.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	c.waitFor(t, "node "+name+" to be tainted not-ready", 2*time.Minute, func(ctx context.Context) bool {
+		node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, taint := range node.Spec.Taints {
+			if taint.Key == corev1.TaintNodeNotReady && taint.Effect == corev1.TaintEffectNoExecute {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // waitFor checks cond every 200ms until it holds or timeout passes (then the test fails: the

@@ -5,8 +5,12 @@ package k8stest
 // it has the label jikken-test/outcome=fail, or =fail-once on attempt 1 (label
 // jikken.dev/attempt=1); a pod labelled =bad-image never pulls its image; =hang never ends, =hang-once
 // only on attempt 1. A label
-// jikken-test/delay ("30s") overrides how long a pod runs. Nodes are made Ready once; KWOK renews their leases while they carry
-// the annotation kwok.x-k8s.io/node=fake, so removing it makes a node go NotReady.
+// jikken-test/delay ("30s") overrides how long a pod runs. Nodes are made Ready once. A node
+// labelled jikken-test/lost is reported NotReady, as a kubelet whose container runtime died
+// reports it: the node controller then taints it node.kubernetes.io/not-ready:NoExecute and the
+// taint eviction controller evicts its pods once their toleration runs out. (KWOK keeps
+// renewing the lease of a node it once managed even after its annotation is removed, so
+// dropping the annotation does not make the node controller notice anything.)
 const stagesTemplate = `
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -19,6 +23,8 @@ spec:
     - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
       operator: NotIn
       values: ['True']
+    - key: '.metadata.labels["jikken-test/lost"]'
+      operator: DoesNotExist
   next:
     statusTemplate: |
       {{ $now := Now }}
@@ -35,6 +41,30 @@ spec:
       - address: {{ NodeIP | Quote }}
         type: InternalIP
       phase: Running
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: node-lost
+spec:
+  resourceRef: {apiGroup: v1, kind: Node}
+  selector:
+    matchExpressions:
+    - key: '.metadata.labels["jikken-test/lost"]'
+      operator: Exists
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: In
+      values: ['True']
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $now | Quote }}
+        message: 'container runtime is down'
+        reason: KubeletNotReady
+        status: 'False'
+        type: Ready
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
