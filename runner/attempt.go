@@ -133,7 +133,7 @@ func (a *attemptRun) execute(ctx context.Context, n int) Exit {
 	}
 	proc, err := r.Backend.Start(ctx, att)
 	if err != nil {
-		a.collect(ctx, att, paramsPath)
+		a.collect(ctx, att, paramsPath, false)
 		return Exit{Code: -1, Err: err}
 	}
 	a.rec.Status = store.Running
@@ -167,7 +167,11 @@ func (a *attemptRun) execute(ctx context.Context, n int) Exit {
 			exit.Code = -1
 		}
 	}
-	if err := a.collect(ctx, att, paramsPath); err != nil && exit.Err == nil {
+	stored := false
+	if s, ok := proc.(OutputStorer); ok {
+		stored = s.OutputsStored()
+	}
+	if err := a.collect(ctx, att, paramsPath, stored); err != nil && exit.Err == nil {
 		// Outputs that did not reach the store make the attempt a failure: its result is lost.
 		exit.Err = fmt.Errorf("collect outputs: %w", err)
 	}
@@ -191,14 +195,18 @@ func (a *attemptRun) clearOutputs(ctx context.Context) {
 }
 
 // collect moves the attempt's outputs into the store: metrics (with ::metric lines from
-// stdout appended), result, artifacts, logs and params.
-func (a *attemptRun) collect(ctx context.Context, att *Attempt, paramsPath string) error {
+// stdout appended), result, artifacts, logs and params. When stored, an executor has put them
+// there already (OutputStorer): only what the attempt folder holds is uploaded, and stdout,
+// which the executor scanned, is not scanned again.
+func (a *attemptRun) collect(ctx context.Context, att *Attempt, paramsPath string, stored bool) error {
 	b := a.l.r.Runs.Blob
 	key := func(name string) string { return store.TrialKey(att.RunID, att.Trial.Name, name) }
 	var errs []error
-	if ms, err := scanLog(att.StdoutPath); err == nil && len(ms) > 0 {
-		if err := appendMetrics(filepath.Join(att.OutputDir, "metrics.jsonl"), ms); err != nil {
-			errs = append(errs, err)
+	if !stored {
+		if ms, err := scanLog(att.StdoutPath); err == nil && len(ms) > 0 {
+			if err := appendMetrics(filepath.Join(att.OutputDir, "metrics.jsonl"), ms); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	err := filepath.WalkDir(att.OutputDir, func(p string, d fs.DirEntry, err error) error {

@@ -71,6 +71,16 @@ type ImageDigester interface {
 	ImageDigest() string
 }
 
+// OutputStorer is implemented by processes whose outputs an executor next to the trial has
+// already put in the run's store under the trial's key: metrics (stdout's ::metric lines
+// included), result, artifacts, logs and params (the kubernetes backend's in-pod executor).
+// When OutputsStored reports true after Wait, the runner does not scan stdout for metrics and
+// uploads only what the process left in the attempt folder, such as a log it read from
+// elsewhere because the executor never ran; the outputs are not sent through the runner twice.
+type OutputStorer interface {
+	OutputsStored() bool
+}
+
 // Exit is how an attempt ended.
 type Exit struct {
 	Code int

@@ -8,9 +8,12 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,7 +110,7 @@ func TestJobSpec(t *testing.T) {
 		!qEq(c.Resources.Limits[corev1.ResourceMemory], "2Gi") {
 		t.Errorf("container %s resources %v", c.Image, c.Resources)
 	}
-	want := []string{binPath, "trial-exec", "--store", "s3://bucket/runs", "--log-dir", logDir, "--no-stdout-metrics", "--flush-every", "10s", "--", "python", "train.py"}
+	want := []string{binPath, "trial-exec", "--store", "s3://bucket/runs", "--log-dir", logDir, "--flush-every", "10s", "--", "python", "train.py"}
 	if strings.Join(c.Command, " ") != strings.Join(want, " ") {
 		t.Errorf("command %q", c.Command)
 	}
@@ -213,27 +216,64 @@ func addPod(t *testing.T, cs *fake.Clientset, j *batchv1.Job, status corev1.PodS
 	}
 }
 
-func TestWaitSucceedsAndFetchesOutputs(t *testing.T) {
+// countingBlob counts the uploads that go through it.
+type countingBlob struct {
+	store.Blob
+	mu   sync.Mutex
+	puts []string
+}
+
+func (c *countingBlob) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	c.mu.Lock()
+	c.puts = append(c.puts, key)
+	c.mu.Unlock()
+	return c.Blob.Put(ctx, key, r, size)
+}
+
+// TestRunnerLeavesExecutorOutputsInTheStore runs a trial through the runner while a stand-in
+// for the in-pod executor uploads its outputs: the runner neither downloads nor re-uploads them,
+// and the stored metrics are the executor's (stdout not scanned twice).
+func TestRunnerLeavesExecutorOutputsInTheStore(t *testing.T) {
 	b, cs, blob := newFake(t)
-	a := attempt(t, "r1", trial("t1"), 1)
-	p, j := start(t, b, cs, a)
 	ctx := context.Background()
-	for key, body := range map[string]string{"stdout.log": "hi\n", "stderr.log": "", "metrics.jsonl": `{"name":"acc","value":1}` + "\n", "artifacts/m.bin": "m", "trial.json": "{}"} {
-		if err := blob.Put(ctx, store.TrialKey("r1", "t1", key), strings.NewReader(body), int64(len(body))); err != nil {
-			t.Fatal(err)
+	counting := &countingBlob{Blob: blob}
+	runs := store.Runs{Blob: counting}
+	m := &store.Manifest{RunID: "r-out", Options: store.RunOptions{Jobs: 1}, Trials: []experiment.Trial{trial("t1")}}
+	if err := runs.WriteManifest(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	counting.puts = nil
+	outputs := map[string]string{"stdout.log": "::metric acc=1\n", "stderr.log": "", "metrics.jsonl": `{"name":"acc","value":1}` + "\n", "artifacts/m.bin": "m"}
+	go func() {
+		name := JobName("r-out", "t1", 1)
+		for {
+			j, err := cs.BatchV1().Jobs("default").Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				for key, body := range outputs {
+					_ = blob.Put(ctx, store.TrialKey("r-out", "t1", key), strings.NewReader(body), int64(len(body)))
+				}
+				j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue})
+				_, _ = cs.BatchV1().Jobs("default").UpdateStatus(ctx, j, metav1.UpdateOptions{})
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	r := &runner.Runner{Backend: b, Runs: runs, Jobs: 1, WorkRoot: t.TempDir(), Workdir: t.TempDir()}
+	sum, err := r.Execute(ctx, m, false)
+	if err != nil || sum.Status != store.Succeeded {
+		t.Fatalf("run %v %v", sum, err)
+	}
+	for key, want := range outputs {
+		got, err := store.ReadAll(ctx, blob, store.TrialKey("r-out", "t1", key))
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want the executor's %q", key, got, err, want)
 		}
 	}
-	setJobCondition(t, cs, j, batchv1.JobComplete, "")
-	if e := wait(t, p); e.Code != 0 || e.Err != nil {
-		t.Fatalf("exit %+v", e)
-	}
-	for path, want := range map[string]string{a.StdoutPath: "hi\n", filepath.Join(a.OutputDir, "metrics.jsonl"): `{"name":"acc","value":1}` + "\n", filepath.Join(a.OutputDir, "artifacts", "m.bin"): "m"} {
-		if got, err := os.ReadFile(path); err != nil || string(got) != want {
-			t.Errorf("%s = %q, %v", path, got, err)
+	for _, key := range counting.puts {
+		if base := path.Base(key); base != "trial.json" && base != "params.json" && base != "state.json" && !strings.HasSuffix(key, ".lock") {
+			t.Errorf("the runner uploaded %s again", key)
 		}
-	}
-	if _, err := os.Stat(filepath.Join(a.OutputDir, "trial.json")); !errors.Is(err, os.ErrNotExist) {
-		t.Error("the record is the runner's, not an output")
 	}
 }
 

@@ -379,7 +379,7 @@ func probe(h *experiment.Health) *corev1.Probe {
 // trial's timeout.
 func (c *Config) Job(s PodSpec) (*batchv1.Job, error) {
 	name := JobName(s.Run, s.Trial.Name, s.Attempt)
-	tmpl, err := c.pod(s, name, []string{"--no-stdout-metrics", "--flush-every", c.LogFlush.String()})
+	tmpl, err := c.pod(s, name, []string{"--flush-every", c.LogFlush.String()})
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -215,11 +213,15 @@ func (p *process) Wait() runner.Exit {
 	if p.timer != nil {
 		p.timer.Stop()
 	}
-	if err := p.fetchOutputs(context.Background(), exit); err != nil && exit.Err == nil {
-		exit.Err = fmt.Errorf("fetch outputs from the store: %w", err)
+	if exit.Err != nil || exit.Code != 0 {
+		p.fallbackLog(context.Background())
 	}
 	return exit
 }
+
+// OutputsStored implements runner.OutputStorer: the executor in the pod uploads the trial's
+// outputs and logs to the store itself.
+func (p *process) OutputsStored() bool { return true }
 
 // wakeAt arranges a wake-up after d (a pending deadline), without any request to the server.
 func (p *process) wakeAt(d time.Duration) {
@@ -432,71 +434,20 @@ func (p *process) WaitHealthy(ctx context.Context) error {
 	}
 }
 
-// fetchOutputs copies what the executor uploaded for this trial into the attempt folder, where
-// the runner collects it; logs go to StdoutPath and StderrPath. When the pod failed before the
-// executor could upload its logs, the container log is read from the API server instead.
-func (p *process) fetchOutputs(ctx context.Context, exit runner.Exit) error {
+// fallbackLog puts the tail of the failed container's log where the runner stores stderr,
+// when the executor uploaded no stderr.log (it never ran: an init container, the image or the
+// node failed first). The store is asked only for a failed attempt.
+func (p *process) fallbackLog(ctx context.Context) {
 	a, blob := p.a, p.w.b.cfg.Store
-	for _, f := range []string{a.StdoutPath, a.StderrPath} {
-		if f != "" {
-			if _, err := os.Stat(f); err != nil {
-				_ = os.WriteFile(f, nil, 0o644)
-			}
+	if p.stopped.Load() || a.StderrPath == "" {
+		return
+	}
+	if blob != nil {
+		if _, err := blob.Stat(ctx, store.TrialKey(a.RunID, a.Trial.Name, "stderr.log")); err == nil {
+			return
 		}
 	}
-	if blob == nil {
-		return nil
-	}
-	prefix := store.TrialKey(a.RunID, a.Trial.Name, "") + "/"
-	var keys []string
-	if err := blob.List(ctx, prefix, func(in store.Info) error {
-		keys = append(keys, strings.TrimPrefix(in.Key, prefix))
-		return nil
-	}); err != nil {
-		return err
-	}
-	var errs []error
-	gotStderr := false
-	for _, rel := range keys {
-		var dest string
-		switch rel {
-		case "trial.json", "params.json":
-			continue
-		case "stdout.log":
-			dest = a.StdoutPath
-		case "stderr.log":
-			dest, gotStderr = a.StderrPath, true
-		default:
-			dest = filepath.Join(a.OutputDir, filepath.FromSlash(path.Clean(rel)))
-		}
-		if err := download(ctx, blob, prefix+rel, dest); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if !gotStderr && (exit.Err != nil || exit.Code != 0) && !p.stopped.Load() {
-		p.podLog(ctx, a.StderrPath)
-	}
-	return errors.Join(errs...)
-}
-
-func download(ctx context.Context, b store.Blob, key, dest string) error {
-	rc, err := b.Get(ctx, key)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(dest)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, rc); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	p.podLog(ctx, a.StderrPath)
 }
 
 // podLog appends the last lines of the failed container's log to dest.
