@@ -56,6 +56,61 @@ type FileUploader interface {
 	PutFile(ctx context.Context, key, path string) error
 }
 
+// DirLister is implemented by blobs that can list the immediate sub-folders of a prefix without
+// visiting the keys below them, as S3's ListObjectsV2 with delimiter "/" does. Runs uses it to
+// find runs and trials without listing every artifact; a Blob without it is scanned with List.
+//
+// Contract, checked for every implementation by storetest.Run:
+//   - prefix is "" (the top of the store) or a valid key followed by "/" (see ValidDirPrefix);
+//     any other prefix is an error.
+//   - ListDirs calls fn once with every name N such that some key starts with prefix+N+"/". N is
+//     one key segment: never empty, never holding "/". Keys directly under prefix (prefix+N with
+//     no "/" after it) are not folders and are not reported. Names that cannot be part of a valid
+//     key (ValidKey(prefix+N) fails, e.g. a folder marker written by another tool) are skipped.
+//   - Names come in lexical order of prefix+N+"/", the order in which List gives the keys under
+//     them: "a-b" comes before "a", because '-' sorts before '/'.
+//   - A prefix with nothing under it is not an error: fn is not called (as for List).
+//   - An error from fn stops the listing and is returned.
+//   - A name is a hint, not a promise that an object exists under it: an implementation may also
+//     report a folder that holds no object (the folder store keeps directories emptied by Delete
+//     or holding only a file being written), and a key may go away before the caller reads it.
+//     Callers read the keys they expect in it and treat ErrNotFound as "not there".
+type DirLister interface {
+	ListDirs(ctx context.Context, prefix string, fn func(name string) error) error
+}
+
+// ValidDirPrefix reports why prefix cannot be passed to DirLister.ListDirs, or nil.
+func ValidDirPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		return fmt.Errorf("folder prefix %q does not end in /", prefix)
+	}
+	return ValidKey(strings.TrimSuffix(prefix, "/"))
+}
+
+// ListDirs lists the folders directly under prefix as DirLister does, with the blob's ListDirs
+// when it has one, else from a List of every key under prefix.
+func ListDirs(ctx context.Context, b Blob, prefix string, fn func(name string) error) error {
+	if dl, ok := b.(DirLister); ok {
+		return dl.ListDirs(ctx, prefix, fn)
+	}
+	if err := ValidDirPrefix(prefix); err != nil {
+		return fmt.Errorf("list folders: %w", err)
+	}
+	// Keys under one folder are contiguous in List's order, so a folder repeats only back to back.
+	last := ""
+	return b.List(ctx, prefix, func(in Info) error {
+		name, _, ok := strings.Cut(strings.TrimPrefix(in.Key, prefix), "/")
+		if !ok || name == last || ValidKey(prefix+name) != nil {
+			return nil
+		}
+		last = name
+		return fn(name)
+	})
+}
+
 // PutFile stores the file at path under key, moving it when the blob can.
 func PutFile(ctx context.Context, b Blob, key, path string) error {
 	if fu, ok := b.(FileUploader); ok {

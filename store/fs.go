@@ -233,6 +233,39 @@ func (f *Folder) List(ctx context.Context, prefix string, fn func(Info) error) e
 	return nil
 }
 
+// ListDirs implements DirLister with one read of the folder prefix names. Like List, it hides the
+// store's own entries at its top (.work, where attempts run) and follows no symbolic link.
+func (f *Folder) ListDirs(ctx context.Context, prefix string, fn func(name string) error) error {
+	if err := ValidDirPrefix(prefix); err != nil {
+		return fmt.Errorf("list folders: %w", err)
+	}
+	ents, err := os.ReadDir(filepath.Join(f.root, filepath.FromSlash(prefix)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil // nothing under prefix, or prefix names an object
+		}
+		return fmt.Errorf("list folders %s: %w", prefix, err)
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() || (prefix == "" && e.Name() == ".work") || ValidKey(prefix+e.Name()) != nil {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	// The order of the keys below them: "a-b/" before "a/".
+	sort.Slice(names, func(i, j int) bool { return names[i]+"/" < names[j]+"/" })
+	for _, n := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Delete implements Blob.
 func (f *Folder) Delete(ctx context.Context, key string) error {
 	p, err := f.path(key)

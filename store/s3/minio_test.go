@@ -85,3 +85,12 @@ func TestCreateOneWinnerMinIO(t *testing.T) {
 		t.Fatalf("lock after release: %v", err)
 	}
 }
+
+func TestListingMinIO(t *testing.T) {
+	srv := s3test.MinIO(t)
+	b, err := s3.New(context.Background(), "s3://"+srv.NewBucket()+"/p", srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunListing(t, b)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -221,5 +222,36 @@ func TestPermanentErrorsAreNotRetried(t *testing.T) {
 	}
 	if len(f.seen) != 1 {
 		t.Errorf("%d requests, want 1: %v", len(f.seen), f.seen)
+	}
+}
+
+// TestListDirsResumes: a folder listing whose second page fails resumes after the last folder
+// it delivered, without repeating or losing one.
+func TestListDirsResumes(t *testing.T) {
+	f := &faults{}
+	b := open(t, f)
+	ctx := context.Background()
+	const n = 1005 // two pages of common prefixes
+	for i := range n {
+		for _, file := range []string{"a", "b"} {
+			if err := b.Put(ctx, fmt.Sprintf("d/%04d/%s", i, file), strings.NewReader("x"), 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f.add(times(2, func(r *http.Request) bool {
+		return r.Method == "GET" && r.URL.Query().Has("continuation-token")
+	}, unavailable))
+	var got []string
+	if err := b.(store.DirLister).ListDirs(ctx, "d/", func(name string) error { got = append(got, name); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("ListDirs through failures: %d folders, want %d", len(got), n)
+	}
+	for i, name := range got {
+		if want := fmt.Sprintf("%04d", i); name != want {
+			t.Fatalf("folder %d is %q, want %q", i, name, want)
+		}
 	}
 }

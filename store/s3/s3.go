@@ -440,6 +440,52 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(store.Info) err
 	return nil
 }
 
+// ListDirs implements store.DirLister with ListObjectsV2 and delimiter "/": the server rolls all
+// keys under a folder into one common prefix, so a page of up to 1,000 folders costs one request
+// however many objects they hold. A listing that fails part way resumes after the last folder it
+// delivered.
+func (s *Store) ListDirs(ctx context.Context, prefix string, fn func(name string) error) error {
+	if err := store.ValidDirPrefix(prefix); err != nil {
+		return fmt.Errorf("list folders: %w", err)
+	}
+	full := s.base() + prefix
+	last := "" // the common prefix of the last folder delivered
+	err := s.retry(ctx, s.budget, func(int) error {
+		lctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		// Recursive: false is delimiter "/"; minio-go yields each common prefix as an ObjectInfo
+		// whose Key is the prefix, ending in "/", after the page's plain objects.
+		opts := minio.ListObjectsOptions{Prefix: full, Recursive: false, StartAfter: last}
+		for o := range s.client.ListObjects(lctx, s.loc.Bucket, opts) {
+			if o.Err != nil {
+				return o.Err
+			}
+			// Only common prefixes end in "/" (besides a marker object named full itself); after a
+			// resume the server repeats the folder StartAfter points into.
+			if !strings.HasSuffix(o.Key, "/") || o.Key <= last {
+				continue
+			}
+			last = o.Key
+			name := strings.TrimSuffix(strings.TrimPrefix(o.Key, full), "/")
+			if name == "" || strings.Contains(name, "/") || store.ValidKey(prefix+name) != nil {
+				continue
+			}
+			if err := fn(name); err != nil {
+				return fnError{err}
+			}
+		}
+		return ctx.Err()
+	})
+	var fe fnError
+	if errors.As(err, &fe) {
+		return fe.err
+	}
+	if err != nil {
+		return fmt.Errorf("list folders %s in %s: %w", prefix, s.url, s.describe(err))
+	}
+	return nil
+}
+
 // Delete implements store.Blob.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	obj, err := s.object(key)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -104,6 +105,69 @@ func Run(t *testing.T, b store.Blob) {
 			t.Fatalf("list with stopping fn: n=%d err=%v", n, err)
 		}
 	})
+	t.Run("ListDirs", func(t *testing.T) {
+		dl, ok := b.(store.DirLister)
+		if !ok {
+			t.Skipf("%T does not implement store.DirLister", b)
+		}
+		for _, k := range []string{"ld/b/x", "ld/a/x/y", "ld/a-b/z", "ld/file", "ld/ü nicode/k", "ld/c/d/e", "ld/k=v/trial.json", "ldx/q/r"} {
+			put(k, k)
+		}
+		dirs := func(prefix string) []string {
+			t.Helper()
+			got := []string{}
+			if err := dl.ListDirs(ctx, prefix, func(name string) error { got = append(got, name); return nil }); err != nil {
+				t.Fatalf("ListDirs(%q): %v", prefix, err)
+			}
+			return got
+		}
+		// The order of the keys below the folders: "a-b/" sorts before "a/".
+		cases := map[string][]string{
+			"ld/":          {"a-b", "a", "b", "c", "k=v", "ü nicode"},
+			"ld/a/":        {"x"},
+			"ld/a/x/":      {},
+			"ld/c/":        {"d"},
+			"ld/file/":     {}, // an object, not a folder
+			"missing/":     {},
+			"ld/ü nicode/": {},
+		}
+		for prefix, want := range cases {
+			got := dirs(prefix)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("ListDirs(%q) = %q, want %q", prefix, got, want)
+			}
+			// The same folders as derived from a full List.
+			var fromList []string
+			if err := store.ListDirs(ctx, listOnly{b}, prefix, func(name string) error { fromList = append(fromList, name); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(fromList) != fmt.Sprint(want) {
+				t.Errorf("ListDirs(%q) from List = %q, want %q", prefix, fromList, want)
+			}
+		}
+		top := dirs("")
+		if !slices.Contains(top, "ld") || !slices.Contains(top, "ldx") {
+			t.Errorf("ListDirs(\"\") = %q; want ld and ldx among them", top)
+		}
+		for _, n := range top {
+			if n == "" || strings.Contains(n, "/") || store.ValidKey(n) != nil {
+				t.Errorf("ListDirs(\"\") gave %q", n)
+			}
+		}
+		if !slices.IsSortedFunc(top, func(a, b string) int { return strings.Compare(a+"/", b+"/") }) {
+			t.Errorf("ListDirs(\"\") = %q: not in key order", top)
+		}
+		for _, bad := range []string{"ld", "/ld/", "ld//", "ld/../", "ld/./"} {
+			if err := dl.ListDirs(ctx, bad, func(string) error { return nil }); err == nil {
+				t.Errorf("ListDirs(%q) succeeded; want an error", bad)
+			}
+		}
+		stop := errors.New("stop")
+		n := 0
+		if err := dl.ListDirs(ctx, "ld/", func(string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+			t.Fatalf("ListDirs with stopping fn: n=%d err=%v", n, err)
+		}
+	})
 	t.Run("Delete", func(t *testing.T) {
 		put("d/x", "x")
 		if err := b.Delete(ctx, "d/x"); err != nil {
@@ -183,3 +247,7 @@ func Run(t *testing.T, b store.Blob) {
 		}
 	})
 }
+
+// listOnly hides every method of a Blob but the Blob interface's, so store.ListDirs takes its
+// List fallback.
+type listOnly struct{ store.Blob }
