@@ -47,6 +47,7 @@ func kubernetesConfig(getenv func(string) string) (kubernetes.Config, error) {
 		DefaultImage:   getenv("JIKKEN_K8S_DEFAULT_IMAGE"),
 		StoreSecret:    getenv("JIKKEN_K8S_STORE_SECRET"),
 		ServiceAccount: getenv("JIKKEN_K8S_SERVICE_ACCOUNT"),
+		ClusterDomain:  getenv("JIKKEN_K8S_CLUSTER_DOMAIN"),
 	}
 	if s := getenv("JIKKEN_K8S_IMAGE_PULL_SECRETS"); s != "" {
 		cfg.ImagePullSecrets = strings.Split(s, ",")

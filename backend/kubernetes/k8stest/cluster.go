@@ -161,7 +161,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--server-address=127.0.0.1:"+kwokPort, "--node-ip=127.0.0.2", "--cidr=10.244.0.0/16",
 		"--node-lease-duration-seconds=5")
-	c.waitFor(t, "the default service account", 2*time.Minute, func(ctx context.Context) bool {
+	c.waitFor(t, "the default service account", 4*time.Minute, func(ctx context.Context) bool {
 		_, err := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil
 	})
