@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,7 +44,15 @@ type WorkflowSpec struct {
 	ServiceAccountName string                        `json:"serviceAccountName,omitempty"`
 	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 	PodGC              *PodGC                        `json:"podGC,omitempty"`
+	DNSConfig          *corev1.PodDNSConfig          `json:"dnsConfig,omitempty"`
 	Templates          []Template                    `json:"templates"`
+}
+
+// ResourceTemplate is a template that creates a Kubernetes object (the run's Service).
+type ResourceTemplate struct {
+	Action            string `json:"action"`
+	Manifest          string `json:"manifest"`
+	SetOwnerReference bool   `json:"setOwnerReference,omitempty"`
 }
 
 // PodGC says when Argo deletes the workflow's pods.
@@ -64,6 +73,9 @@ type Template struct {
 	ActiveDeadlineSeconds *intstr.IntOrString `json:"activeDeadlineSeconds,omitempty"`
 	NodeSelector          map[string]string   `json:"nodeSelector,omitempty"`
 	Tolerations           []corev1.Toleration `json:"tolerations,omitempty"`
+	// PodSpecPatch is merged into the pod: a service trial's hostname and subdomain.
+	PodSpecPatch string            `json:"podSpecPatch,omitempty"`
+	Resource     *ResourceTemplate `json:"resource,omitempty"`
 }
 
 // DAG is a template of tasks with dependencies.
@@ -101,7 +113,11 @@ type Backoff struct {
 func (c *Config) WorkflowOf(m *store.Manifest) (*Workflow, error) {
 	c.defaults()
 	names := make(map[string]string, len(m.Trials))
-	taken := map[string]bool{"main": true}
+	taken := map[string]bool{"main": true, servicesTask: true}
+	services := false
+	for _, t := range m.Trials {
+		services = services || t.Service
+	}
 	for _, t := range m.Trials {
 		n := shortName(t.Name, 60)
 		if len(validLabelName(t.Name)) == 0 && !taken[t.Name] {
@@ -136,15 +152,49 @@ func (c *Config) WorkflowOf(m *store.Manifest) (*Workflow, error) {
 		dag.FailFast = ptr(true)
 	}
 	w.Spec.Templates = append(w.Spec.Templates, Template{Name: "main", DAG: dag})
-	for _, t := range m.Trials {
-		tmpl, err := c.argoTemplate(m, t, names[t.Name], code)
+	if services {
+		if c.Namespace == "" {
+			return nil, errors.New("the experiment has service trials, which the other trials reach by name through a Service in the workflow's namespace: pass --namespace (or set JIKKEN_K8S_NAMESPACE)")
+		}
+		// Service trials keep their names (see PodSpec.Services): the run's headless Service is
+		// created first, owned by the workflow, and every pod searches its domain.
+		svc, err := c.serviceTemplate(m.RunID)
 		if err != nil {
 			return nil, err
 		}
-		dag.Tasks = append(dag.Tasks, DAGTask{Name: names[t.Name], Template: names[t.Name], Depends: depends(t, names)})
+		w.Spec.Templates = append(w.Spec.Templates, svc)
+		dag.Tasks = append(dag.Tasks, DAGTask{Name: servicesTask, Template: servicesTask})
+		w.Spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{c.runDomain(m.RunID)}}
+	}
+	for _, t := range m.Trials {
+		tmpl, err := c.argoTemplate(m, t, names[t.Name], code, services)
+		if err != nil {
+			return nil, err
+		}
+		dep := depends(t, names)
+		if t.Service {
+			dep = strings.Trim(dep+" && "+servicesTask+".Succeeded", " &")
+		}
+		dag.Tasks = append(dag.Tasks, DAGTask{Name: names[t.Name], Template: names[t.Name], Depends: dep})
 		w.Spec.Templates = append(w.Spec.Templates, tmpl)
 	}
 	return w, nil
+}
+
+// servicesTask is the DAG task that creates the run's Service.
+const servicesTask = "jikken-services"
+
+// serviceTemplate creates the run's headless Service, owned by the workflow so that it goes
+// with it; "apply" makes a second submission of the same export succeed.
+func (c *Config) serviceTemplate(run string) (Template, error) {
+	svc := c.RunService(run)
+	svc.Namespace = "" // the workflow's namespace
+	svc.APIVersion, svc.Kind = "v1", "Service"
+	b, err := yaml.Marshal(svc)
+	if err != nil {
+		return Template{}, fmt.Errorf("render the run's Service: %w", err)
+	}
+	return Template{Name: servicesTask, Resource: &ResourceTemplate{Action: "apply", Manifest: string(b), SetOwnerReference: true}}, nil
 }
 
 // workflowName is the experiment's name when it is a DNS label, else a readable form of it.
@@ -189,7 +239,7 @@ func depends(t experiment.Trial, names map[string]string) string {
 }
 
 // argoTemplate is the template of one trial.
-func (c *Config) argoTemplate(m *store.Manifest, t experiment.Trial, name string, code *codeRef) (Template, error) {
+func (c *Config) argoTemplate(m *store.Manifest, t experiment.Trial, name string, code *codeRef, services bool) (Template, error) {
 	params, err := paramsJSON(t)
 	if err != nil {
 		return Template{}, err
@@ -199,7 +249,7 @@ func (c *Config) argoTemplate(m *store.Manifest, t experiment.Trial, name string
 	if err != nil {
 		return Template{}, err
 	}
-	s := PodSpec{Run: m.RunID, Trial: t, Env: argoEnv(m.RunID, t), Params: params, Record: rec}
+	s := PodSpec{Run: m.RunID, Trial: t, Env: argoEnv(m.RunID, t), Params: params, Record: rec, Services: services}
 	if code != nil {
 		s.Code, s.CodeSubdir = code.snapshot, code.subdir
 	}
@@ -219,6 +269,11 @@ func (c *Config) argoTemplate(m *store.Manifest, t experiment.Trial, name string
 	}
 	if t.Service {
 		tmpl.Daemon = ptr(true)
+		patch, err := json.Marshal(map[string]string{"hostname": pod.Spec.Hostname, "subdomain": pod.Spec.Subdomain})
+		if err != nil {
+			return Template{}, err
+		}
+		tmpl.PodSpecPatch = string(patch)
 	}
 	if t.Retries > 0 {
 		limit := intstr.FromInt32(int32(t.Retries))

@@ -29,6 +29,10 @@ func argoManifest() *store.Manifest {
 
 func TestWorkflowStructure(t *testing.T) {
 	cfg := Config{StoreURL: "s3://bucket/runs", StoreSecret: "jikken-s3", ExecutorImage: "jikken:test"}
+	if _, err := cfg.WorkflowOf(argoManifest()); err == nil || !strings.Contains(err.Error(), "pass --namespace") {
+		t.Fatalf("services without a namespace: %v", err)
+	}
+	cfg.Namespace = "team"
 	wf, err := cfg.WorkflowOf(argoManifest())
 	if err != nil {
 		t.Fatal(err)
@@ -61,16 +65,30 @@ func TestWorkflowStructure(t *testing.T) {
 		tasks[task["name"].(string)] = d
 		taskTemplate[task["name"].(string)] = task["template"].(string)
 	}
-	if len(tasks) != 4 {
+	if len(tasks) != 5 {
 		t.Fatalf("tasks %v", tasks)
 	}
 	nameA, nameB := shortName("train/a", 60), shortName("train/b", 60)
-	if tasks["db"] != "" || tasks[nameA] != "(db.Daemoned || db.Succeeded)" || tasks["report"] != nameA+".Succeeded && "+nameB+".Succeeded" {
+	if tasks[servicesTask] != "" || tasks["db"] != servicesTask+".Succeeded" || tasks[nameA] != "(db.Daemoned || db.Succeeded)" || tasks["report"] != nameA+".Succeeded && "+nameB+".Succeeded" {
 		t.Errorf("depends %v", tasks)
 	}
 	db := templates["db"]
 	if db["daemon"] != true || db["container"].(map[string]any)["readinessProbe"] == nil {
 		t.Errorf("a service is a daemon step with a readiness probe: %v", db)
+	}
+	// The service keeps its name: hostname and subdomain in the run's Service, which the
+	// workflow creates and every pod searches.
+	svcName := RunServiceName("20260101-000000-sweep-ab12")
+	if db["podSpecPatch"] != `{"hostname":"db","subdomain":"`+svcName+`"}` || db["metadata"].(map[string]any)["labels"].(map[string]any)[LabelService] != "true" {
+		t.Errorf("service pod patch %v labels %v", db["podSpecPatch"], db["metadata"])
+	}
+	if dns := spec["dnsConfig"].(map[string]any)["searches"].([]any); len(dns) != 1 || dns[0] != svcName+".team.svc.cluster.local" {
+		t.Errorf("dnsConfig %v", dns)
+	}
+	res := templates[servicesTask]["resource"].(map[string]any)
+	if res["action"] != "apply" || res["setOwnerReference"] != true || !strings.Contains(res["manifest"].(string), "clusterIP: None") ||
+		!strings.Contains(res["manifest"].(string), "name: "+svcName) {
+		t.Errorf("the run's Service template %v", res)
 	}
 	ta := templates[nameA]
 	rs := ta["retryStrategy"].(map[string]any)

@@ -133,6 +133,11 @@ func HostName(trial string) string {
 	return h
 }
 
+// runDomain is the DNS domain of the run's Service, which its pods search.
+func (c *Config) runDomain(run string) string {
+	return RunServiceName(run) + "." + c.Namespace + ".svc." + c.ClusterDomain
+}
+
 // RunService is the headless Service that publishes the DNS names of a run's service trials:
 // <trial>.<service>.<namespace>.svc.<cluster domain>. Addresses are published as soon as a pod
 // has one, not when it is Ready, as on a Docker network; trials that need the service ready
@@ -284,7 +289,7 @@ func (c *Config) pod(s PodSpec, name string, executorArgs []string) (corev1.PodT
 	}
 	if s.Services {
 		svc := RunServiceName(s.Run)
-		spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{svc + "." + c.Namespace + ".svc." + c.ClusterDomain}}
+		spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{c.runDomain(s.Run)}}
 		if t.Service {
 			spec.Hostname, spec.Subdomain = HostName(t.Name), svc
 			labels[LabelService] = "true"
