@@ -430,12 +430,18 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(store.Info) err
 		}
 		return ctx.Err()
 	})
+	return s.listResult(err, "list "+prefix)
+}
+
+// listResult is a listing's outcome: the callback's own error as it returned it, else the
+// store's error with what was listed.
+func (s *Store) listResult(err error, what string) error {
 	var fe fnError
 	if errors.As(err, &fe) {
 		return fe.err
 	}
 	if err != nil {
-		return fmt.Errorf("list %s in %s: %w", prefix, s.url, s.describe(err))
+		return fmt.Errorf("%s in %s: %w", what, s.url, s.describe(err))
 	}
 	return nil
 }
@@ -476,14 +482,7 @@ func (s *Store) ListDirs(ctx context.Context, prefix string, fn func(name string
 		}
 		return ctx.Err()
 	})
-	var fe fnError
-	if errors.As(err, &fe) {
-		return fe.err
-	}
-	if err != nil {
-		return fmt.Errorf("list folders %s in %s: %w", prefix, s.url, s.describe(err))
-	}
-	return nil
+	return s.listResult(err, "list folders "+prefix)
 }
 
 // Delete implements store.Blob.

@@ -215,11 +215,7 @@ func (c *Cluster) AddNodes(t testing.TB, nodes ...Node) {
 		}
 	}
 	for _, n := range nodes {
-		c.waitFor(t, "node "+n.Name+" Ready", 2*time.Minute, func(ctx context.Context) bool {
-			node, err := c.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-			if err != nil {
-				return false
-			}
+		c.waitForNode(t, n.Name, "Ready", func(node *corev1.Node) bool {
 			for _, cond := range node.Status.Conditions {
 				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
 					return true
@@ -228,6 +224,15 @@ func (c *Cluster) AddNodes(t testing.TB, nodes ...Node) {
 			return false
 		})
 	}
+}
+
+// waitForNode waits up to two minutes until the node satisfies cond.
+func (c *Cluster) waitForNode(t testing.TB, name, what string, cond func(*corev1.Node) bool) {
+	t.Helper()
+	c.waitFor(t, "node "+name+" "+what, 2*time.Minute, func(ctx context.Context) bool {
+		node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		return err == nil && cond(node)
+	})
 }
 
 // LoseNode makes a node go NotReady mid-run, as when its container runtime dies (KWOK's stage
@@ -244,11 +249,7 @@ func (c *Cluster) LoseNode(t testing.TB, name string) {
 	if _, err := c.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.waitFor(t, "node "+name+" to be tainted not-ready", 2*time.Minute, func(ctx context.Context) bool {
-		node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
+	c.waitForNode(t, name, "tainted not-ready", func(node *corev1.Node) bool {
 		for _, taint := range node.Spec.Taints {
 			if taint.Key == corev1.TaintNodeNotReady && taint.Effect == corev1.TaintEffectNoExecute {
 				return true
