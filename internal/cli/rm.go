@@ -249,7 +249,7 @@ func runRm(ctx context.Context, o *rmOptions) error {
 	case len(res.Runs) == 0 && len(res.Skipped) == 0:
 		fmt.Fprintf(ios.Out, "no run to delete in %s matches\n", runs.Blob.Location())
 	case len(res.Runs) == 0:
-		fmt.Fprintf(ios.Out, "nothing deleted: %d running runs skipped\n", len(res.Skipped))
+		fmt.Fprintf(ios.Out, "nothing deleted: %s still running\n", plural(len(res.Skipped), "run"))
 	default:
 		fmt.Fprintf(ios.Out, "%s %s (%d objects)", verb, plural(len(res.Runs), "run"), res.Objects)
 		if len(res.Skipped) > 0 {
