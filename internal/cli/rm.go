@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -295,10 +296,13 @@ func describeRm(r *rmRun) string {
 
 // parseAge reads a duration with an optional leading count of days: 30d, 1.5d, 1d12h, 12h, 90m.
 func parseAge(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, errors.New("empty age")
+	}
 	days, rest := 0.0, s
 	if i := strings.IndexByte(s, 'd'); i >= 0 {
 		n, err := strconv.ParseFloat(s[:i], 64)
-		if err != nil || n < 0 {
+		if err != nil || !(n >= 0) { // NaN too
 			return 0, fmt.Errorf("bad count of days in %q", s)
 		}
 		days, rest = n, s[i+1:]
@@ -313,7 +317,11 @@ func parseAge(s string) (time.Duration, error) {
 	if d < 0 {
 		return 0, fmt.Errorf("negative age %q", s)
 	}
-	return d + time.Duration(days*24*float64(time.Hour)), nil
+	total := days*24*float64(time.Hour) + float64(d)
+	if total >= math.MaxInt64 {
+		return 0, fmt.Errorf("age %q is too long", s)
+	}
+	return time.Duration(total), nil
 }
 
 // rmScope is the runs rm chooses from: the named ones, or every run in the store.

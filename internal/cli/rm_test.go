@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/iostreams"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// fakeJobs stands in for the kubernetes backend: it records the runs whose Jobs it was asked
+// to delete. Its other methods are never called by rm.
+type fakeJobs struct {
+	runner.Backend
+	namespace string
+	deleted   []string
+	err       error
+}
+
+func (b *fakeJobs) DeleteRun(ctx context.Context, runID string) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	b.deleted = append(b.deleted, runID)
+	return 3, nil
+}
+
+// TestRmBackendObjectsDeletesKubernetesJobs: the Jobs of a kubernetes run are deleted only with
+// --backend-objects, in the namespace the run recorded; a cluster that fails is a warning and
+// the run is deleted all the same.
+func TestRmBackendObjectsDeletesKubernetesJobs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fake := &fakeJobs{}
+	saved := backends["kubernetes"]
+	t.Cleanup(func() { backends["kubernetes"] = saved })
+	backends["kubernetes"] = func(_ context.Context, _ *cmdutil.Factory, s backendSettings) (runner.Backend, error) {
+		fake.namespace = s.Namespace
+		return fake, nil
+	}
+	blob, err := store.OpenFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := store.Runs{Blob: blob}
+	addRun := func(id string) {
+		t.Helper()
+		m := &store.Manifest{RunID: id, Experiment: "k", Backend: "kubernetes", Created: time.Now().UTC(),
+			Options: store.RunOptions{Backend: map[string]string{"namespace": "team-a"}}}
+		if err := runs.WriteManifest(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rm := func(args ...string) (code int, out, errOut string) {
+		ios, _, o, e := iostreams.Test()
+		code = Run(ctx, ios, append([]string{"rm", "--store", dir}, args...))
+		return code, o.String(), e.String()
+	}
+
+	addRun("20261122-100000-k-0001")
+	if code, out, errOut := rm("latest"); code != 0 || !strings.Contains(out, "deleted run 20261122-100000-k-0001 (1 object)\n") || len(fake.deleted) != 0 {
+		t.Fatalf("rm without --backend-objects: exit %d, stdout %q, stderr %q, Jobs deleted for %q", code, out, errOut, fake.deleted)
+	}
+
+	addRun("20261122-100000-k-0002")
+	code, out, errOut := rm("latest", "--backend-objects")
+	if code != 0 || !strings.Contains(out, "deleted run 20261122-100000-k-0002 (1 object, 3 Jobs)\n") {
+		t.Fatalf("rm --backend-objects: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !slices.Equal(fake.deleted, []string{"20261122-100000-k-0002"}) || fake.namespace != "team-a" {
+		t.Errorf("Jobs deleted for %q in namespace %q, want the run's in team-a", fake.deleted, fake.namespace)
+	}
+
+	addRun("20261122-100000-k-0003")
+	fake.err = errors.New("cluster unreachable")
+	code, out, errOut = rm("latest", "--backend-objects")
+	if code != 0 || !strings.Contains(out, "deleted run 20261122-100000-k-0003 (1 object)\n") ||
+		!strings.Contains(errOut, "warning: run 20261122-100000-k-0003: its Jobs were not deleted: cluster unreachable") {
+		t.Fatalf("rm with an unreachable cluster: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if ids, _ := runs.RunIDs(ctx); len(ids) != 0 {
+		t.Errorf("runs left: %q", ids)
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		bad  bool
+	}{
+		{in: "30d", want: 30 * 24 * time.Hour},
+		{in: "1.5d", want: 36 * time.Hour},
+		{in: "1d12h", want: 36 * time.Hour},
+		{in: "12h", want: 12 * time.Hour},
+		{in: "90m", want: 90 * time.Minute},
+		{in: "0s", want: 0},
+		{in: "nonsense", bad: true},
+		{in: "d", bad: true},
+		{in: "-1d", bad: true},
+		{in: "-3h", bad: true},
+		{in: "3dd", bad: true},
+		{in: "30", bad: true},
+		{in: "", bad: true},
+		{in: "NaNd", bad: true},
+		{in: "1e300d", bad: true},
+	} {
+		got, err := parseAge(tc.in)
+		if tc.bad != (err != nil) || got != tc.want && !tc.bad {
+			t.Errorf("parseAge(%q) = %v, %v; want %v (error: %v)", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+func FuzzParseAge(f *testing.F) {
+	for _, s := range []string{"30d", "1d12h", "12h", "nonsense", "-1d", "1e300d", "Infd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, err := parseAge(s); err == nil && d < 0 {
+			t.Errorf("parseAge(%q) = %v, a negative age", s, d)
+		}
+	})
+}
