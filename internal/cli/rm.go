@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -123,90 +124,34 @@ type rmResult struct {
 }
 
 func runRm(ctx context.Context, o *rmOptions) error {
-	if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
+	age, err := o.check()
+	if err != nil {
 		return err
-	}
-	if len(o.refs) == 0 && o.olderThan == "" && !o.keepSet && len(o.statuses) == 0 && o.experiment == "" {
-		return cmdutil.UsageError("say which runs to delete: RUN ids (or latest), or a selection with --older-than, --keep, --status or --experiment (see 'jikken rm --help')")
-	}
-	if o.keep < 0 {
-		return cmdutil.UsageError("--keep %d: want 0 or more runs to keep", o.keep)
-	}
-	var age time.Duration
-	if o.olderThan != "" {
-		var err error
-		if age, err = parseAge(o.olderThan); err != nil {
-			return cmdutil.UsageError("--older-than %q: want an age such as 30d, 12h or 1d12h", o.olderThan)
-		}
-	}
-	for _, s := range o.statuses {
-		if !slices.Contains(runStatuses, store.Status(s)) {
-			return cmdutil.UsageError("--status %q: want one of %s", s, joinStatuses(runStatuses))
-		}
 	}
 	runs, err := openRuns(ctx, o.f)
 	if err != nil {
 		return err
 	}
-	scope, err := rmScope(ctx, runs, o.refs)
+	sel, err := selectRuns(ctx, runs, o, age)
 	if err != nil {
 		return err
 	}
-	host, _ := os.Hostname()
-	var cands []*rmCandidate
-	for _, id := range scope {
-		c, err := loadCandidate(ctx, runs, id, host)
-		if err != nil {
-			return err
-		}
-		if o.experiment != "" && (c.m == nil || c.m.Experiment != o.experiment) {
-			continue
-		}
-		cands = append(cands, c)
-	}
-	slices.SortStableFunc(cands, func(a, b *rmCandidate) int {
-		if c := a.created.Compare(b.created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	})
-	if o.keepSet {
-		cands = cands[:max(0, len(cands)-o.keep)]
-	}
-	now := time.Now()
-	res := &rmResult{DryRun: o.dryRun, Runs: []*rmRun{}}
-	var targets []*rmCandidate
-	for _, c := range cands {
-		if len(o.statuses) > 0 && !slices.Contains(o.statuses, string(c.status)) {
-			continue
-		}
-		if o.olderThan != "" && (c.created.IsZero() || now.Sub(c.created) <= age) {
-			continue
-		}
-		if busy := runnerBusy(c, host); busy != "" && !o.force {
-			if len(o.refs) > 0 {
-				return fmt.Errorf("run %s %s; stop it with 'jikken kill %s' first, or pass --force to delete it anyway", c.id, busy, c.id)
-			}
-			res.Skipped = append(res.Skipped, rmSkip{RunID: c.id, Reason: busy})
-			continue
-		}
-		targets = append(targets, c)
-	}
 	text := o.output == "text"
 	ios := o.f.IO
-	for _, s := range res.Skipped {
-		if text {
+	res := &rmResult{DryRun: o.dryRun, Runs: []*rmRun{}, Skipped: sel.skipped}
+	if text {
+		for _, s := range sel.skipped {
 			fmt.Fprintf(ios.ErrOut, "skipped run %s: it %s; stop it with 'jikken kill %s' first, or pass --force\n", s.RunID, s.Reason, s.RunID)
 		}
 	}
 	d := &rmDeleter{o: o, runs: runs, selected: map[string]bool{}, known: map[string]*store.Manifest{}}
-	for _, c := range targets {
+	for _, c := range sel.targets {
 		d.selected[c.id] = true
 	}
-	for _, c := range cands {
+	for _, c := range sel.scope {
 		d.known[c.id] = c.m
 	}
-	for _, c := range targets {
+	for _, c := range sel.targets {
 		r := &rmRun{RunID: c.id, Status: c.status, Created: c.created}
 		if c.m != nil {
 			r.Experiment = c.m.Experiment
@@ -218,7 +163,7 @@ func runRm(ctx context.Context, o *rmOptions) error {
 			}
 			res.Objects += r.Objects
 			if text {
-				fmt.Fprintf(ios.Out, "would delete run %s (%d objects)\n", c.id, r.Objects)
+				fmt.Fprintf(ios.Out, "would delete run %s (%s)\n", c.id, plural(r.Objects, "object"))
 			}
 			continue
 		}
@@ -230,10 +175,7 @@ func runRm(ctx context.Context, o *rmOptions) error {
 			}
 		}
 		if err != nil {
-			if text && r.Objects > 0 {
-				fmt.Fprintf(ios.Out, "deleted %d objects of run %s before the error\n", r.Objects, c.id)
-			}
-			return err
+			return err // it says how many objects went and to run rm again
 		}
 		if text {
 			fmt.Fprintf(ios.Out, "deleted run %s (%s)\n", c.id, describeRm(r))
@@ -242,26 +184,115 @@ func runRm(ctx context.Context, o *rmOptions) error {
 	if !text {
 		return cmdutil.WriteJSON(ios.Out, res)
 	}
-	verb := "deleted"
-	if o.dryRun {
-		verb = "would delete"
+	printRmSummary(ios.Out, res, runs.Blob.Location())
+	return nil
+}
+
+// check validates the options and returns the age --older-than asks for.
+func (o *rmOptions) check() (time.Duration, error) {
+	if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
+		return 0, err
 	}
+	if len(o.refs) == 0 && o.olderThan == "" && !o.keepSet && len(o.statuses) == 0 && o.experiment == "" {
+		return 0, cmdutil.UsageError("say which runs to delete: RUN ids (or latest), or a selection with --older-than, --keep, --status or --experiment (see 'jikken rm --help')")
+	}
+	if o.keep < 0 {
+		return 0, cmdutil.UsageError("--keep %d: want 0 or more runs to keep", o.keep)
+	}
+	for _, s := range o.statuses {
+		if !slices.Contains(runStatuses, store.Status(s)) {
+			return 0, cmdutil.UsageError("--status %q: want one of %s", s, joinStatuses(runStatuses))
+		}
+	}
+	if o.olderThan == "" {
+		return 0, nil
+	}
+	age, err := parseAge(o.olderThan)
+	if err != nil {
+		return 0, cmdutil.UsageError("--older-than %q: want an age such as 30d, 12h or 1d12h", o.olderThan)
+	}
+	return age, nil
+}
+
+// rmSelection is what rm chose: the runs it looked at (the named ones, or all, of the
+// experiment), those it deletes, and those it leaves because their runner is alive.
+type rmSelection struct {
+	scope   []*rmCandidate
+	targets []*rmCandidate
+	skipped []rmSkip
+}
+
+// selectRuns applies the arguments and selection flags. --keep spares the newest runs of the
+// scope before --status and --older-than pick among the rest. A named run whose runner is alive
+// is an error (without --force); a selected one is skipped.
+func selectRuns(ctx context.Context, runs store.Runs, o *rmOptions, age time.Duration) (*rmSelection, error) {
+	ids, err := rmScope(ctx, runs, o.refs)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	sel := &rmSelection{}
+	for _, id := range ids {
+		c, err := loadCandidate(ctx, runs, id, host, o.experiment)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			sel.scope = append(sel.scope, c)
+		}
+	}
+	slices.SortStableFunc(sel.scope, func(a, b *rmCandidate) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	cands := sel.scope
+	if o.keepSet {
+		cands = cands[:max(0, len(cands)-o.keep)]
+	}
+	now := time.Now()
+	for _, c := range cands {
+		if len(o.statuses) > 0 && !slices.Contains(o.statuses, string(c.status)) {
+			continue
+		}
+		if o.olderThan != "" && (c.created.IsZero() || now.Sub(c.created) <= age) {
+			continue
+		}
+		if busy := runnerBusy(c, host); busy != "" && !o.force {
+			if len(o.refs) > 0 {
+				return nil, fmt.Errorf("run %s %s; stop it with 'jikken kill %s' first, or pass --force to delete it anyway", c.id, busy, c.id)
+			}
+			sel.skipped = append(sel.skipped, rmSkip{RunID: c.id, Reason: busy})
+			continue
+		}
+		sel.targets = append(sel.targets, c)
+	}
+	return sel, nil
+}
+
+// printRmSummary writes the last line of rm's text output.
+func printRmSummary(w io.Writer, res *rmResult, location string) {
 	switch {
 	case len(res.Runs) == 0 && len(res.Skipped) == 0:
-		fmt.Fprintf(ios.Out, "no run to delete in %s matches\n", runs.Blob.Location())
+		fmt.Fprintf(w, "no run to delete in %s matches\n", location)
+		return
 	case len(res.Runs) == 0:
-		fmt.Fprintf(ios.Out, "nothing deleted: %s still running\n", plural(len(res.Skipped), "run"))
-	default:
-		fmt.Fprintf(ios.Out, "%s %s (%d objects)", verb, plural(len(res.Runs), "run"), res.Objects)
-		if len(res.Skipped) > 0 {
-			fmt.Fprintf(ios.Out, "; skipped %s still running", plural(len(res.Skipped), "run"))
-		}
-		if o.dryRun {
-			fmt.Fprint(ios.Out, "; dry run, nothing was deleted")
-		}
-		fmt.Fprintln(ios.Out)
+		fmt.Fprintf(w, "nothing deleted: %s still running\n", plural(len(res.Skipped), "run"))
+		return
 	}
-	return nil
+	verb := "deleted"
+	if res.DryRun {
+		verb = "would delete"
+	}
+	fmt.Fprintf(w, "%s %s (%s)", verb, plural(len(res.Runs), "run"), plural(res.Objects, "object"))
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(w, "; skipped %s still running", plural(len(res.Skipped), "run"))
+	}
+	if res.DryRun {
+		fmt.Fprint(w, "; dry run, nothing was deleted")
+	}
+	fmt.Fprintln(w)
 }
 
 // runStatuses are the states --status accepts.
@@ -342,9 +373,10 @@ func rmScope(ctx context.Context, runs store.Runs, refs []string) ([]string, err
 	return ids, nil
 }
 
-// loadCandidate reads what rm needs to know of a run. A run whose manifest cannot be parsed is
-// still a candidate, so that a broken run can be deleted by name.
-func loadCandidate(ctx context.Context, runs store.Runs, id, host string) (*rmCandidate, error) {
+// loadCandidate reads what rm needs to know of a run, or returns nil when the run is not of
+// experiment (unless that is ""). A run whose manifest cannot be parsed is still a candidate,
+// of no experiment, so that a broken run can be deleted by name.
+func loadCandidate(ctx context.Context, runs store.Runs, id, host, experiment string) (*rmCandidate, error) {
 	c := &rmCandidate{id: id, status: store.Pending}
 	m, err := runs.Manifest(ctx, id)
 	switch {
@@ -352,6 +384,9 @@ func loadCandidate(ctx context.Context, runs store.Runs, id, host string) (*rmCa
 		c.m, c.created = m, m.Created
 	case errors.Is(err, store.ErrNotFound):
 		return nil, err
+	}
+	if experiment != "" && (c.m == nil || c.m.Experiment != experiment) {
+		return nil, nil
 	}
 	if st, err := runs.State(ctx, id); err == nil {
 		c.status = st.Status
