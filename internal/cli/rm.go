@@ -51,18 +51,19 @@ this machine: the git ref that kept its code snapshot (refs/jikken/snapshots/...
 experiment's repository, unless another run in the store uses the same snapshot, and its work
 folder. With --backend-objects it deletes the Jobs of kubernetes runs too.
 
-RUN is a run id, a unique prefix, or "latest". Instead of (or as well as) naming runs, select
-them:
+RUN is a run id, a unique prefix, or "latest". Instead of naming runs, select them; with both,
+the flags narrow the named runs:
   --experiment NAME   runs of that experiment
-  --keep N            never the newest N runs (of the experiment with --experiment, of the
-                      named RUNs when there are any)
+  --keep N            all but the newest N runs (of the experiment with --experiment, of the
+                      named RUNs when there are any): those N are never deleted
   --status STATUS     runs in that state (failed, killed, succeeded, running, pending,
                       skipped; comma-separated for several), as 'jikken runs' shows it
   --older-than AGE    runs created more than AGE ago: 30d, 12h, 1d12h
 
 A run whose runner is still alive is never deleted without --force: a named one is an error, a
-selected one is skipped with a warning. Stop it with 'jikken kill RUN' first. Try a selection
-with --dry-run: it lists what would go and deletes nothing.`,
+selected one is skipped with a warning. Stop it with 'jikken kill RUN' first: a runner whose
+run was deleted under it goes on writing trial records no command lists. Try a selection with
+--dry-run: it lists what would go and deletes nothing.`,
 		Example: `  jikken rm latest
   jikken rm 20261122-101500-sweep-3f2a 20261122-1030
   jikken rm --older-than 30d --keep 10
