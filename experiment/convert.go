@@ -242,6 +242,73 @@ func toHealth(v any) (*Health, error) {
 	return h, nil
 }
 
+// toTolerations reads a list of Kubernetes-style tolerations and checks them as the API
+// server would, so a typo fails at validation rather than at the first pod.
+func toTolerations(v any) ([]Toleration, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("must be a list of {key, operator, value, effect, toleration_seconds}")
+	}
+	out := make([]Toleration, 0, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("[%d]: must be an object with key, operator, value, effect, toleration_seconds", i)
+		}
+		var t Toleration
+		for _, k := range sortedKeys(m) {
+			var dst *string
+			switch k {
+			case "key":
+				dst = &t.Key
+			case "operator":
+				dst = &t.Operator
+			case "value":
+				dst = &t.Value
+			case "effect":
+				dst = &t.Effect
+			case "toleration_seconds":
+				n, err := toInt(m[k])
+				if err != nil {
+					return nil, fmt.Errorf("[%d].toleration_seconds: %v", i, err)
+				}
+				t.Seconds = &n
+				continue
+			default:
+				return nil, fmt.Errorf("[%d]: unknown field %q%s; use key, operator, value, effect, toleration_seconds", i, k,
+					suggest(k, []string{"key", "operator", "value", "effect", "toleration_seconds"}))
+			}
+			s, ok := m[k].(string)
+			if !ok {
+				return nil, fmt.Errorf("[%d].%s: must be a string", i, k)
+			}
+			*dst = s
+		}
+		switch t.Operator {
+		case "", "Equal":
+			if t.Key == "" {
+				return nil, fmt.Errorf("[%d]: operator Equal needs a key (use operator Exists to tolerate every taint)", i)
+			}
+		case "Exists":
+			if t.Value != "" {
+				return nil, fmt.Errorf("[%d]: operator Exists takes no value", i)
+			}
+		default:
+			return nil, fmt.Errorf("[%d].operator: %q; use Equal or Exists", i, t.Operator)
+		}
+		switch t.Effect {
+		case "", "NoSchedule", "PreferNoSchedule", "NoExecute":
+		default:
+			return nil, fmt.Errorf("[%d].effect: %q; use NoSchedule, PreferNoSchedule or NoExecute", i, t.Effect)
+		}
+		if t.Seconds != nil && t.Effect != "NoExecute" {
+			return nil, fmt.Errorf("[%d]: toleration_seconds applies to effect NoExecute only", i)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
 var portSpec = regexp.MustCompile(`^(?:(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):)?(?:(\d{1,5}(?:-\d{1,5})?):)?(\d{1,5}(?:-\d{1,5})?)(?:/(?:tcp|udp|sctp))?$`)
 
 // checkPort accepts Docker's port syntax: [ip:][hostPort:]containerPort[/proto].

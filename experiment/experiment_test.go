@@ -136,6 +136,10 @@ func TestValidationErrors(t *testing.T) {
 		{"bad resource", `[{name: "a", cmd: "x", resources: {gpus: 1}}]`, []string{`unknown resource "gpus" (did you mean "gpu"?)`}},
 		{"after service", `[{name: "s", cmd: "x", service: true}, {name: "a", cmd: "y", after: ["s"]}]`, []string{`"s" is a service`}},
 		{"healthy without check", `[{name: "s", cmd: "x", service: true}, {name: "a", cmd: "y", depends: [{trial: "s", condition: "healthy"}]}]`, []string{"has no health check"}},
+		{"bad toleration effect", `[{name: "a", cmd: "x", tolerations: [{key: "k", effect: "NoScheduled"}]}]`, []string{`trial "a": tolerations: [0].effect: "NoScheduled"; use NoSchedule`}},
+		{"bad toleration field", `[{name: "a", cmd: "x", tolerations: [{kye: "k"}]}]`, []string{`tolerations: [0]: unknown field "kye" (did you mean "key"?)`}},
+		{"toleration seconds", `[{name: "a", cmd: "x", tolerations: [{key: "k", effect: "NoSchedule", toleration_seconds: 5}]}]`, []string{"toleration_seconds applies to effect NoExecute only"}},
+		{"toleration exists value", `[{name: "a", cmd: "x", tolerations: [{key: "k", operator: "Exists", value: "v"}]}]`, []string{"operator Exists takes no value"}},
 		{"not a list", `"hello"`, []string{"evaluates to a string"}},
 		{"empty", `[]`, []string{"no trials"}},
 		{"matrix placeholder", `{matrix: {params: {a: [1]}, cmd: "run {{b}}"}}`, []string{"{{b}} is not a param of this matrix"}},
@@ -232,4 +236,27 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("cycle in a valid plan")
 		}
 	})
+}
+
+func TestTolerationsMergeFromDefaults(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "tol.jsonnet", `{
+  defaults: { tolerations: [{ key: "pool", value: "spot", effect: "NoSchedule" }] },
+  trials: [
+    { name: "a", cmd: "x" },
+    { name: "b", cmd: "x", tolerations: [{ operator: "Exists", effect: "NoExecute", toleration_seconds: 30 }] },
+  ],
+}`)
+	exp, err := Load(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := exp.Trials[0].Tolerations, exp.Trials[1].Tolerations
+	if len(a) != 1 || a[0] != (Toleration{Key: "pool", Value: "spot", Effect: "NoSchedule"}) {
+		t.Errorf("a: %+v", a)
+	}
+	// A trial's own list replaces the defaults' (as any list field does).
+	if len(b) != 1 || b[0].Operator != "Exists" || b[0].Seconds == nil || *b[0].Seconds != 30 {
+		t.Errorf("b: %+v", b)
+	}
 }

@@ -14,7 +14,7 @@ import (
 var trialFields = []string{
 	"name", "image", "cmd", "env", "params", "seed", "workdir", "timeout", "retries", "backoff",
 	"resources", "service", "show", "health", "depends", "after", "ports", "volumes", "networks",
-	"node_selector", "labels",
+	"node_selector", "tolerations", "labels",
 }
 
 var topFields = []string{"name", "description", "defaults", "trials", "matrix"}
@@ -249,6 +249,13 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 				t.NodeSelector = sm
 			}
 		}
+	}
+	if v, ok := m["tolerations"]; ok {
+		tol, err := toTolerations(v)
+		if err != nil {
+			bad("tolerations", "%v", err)
+		}
+		t.Tolerations = tol
 	}
 	if v, ok := m["params"]; ok {
 		pm, isObj := v.(map[string]any)

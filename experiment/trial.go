@@ -41,7 +41,20 @@ type Trial struct {
 	Networks []string `json:"networks,omitempty"`
 
 	NodeSelector map[string]string `json:"node_selector,omitempty"`
+	Tolerations  []Toleration      `json:"tolerations,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+// Toleration lets a trial's pods onto nodes with a matching taint (Kubernetes backend), with
+// Kubernetes' meaning: operator Equal (the default) matches key and value, Exists any value of
+// key (or every taint when key is empty); an empty effect matches every effect; Seconds bounds
+// how long a NoExecute taint is tolerated.
+type Toleration struct {
+	Key      string `json:"key,omitempty"`
+	Operator string `json:"operator,omitempty"`
+	Value    string `json:"value,omitempty"`
+	Effect   string `json:"effect,omitempty"`
+	Seconds  *int64 `json:"toleration_seconds,omitempty"`
 }
 
 // Command is what a trial runs: a shell string (run by sh -c) or an argv array.

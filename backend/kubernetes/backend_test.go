@@ -41,6 +41,7 @@ func trial(name string) experiment.Trial {
 		Params: map[string]any{"lr": 0.1}, Seed: &seed, Env: map[string]string{"MODE": "fast"},
 		Resources:    experiment.Resources{CPU: 1.5, Memory: 2 << 30, GPU: 2},
 		NodeSelector: map[string]string{"pool": "gpu"}, Timeout: experiment.Duration(90 * time.Second),
+		Tolerations: []experiment.Toleration{{Key: "pool", Operator: "Equal", Value: "spot", Effect: "NoSchedule"}},
 	}
 }
 
@@ -132,12 +133,13 @@ func TestJobSpec(t *testing.T) {
 	if pod.Spec.NodeSelector["pool"] != "gpu" || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("pod spec %v %v", pod.Spec.NodeSelector, pod.Spec.RestartPolicy)
 	}
-	gpuTol := false
+	gpuTol, ownTol := false, false
 	for _, tol := range pod.Spec.Tolerations {
 		gpuTol = gpuTol || tol.Key == string(GPUResource)
+		ownTol = ownTol || (tol.Key == "pool" && tol.Value == "spot" && tol.Effect == corev1.TaintEffectNoSchedule && tol.Operator == corev1.TolerationOpEqual)
 	}
-	if !gpuTol {
-		t.Errorf("GPU trials tolerate the GPU taint: %v", pod.Spec.Tolerations)
+	if !gpuTol || !ownTol {
+		t.Errorf("GPU trials tolerate the GPU taint, and every trial its own tolerations: %v", pod.Spec.Tolerations)
 	}
 	if len(pod.Spec.InitContainers) != 1 || pod.Spec.InitContainers[0].Image != "jikken:test" {
 		t.Errorf("init containers %v", pod.Spec.InitContainers)

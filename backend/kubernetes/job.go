@@ -340,8 +340,9 @@ func resources(r experiment.Resources) (corev1.ResourceRequirements, error) {
 	return corev1.ResourceRequirements{Requests: l, Limits: l.DeepCopy()}, nil
 }
 
-// tolerations let GPU trials onto GPU nodes (commonly tainted nvidia.com/gpu) and bound how
-// long a pod stays on a node that stopped answering before it is evicted and replaced.
+// tolerations let GPU trials onto GPU nodes (commonly tainted nvidia.com/gpu), bound how long a
+// pod stays on a node that stopped answering before it is evicted and replaced, and add the
+// trial's own and the configuration's.
 func (c *Config) tolerations(t experiment.Trial) []corev1.Toleration {
 	secs := int64(c.NodeLossTolerance.Seconds())
 	tol := []corev1.Toleration{
@@ -350,6 +351,10 @@ func (c *Config) tolerations(t experiment.Trial) []corev1.Toleration {
 	}
 	if t.Resources.GPU > 0 {
 		tol = append(tol, corev1.Toleration{Key: string(GPUResource), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	}
+	for _, x := range t.Tolerations {
+		tol = append(tol, corev1.Toleration{Key: x.Key, Operator: corev1.TolerationOperator(x.Operator), Value: x.Value,
+			Effect: corev1.TaintEffect(x.Effect), TolerationSeconds: x.Seconds})
 	}
 	return append(tol, c.Tolerations...)
 }
