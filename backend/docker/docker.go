@@ -14,7 +14,6 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
@@ -114,8 +113,8 @@ func (b *Backend) checkGPU(ctx context.Context) error {
 	return errors.New("the docker engine has no GPU support (no nvidia runtime, no NVIDIA container toolkit, no nvidia-smi); run on a GPU host with the NVIDIA container toolkit, or drop resources.gpu")
 }
 
-// Start implements runner.Backend: it creates the attempt's container, starts it and begins
-// streaming its logs.
+// Start implements runner.Backend: it creates the attempt's container, copies its params and
+// an empty output folder into it, starts it and begins streaming its logs.
 func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process, error) {
 	t := a.Trial
 	if t.Image == "" {
@@ -135,25 +134,18 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	if err != nil {
 		return nil, err
 	}
-	// The trial's user may not be the runner's: let it write its outputs.
-	if err := os.Chmod(a.OutputDir, 0o777); err != nil {
-		return nil, fmt.Errorf("open output folder to the container: %w", err)
-	}
 	env, paramsHost := containerEnv(a.Env)
+	input, err := attemptInput(paramsHost)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: %w", t.Name, err)
+	}
 	labels := map[string]string{}
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
 	labels[LabelRun], labels[LabelTrial], labels[LabelAttempt] = a.RunID, t.Name, strconv.Itoa(a.N)
 
-	hc := &container.HostConfig{
-		Resources:    resources(t.Resources),
-		PortBindings: network.PortMap{},
-		Mounts:       []mount.Mount{{Type: mount.TypeBind, Source: a.OutputDir, Target: containerOutputDir}},
-	}
-	if paramsHost != "" {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: paramsHost, Target: containerParams, ReadOnly: true})
-	}
+	hc := &container.HostConfig{Resources: resources(t.Resources), PortBindings: network.PortMap{}}
 	cfg := &container.Config{
 		Image: img.id, Cmd: cmd, Env: env, Labels: labels, Healthcheck: health,
 		Hostname: hostAlias(t.Name), ExposedPorts: network.PortSet{},
@@ -188,9 +180,13 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		}}
 	}
 	p := &process{b: b, a: a, img: img, health: t.Health, hasHealthcheck: health != nil || img.healthcheck,
-		nets: nets, done: make(chan struct{}), logsDone: make(chan error, 1)}
+		nets: nets, input: input, done: make(chan struct{}), logsDone: make(chan error, 1)}
 	if err := b.create(ctx, p, cfg, hc, netCfg); err != nil {
 		b.releaseNetworks(nets, a.RunID)
+		return nil, err
+	}
+	if err := p.copyIn(ctx); err != nil {
+		p.discard()
 		return nil, err
 	}
 	for _, n := range nets[min(1, len(nets)):] {

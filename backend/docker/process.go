@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -33,6 +32,8 @@ type process struct {
 	hasHealthcheck bool
 	nets           []string
 	id             string
+	// input is the archive copied into the container before each start (see inputArchive).
+	input []byte
 
 	// since is the engine's start time of the current run of the container, for its logs.
 	since    string
@@ -88,9 +89,10 @@ func (p *process) copyLogs(ctx context.Context, follow bool) error {
 }
 
 // Wait implements runner.Process: it waits for the container to end (riding out an engine
-// restart), makes sure its logs are complete, and removes it.
+// restart), makes sure its logs are complete, copies its outputs out, and removes it.
 func (p *process) Wait() runner.Exit {
 	exit := p.watch()
+	watched := exit.Err == nil
 	select {
 	case err := <-p.logsDone:
 		if err != nil {
@@ -102,6 +104,13 @@ func (p *process) Wait() runner.Exit {
 	case <-time.After(30 * time.Second):
 		if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
 			exit.Err = fmt.Errorf("read the container's logs: %w", err)
+		}
+	}
+	// A container that could not be watched to its end may be gone or half-run: its outputs
+	// are not worth a wait for the engine.
+	if watched {
+		if err := p.collectOutputs(context.Background()); err != nil {
+			exit.Err = err
 		}
 	}
 	p.discard()
@@ -176,7 +185,7 @@ func (p *process) waitExit(ctx context.Context) (int, error) {
 
 // rerun starts the container again with an empty output folder.
 func (p *process) rerun(ctx context.Context) error {
-	if err := clearDir(p.a.OutputDir); err != nil {
+	if err := p.copyIn(ctx); err != nil {
 		return err
 	}
 	<-p.logsDone
@@ -188,19 +197,6 @@ func (p *process) rerun(ctx context.Context) error {
 		p.since = st.State.StartedAt
 	}
 	go p.streamLogs()
-	return nil
-}
-
-func clearDir(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

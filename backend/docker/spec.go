@@ -25,8 +25,9 @@ const (
 	LabelAttempt = "dev.jikken.attempt"
 )
 
-// Paths inside the container: the attempt's output folder and its params.json are bind-mounted
-// here, and JIKKEN_OUTPUT_DIR / JIKKEN_PARAMS point at them.
+// Paths inside the container: the attempt's params.json is copied here before it starts and its
+// output folder copied out after it ends (see files.go); JIKKEN_OUTPUT_DIR / JIKKEN_PARAMS
+// point at them.
 const (
 	containerOutputDir = "/jikken/out"
 	containerParams    = "/jikken/params.json"
@@ -69,7 +70,7 @@ var shellBuiltin = map[string]bool{
 }
 
 // containerEnv is the attempt's environment with the two host paths of the trial interface
-// rewritten to where they are mounted in the container. It returns the host path of params.json.
+// rewritten to where they are in the container. It returns the host path of params.json.
 func containerEnv(env []string) (out []string, paramsHost string) {
 	out = make([]string, 0, len(env))
 	for _, kv := range env {
