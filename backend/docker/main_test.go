@@ -27,6 +27,8 @@ var (
 	api       *client.Client
 	// busybox is the test image: FROM scratch, /bin/busybox and its applets.
 	busybox string
+	// keepImage is set when busybox belongs to the test process that started this one.
+	keepImage bool
 )
 
 func TestMain(m *testing.M) {
@@ -57,6 +59,11 @@ func setUp() error {
 	if _, err := api.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		return fmt.Errorf("no docker engine reachable at %s: %w", api.DaemonHost(), err)
 	}
+	// A test that runs this binary again as another user hands it the image it built.
+	if tag := os.Getenv(childImageEnv); tag != "" {
+		busybox, keepImage = tag, true
+		return nil
+	}
 	bin, err := exec.LookPath("busybox")
 	if err != nil {
 		return errors.New("no busybox binary to build the test image from; apt-get install busybox-static")
@@ -73,7 +80,7 @@ func tearDown() {
 	if api == nil {
 		return
 	}
-	if busybox != "" {
+	if busybox != "" && !keepImage {
 		_, _ = api.ImageRemove(context.Background(), busybox, client.ImageRemoveOptions{Force: true, PruneChildren: true})
 	}
 	api.Close()
