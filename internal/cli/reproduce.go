@@ -87,6 +87,13 @@ metrics with the recorded ones. The exit code is 0 when every metric matches (wi
 			if err != nil {
 				return err
 			}
+			if backendName == orig.Backend {
+				if plan, err = pinImages(ctx, f, runs, id, plan); err != nil {
+					return err
+				}
+			} else if countImages(plan) > 0 {
+				fmt.Fprintf(f.IO.ErrOut, "warning: rerunning on %s, not %s: images are used by tag, not by the digests the run recorded\n", backendName, orig.Backend)
+			}
 			m := *orig
 			m.RunID = runner.NewRunID(orig.Experiment+"-repro", time.Now())
 			m.Created, m.Trials, m.Reproduces, m.Backend = time.Now().UTC(), plan, id+"/"+trial, backend.Name()
@@ -109,6 +116,30 @@ metrics with the recorded ones. The exit code is 0 when every metric matches (wi
 	cmd.Flags().Float64Var(&tolerance, "tolerance", 0, "largest relative difference that still counts as a match")
 	settings.addFlags(cmd, true)
 	return cmd
+}
+
+// pinImages replaces the image of every trial of plan by the digest its record in run shows
+// (what the engine actually ran), so a tag moved since the run does not change the rerun. A
+// trial without a recorded digest keeps its image, with a warning.
+func pinImages(ctx context.Context, f *cmdutil.Factory, runs store.Runs, run string, plan []experiment.Trial) ([]experiment.Trial, error) {
+	recs, err := runs.Trials(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]experiment.Trial, len(plan))
+	for i, t := range plan {
+		out[i] = t
+		if t.Image == "" {
+			continue
+		}
+		rec := recs[t.Name]
+		if rec == nil || rec.ImageDigest == "" {
+			fmt.Fprintf(f.IO.ErrOut, "warning: trial %s recorded no image digest; rerunning with %s as it is now\n", t.Name, t.Image)
+			continue
+		}
+		out[i].Image = rec.ImageDigest
+	}
+	return out, nil
 }
 
 // withAncestors returns trial name and every trial it waits for, in plan order, unchanged.
