@@ -161,6 +161,10 @@ func (a *attemptRun) execute(ctx context.Context, n int) Exit {
 		defer timer.Stop()
 	}
 	exit := proc.Wait()
+	if d, ok := proc.(ImageDigester); ok && a.rec.ImageDigest == "" {
+		// A cluster knows the digest only once a node has pulled the image.
+		a.rec.ImageDigest = d.ImageDigest()
+	}
 	if timedOut.Load() && !a.s.killed.Load() {
 		exit.Reason = fmt.Sprintf("timed out after %s", time.Duration(t.Timeout))
 		if exit.Code == 0 {

@@ -66,7 +66,8 @@ func hasHealthCheck(t *experiment.Trial, p Process) bool {
 }
 
 // ImageDigester is implemented by processes of container backends: the digest of the image the
-// attempt runs, which the runner records with the trial (TrialRecord.ImageDigest).
+// attempt runs, which the runner records with the trial (TrialRecord.ImageDigest). The runner
+// asks when the attempt starts and, if the answer was "", again when it has ended.
 type ImageDigester interface {
 	ImageDigest() string
 }

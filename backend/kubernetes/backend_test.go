@@ -283,10 +283,14 @@ func TestWaitReportsExitCodeOfFailedPod(t *testing.T) {
 	b, cs, _ := newFake(t)
 	p, j := start(t, b, cs, attempt(t, "r1", trial("t1"), 1))
 	addPod(t, cs, j, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: mainContainer,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}}}})
+		ImageID: "docker-pullable://python@sha256:abc",
+		State:   corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}}}})
 	setJobCondition(t, cs, j, batchv1.JobFailed, "BackoffLimitExceeded")
 	if e := wait(t, p); e.Code != 3 || e.Err != nil {
 		t.Fatalf("exit %+v, want code 3", e)
+	}
+	if d := p.(runner.ImageDigester).ImageDigest(); d != "python@sha256:abc" {
+		t.Errorf("image digest %q: the node's image ID, without the runtime's scheme", d)
 	}
 }
 

@@ -127,6 +127,10 @@ func TestClusterGPURunOf50(t *testing.T) {
 		if rec == nil || rec.Status != store.Succeeded || len(rec.Attempts) != 1 || rec.ExitCode == nil || *rec.ExitCode != 0 {
 			t.Errorf("trial record %+v", rec)
 		}
+		// The digest the node reported is pinned in the record, for 'jikken reproduce'.
+		if want := "example.com/trainer:1@sha256:" + k8stest.FakeDigest; rec != nil && rec.ImageDigest != want {
+			t.Errorf("trial %s image digest %q, want %q", rec.Name, rec.ImageDigest, want)
+		}
 	}
 	pods, err := e.c.Client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector("run-gpu")})
 	if err != nil {

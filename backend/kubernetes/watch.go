@@ -78,10 +78,9 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		if !ok {
 			return ""
 		}
-		// Seen here, not only in evaluate: the pod may be gone from the cache by then.
-		if why := disruption(p); why != "" {
-			w.disrupted(p.Labels[LabelJob], why)
-		}
+		// Seen here, not only in evaluate: the pod may be gone from the cache by then, or its
+		// status already replaced by a later one.
+		w.note(p)
 		return p.Labels[LabelJob]
 	}
 	if _, err := w.jobs.AddEventHandler(notify(jobName)); err != nil {
@@ -114,12 +113,29 @@ func (w *runWatch) wake(name string) {
 	}
 }
 
-// disrupted records on the Job's process why one of its pods was evicted.
-func (w *runWatch) disrupted(job, why string) {
+// note records on the pod's process why the pod was evicted, if it was, and the digest of the
+// image its trial container runs, once the node reports it.
+func (w *runWatch) note(pod *corev1.Pod) {
+	why, digest := disruption(pod), ""
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == mainContainer {
+			digest = cs.ImageID
+		}
+	}
+	if why == "" && digest == "" {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if p := w.procs[job]; p != nil && p.lost == "" {
+	p := w.procs[pod.Labels[LabelJob]]
+	if p == nil {
+		return
+	}
+	if p.lost == "" {
 		p.lost = why
+	}
+	if digest != "" {
+		p.digest = digest
 	}
 }
 
@@ -175,6 +191,8 @@ type process struct {
 	// lost is why a pod of this Job was evicted (its DisruptionTarget condition), kept
 	// because the pod may be gone from the cache when the Job fails. Guarded by w.mu.
 	lost string
+	// digest is the image the trial container ran, as its node reported it. Guarded by w.mu.
+	digest string
 }
 
 func (p *process) poke() {
@@ -217,6 +235,24 @@ func (p *process) Wait() runner.Exit {
 		p.fallbackLog(context.Background())
 	}
 	return exit
+}
+
+// ImageDigest implements runner.ImageDigester: the image ID the node reported for the trial's
+// container (IMAGE@sha256:..., or sha256:... for an image that was never pulled), "" until a
+// node has run it; the runner asks again when the attempt ends.
+func (p *process) ImageDigest() string {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return digestRef(p.digest)
+}
+
+// digestRef turns a kubelet's image ID into a reference a pod can run: container runtimes
+// prefix it with a scheme (docker-pullable://) that is not part of an image reference.
+func digestRef(id string) string {
+	if _, rest, ok := strings.Cut(id, "://"); ok {
+		return rest
+	}
+	return id
 }
 
 // OutputsStored implements runner.OutputStorer: the executor in the pod uploads the trial's

@@ -54,6 +54,9 @@ func binDir(t testing.TB, need ...string) string {
 	return dir
 }
 
+// FakeDigest is the sha256 the fake kubelet reports for every image it "runs".
+const FakeDigest = "5e1f0c0ffee0ddba11c0ffee0ddba11c0ffee0ddba11c0ffee0ddba11c0ffee0"
+
 // Options shape a cluster.
 type Options struct {
 	// DelayMS and JitterMS are how long a fake pod runs before it ends.
@@ -151,7 +154,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		"--kubeconfig="+c.Kubeconfig, "--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
 		"--bind-address=127.0.0.1", "--secure-port="+schedPort, "--leader-elect=false")
 
-	stages := strings.NewReplacer("{{DELAY}}", strconv.Itoa(o.DelayMS), "{{JITTER}}", strconv.Itoa(o.JitterMS)).Replace(stagesTemplate)
+	stages := strings.NewReplacer("{{DELAY}}", strconv.Itoa(o.DelayMS), "{{JITTER}}", strconv.Itoa(o.JitterMS), "{{DIGEST}}", FakeDigest).Replace(stagesTemplate)
 	stagesFile := filepath.Join(dir, "kwok.yaml")
 	if err := os.WriteFile(stagesFile, []byte(stages), 0o644); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,8 @@ package k8stest
 // it has the label jikken-test/outcome=fail, or =fail-once on attempt 1 (label
 // jikken.dev/attempt=1); a pod labelled =bad-image never pulls its image; =hang never ends, =hang-once
 // only on attempt 1. A label
-// jikken-test/delay ("30s") overrides how long a pod runs. Nodes are made Ready once. A node
+// jikken-test/delay ("30s") overrides how long a pod runs. Containers report the image ID
+// IMAGE@sha256:FakeDigest, as a kubelet reports the digest it ran. Nodes are made Ready once. A node
 // labelled jikken-test/lost is reported NotReady, as a kubelet whose container runtime died
 // reports it: the node controller then taints it node.kubernetes.io/not-ready:NoExecute and the
 // taint eviction controller evicts its pods once their toleration runs out. (KWOK keeps
@@ -94,6 +95,7 @@ spec:
       initContainerStatuses:
       {{ range .spec.initContainers }}
       - image: {{ .image | Quote }}
+        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
         name: {{ .name | Quote }}
         ready: true
         restartCount: 0
@@ -102,6 +104,7 @@ spec:
       containerStatuses:
       {{ range .spec.containers }}
       - image: {{ .image | Quote }}
+        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
         name: {{ .name | Quote }}
         ready: true
         restartCount: 0
@@ -135,6 +138,7 @@ spec:
       containerStatuses:
       {{ range .spec.containers }}
       - image: {{ .image | Quote }}
+        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
         name: {{ .name | Quote }}
         ready: false
         restartCount: 0
@@ -169,6 +173,7 @@ spec:
       containerStatuses:
       {{ range .spec.containers }}
       - image: {{ .image | Quote }}
+        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
         name: {{ .name | Quote }}
         ready: false
         restartCount: 0
@@ -200,6 +205,7 @@ spec:
       containerStatuses:
       {{ range .spec.containers }}
       - image: {{ .image | Quote }}
+        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
         name: {{ .name | Quote }}
         ready: false
         restartCount: 0
@@ -234,6 +240,7 @@ spec:
       containerStatuses:
       {{ range .spec.containers }}
       - image: {{ .image | Quote }}
+        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
         name: {{ .name | Quote }}
         ready: false
         restartCount: 0
