@@ -46,9 +46,10 @@ func newReproduceCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reproduce RUN/TRIAL",
 		Short: "Rerun one trial exactly as it ran, and check its result matches",
-		Long: `Reproduce re-creates the code snapshot RUN recorded, reruns TRIAL with the same params, seed and
-env (and the steps it waits for, such as a build), as a new run, then compares the new final
-metrics with the recorded ones. The exit code is 0 when every metric matches (within
+		Long: `Reproduce re-creates the code snapshot RUN recorded, reruns TRIAL with the same params, seed,
+env and image (the digest its record shows, when it reruns on the same backend), and the steps it
+waits for (such as a build), as a new run, then compares the new final metrics with the
+recorded ones. The exit code is 0 when every metric matches (within
 --tolerance, relative) and 1 when one differs.`,
 		Example: `  jikken reproduce latest/opt-de-sphere-s3
   jikken reproduce 20261122-101500-sweep/train-7 --tolerance 1e-6 -o json`,
