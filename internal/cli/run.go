@@ -62,6 +62,8 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 		Example: `  jikken run examples/optimize/experiment.jsonnet
   jikken run sweep.jsonnet -j 8 --ext-str dataset=cifar10
   jikken run sweep.jsonnet --detach && jikken status latest
+  jikken run sweep.jsonnet --backend docker -j 4
+  jikken run sweep.jsonnet --backend kubernetes --namespace ml --store s3://bucket/runs
   jikken run sweep.jsonnet -o json | jq '.trials[] | select(.status != "succeeded")'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
