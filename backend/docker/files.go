@@ -43,20 +43,21 @@ func inputArchive(params []byte, hasParams bool) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	now := time.Now()
+	out, paramsName := strings.TrimPrefix(containerOutputDir, "/"), strings.TrimPrefix(containerParams, "/")
 	hdrs := []*tar.Header{
-		{Name: "jikken/", Typeflag: tar.TypeDir, Mode: 0o755},
-		{Name: "jikken/out", Typeflag: tar.TypeReg, Mode: 0o644},
-		{Name: "jikken/out/", Typeflag: tar.TypeDir, Mode: 0o777},
+		{Name: path.Dir(out) + "/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: out, Typeflag: tar.TypeReg, Mode: 0o644},
+		{Name: out + "/", Typeflag: tar.TypeDir, Mode: 0o777},
 	}
 	if hasParams {
-		hdrs = append(hdrs, &tar.Header{Name: "jikken/params.json", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(params))})
+		hdrs = append(hdrs, &tar.Header{Name: paramsName, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(params))})
 	}
 	for _, h := range hdrs {
 		h.ModTime = now
 		if err := tw.WriteHeader(h); err != nil {
 			return nil, err
 		}
-		if h.Name == "jikken/params.json" {
+		if h.Name == paramsName {
 			if _, err := tw.Write(params); err != nil {
 				return nil, err
 			}
