@@ -36,9 +36,9 @@ func attemptInput(paramsHost string) ([]byte, error) {
 
 // inputArchive is the tar copied to / of the created container before each start: an empty
 // /jikken/out open to any user (mode 0777, for an image's unprivileged USER) and, when the
-// attempt has params, /jikken/params.json. Its first entry, a file where the folder goes, makes
-// the engine remove whatever the folder holds (a start cut short by an engine restart left its
-// files there); the folder entry after it replaces that file.
+// attempt has params, /jikken/params.json. A file entry where the folder goes, before the
+// folder's own entry, makes the engine remove whatever the folder holds (a start cut short by
+// an engine restart left its files there); the folder entry after it replaces that file.
 func inputArchive(params []byte, hasParams bool) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
