@@ -16,10 +16,10 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// The attempt's files travel through the engine's archive endpoint (what `docker cp` uses), not
-// bind mounts of the runner's folders: the paths of the runner's machine mean nothing to a
-// remote engine (DOCKER_HOST=tcp://..., ssh://...), and the files the runner keeps are written
-// by the runner itself, so they are its own whatever user the container ran as.
+// The attempt's files travel through the engine's archive endpoint (what `docker cp` uses)
+// unless the backend binds (Files): the paths of the runner's machine mean nothing to a remote
+// engine (DOCKER_HOST=tcp://..., ssh://...), and the files the runner keeps are written by the
+// runner itself, so they are its own whatever user the container ran as.
 
 // attemptInput is the input archive of an attempt whose params.json is at paramsHost on the
 // runner's machine ("" when it has none).
@@ -69,8 +69,12 @@ func inputArchive(params []byte, hasParams bool) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// copyIn puts the attempt's input archive into the container, which must not be running.
+// copyIn puts the attempt's input archive into the container, which must not be running. With
+// bind mounts it empties the output folder instead.
 func (p *process) copyIn(ctx context.Context) error {
+	if p.b.bind {
+		return clearDir(p.a.OutputDir)
+	}
 	err := p.b.engine(ctx, func() error {
 		_, err := p.b.api.CopyToContainer(ctx, p.id, client.CopyToContainerOptions{
 			DestinationPath: "/", Content: bytes.NewReader(p.input), AllowOverwriteDirWithFile: true})
@@ -83,8 +87,11 @@ func (p *process) copyIn(ctx context.Context) error {
 }
 
 // collectOutputs copies /jikken/out of the ended container into the attempt's output folder and
-// notes in stderr.log what it left behind.
+// notes in stderr.log what it left behind. With bind mounts the files are there already.
 func (p *process) collectOutputs(ctx context.Context) error {
+	if p.b.bind {
+		return nil
+	}
 	var res client.CopyFromContainerResult
 	err := p.b.engine(ctx, func() (err error) {
 		res, err = p.b.api.CopyFromContainer(ctx, p.id, client.CopyFromContainerOptions{SourcePath: containerOutputDir})
@@ -223,4 +230,17 @@ func extractFile(root *os.Root, rel string, hdr *tar.Header, r io.Reader) error 
 		return err
 	}
 	return root.Chtimes(rel, hdr.ModTime, hdr.ModTime)
+}
+
+func clearDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }

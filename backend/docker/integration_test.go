@@ -24,7 +24,12 @@ import (
 
 func newBackend(t *testing.T) *docker.Backend {
 	t.Helper()
-	b, err := docker.New(docker.Options{})
+	return newBackendWith(t, docker.Options{})
+}
+
+func newBackendWith(t *testing.T, o docker.Options) *docker.Backend {
+	t.Helper()
+	b, err := docker.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

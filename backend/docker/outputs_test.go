@@ -25,7 +25,8 @@ const (
 	childRunnerEnv = "JIKKEN_TEST_CHILD_RUNNER"
 )
 
-// The attempt's files travel through the engine, not bind mounts (so a remote engine works):
+// Copied (FilesCopy, the way for a remote engine or a runner that is not root), the attempt's
+// files travel through the engine, not bind mounts:
 // the container has no mount at all, yet it reads its params and what it writes under its output
 // folder, sub-folders and executable bits included, is in the attempt's folder after Wait. A
 // symbolic link is left out, with a note in stderr.log.
@@ -33,7 +34,7 @@ func TestOutputsCopiedNotMounted(t *testing.T) {
 	needEngine(t)
 	a := attempt(t, "test-copy-"+randomHex(), experiment.Trial{Name: "copy", Image: busybox,
 		Cmd: experiment.Command{Shell: `cd $JIKKEN_OUTPUT_DIR && mkdir -p sub/dir && echo deep > sub/dir/file && echo '{"ok": true}' > result.json && printf '#!/bin/sh\n' > run.sh && chmod 755 run.sh && ln -s /etc/passwd link && cp $JIKKEN_PARAMS p.json`}})
-	p := start(t, newBackend(t), a)
+	p := start(t, newBackendWith(t, docker.Options{Files: docker.FilesCopy}), a)
 	c, err := api.ContainerInspect(context.Background(), strings.TrimPrefix(p.Handle(), "docker:"), client.ContainerInspectOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestOutputsOfRootContainerBelongToRunner(t *testing.T) {
 	needEngine(t)
 	a := attempt(t, "test-owner-"+randomHex(), experiment.Trial{Name: "root", Image: busybox,
 		Cmd: experiment.Command{Shell: "cd $JIKKEN_OUTPUT_DIR && id -u > uid && mkdir -p artifacts/deep && echo x > artifacts/deep/a && chmod 700 artifacts artifacts/deep"}})
-	if e := start(t, newBackend(t), a).Wait(); e.Err != nil || e.Code != 0 {
+	if e := start(t, newBackendWith(t, docker.Options{Files: docker.FilesCopy}), a).Wait(); e.Err != nil || e.Code != 0 {
 		t.Fatalf("exit %+v; stderr: %s", e, readFile(t, a.StderrPath))
 	}
 	for name, want := range map[string]string{"uid": "0\n", "artifacts/deep/a": "x\n"} {
@@ -278,4 +279,39 @@ func BenchmarkAttemptFiles(b *testing.B) {
 			}
 		}
 	})
+}
+
+// By default a root runner on a local engine binds the attempt's folders (the cheapest way:
+// no archive request), and a remote engine cannot be asked to bind.
+func TestFilesAutoBindsForRootOnALocalEngine(t *testing.T) {
+	if _, err := docker.New(docker.Options{Host: "tcp://127.0.0.1:1", Files: docker.FilesBind}); err == nil || !strings.Contains(err.Error(), "not on this machine") {
+		t.Errorf("bind with a remote engine: %v", err)
+	}
+	if _, err := docker.New(docker.Options{Files: "mount"}); err == nil || !strings.Contains(err.Error(), `use "copy" or "bind"`) {
+		t.Errorf("an unknown way: %v", err)
+	}
+	needEngine(t)
+	if os.Geteuid() != 0 || !strings.HasPrefix(api.DaemonHost(), "unix://") {
+		t.Skip("the automatic choice binds only for root on a local engine")
+	}
+	a := attempt(t, "test-bind-"+randomHex(), experiment.Trial{Name: "bind", Image: busybox,
+		Cmd: experiment.Command{Shell: `cp $JIKKEN_PARAMS $JIKKEN_OUTPUT_DIR/p.json`}})
+	p := start(t, newBackend(t), a)
+	c, err := api.ContainerInspect(context.Background(), strings.TrimPrefix(p.Handle(), "docker:"), client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := map[string]string{}
+	for _, m := range c.Container.Mounts {
+		bound[m.Destination] = m.Source
+	}
+	if bound["/jikken/out"] != a.OutputDir {
+		t.Errorf("mounts %v, want the output folder bound", bound)
+	}
+	if e := p.Wait(); e.Err != nil || e.Code != 0 {
+		t.Fatalf("exit %+v; stderr: %s", e, readFile(t, a.StderrPath))
+	}
+	if got := readFile(t, filepath.Join(a.OutputDir, "p.json")); got != `{"x": 1}` {
+		t.Errorf("p.json = %q", got)
+	}
 }
