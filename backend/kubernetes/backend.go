@@ -293,21 +293,24 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	}
 	p := w.attach(job.Name, a)
 	created, err := b.client.BatchV1().Jobs(b.cfg.Namespace).Create(ctx, job, metav1.CreateOptions{})
-	switch {
-	case apierrors.IsAlreadyExists(err):
+	if apierrors.IsAlreadyExists(err) {
 		// The same attempt of the same run: it is ours, watch it.
-		if a.Trial.Service {
-			created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
-		} else {
+		if !a.Trial.Service {
 			return p, nil
 		}
-	}
-	if err == nil && a.Trial.Service {
-		err = b.ensureRunService(ctx, a.RunID, created)
+		created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
 	}
 	if err != nil {
 		w.detach(job.Name)
 		return nil, b.explain("create Job "+job.Name+" for trial "+a.Trial.Name, err)
+	}
+	if a.Trial.Service {
+		if err := b.ensureRunService(ctx, a.RunID, created); err != nil {
+			// A service nobody can reach by name is of no use: do not leave it running.
+			_ = b.deleteJob(ctx, b.cfg.Namespace, job.Name)
+			w.detach(job.Name)
+			return nil, b.explain("create the Service that names service trial "+a.Trial.Name, err)
+		}
 	}
 	return p, nil
 }

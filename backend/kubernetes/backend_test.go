@@ -542,3 +542,19 @@ func TestHostName(t *testing.T) {
 		t.Errorf("HostName of a long name has %d characters", len(got))
 	}
 }
+
+func TestServiceTrialWithoutItsServiceIsNotLeftRunning(t *testing.T) {
+	b, cs, _ := newFake(t)
+	cs.PrependReactor("create", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "", errors.New("RBAC"))
+	})
+	db := trial("db")
+	db.Service = true
+	a := attempt(t, "r-svc", db, 1)
+	if _, err := b.Start(context.Background(), a); err == nil || !strings.Contains(err.Error(), "Service that names service trial db") {
+		t.Fatalf("Start = %v", err)
+	}
+	if _, err := cs.BatchV1().Jobs("default").Get(context.Background(), JobName("r-svc", "db", 1), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the service's Job was left behind: %v", err)
+	}
+}
