@@ -203,6 +203,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`[{"name":"a","cmd":"x","depends":["b"]},{"name":"b","cmd":["y"],"after":[]}]`))
 	f.Add([]byte(`{"name":"e","defaults":{"env":{"A":"1"}},"matrix":{"params":{"a":[1,2]},"seeds":[1,2],"cmd":"{{a}}"}}`))
 	f.Add([]byte(`[{"name":"s","service":true,"health":{"cmd":"true"}},{"name":"t","depends":[{"trial":"s","condition":"healthy"}],"resources":{"cpu":"500m","memory":"1Gi","gpu":1},"ports":["127.0.0.1:80:80/tcp"]}]`))
+	f.Add([]byte(`[{"name":"g","cmd":"x","node_selector":{"pool":"gpu"},"tolerations":[{"key":"k","operator":"Equal","value":"v","effect":"NoExecute","toleration_seconds":30},{"operator":"Exists"}]}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exp, err := Parse("fuzz.json", data)
 		if err != nil {
