@@ -51,20 +51,6 @@ func TestGCUsesMetadataTimeAndKeep(t *testing.T) {
 	}
 }
 
-func TestParseAge(t *testing.T) {
-	for s, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "12h": 12 * time.Hour, "": 0} {
-		got, err := ParseAge(s)
-		if err != nil || got != want {
-			t.Errorf("ParseAge(%q) = %v, %v; want %v", s, got, err, want)
-		}
-	}
-	for _, s := range []string{"d", "-1d", "soon"} {
-		if _, err := ParseAge(s); err == nil {
-			t.Errorf("ParseAge(%q) accepted", s)
-		}
-	}
-}
-
 func TestDelete(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()

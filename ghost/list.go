@@ -295,24 +295,3 @@ func GC(ctx context.Context, opts GCOptions) ([]Ghost, error) {
 	}
 	return doomed, nil
 }
-
-// ParseAge reads durations such as 30d, 12h, 2w or 90m.
-func ParseAge(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, nil
-	}
-	mult := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
-	if m, ok := mult[s[len(s)-1]]; ok {
-		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("age %q is not a number of days or weeks; write e.g. 30d or 2w", s)
-		}
-		return time.Duration(n * float64(m)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("age %q is not a duration; write e.g. 30d, 12h or 90m", s)
-	}
-	return d, nil
-}

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -208,7 +206,7 @@ func (o *rmOptions) check() (time.Duration, error) {
 	if o.olderThan == "" {
 		return 0, nil
 	}
-	age, err := parseAge(o.olderThan)
+	age, err := cmdutil.ParseAge(o.olderThan)
 	if err != nil {
 		return 0, cmdutil.UsageError("--older-than %q: want an age such as 30d, 12h or 1d12h", o.olderThan)
 	}
@@ -324,36 +322,6 @@ func describeRm(r *rmRun) string {
 		s += ", snapshot ref " + r.SnapshotRef
 	}
 	return s
-}
-
-// parseAge reads a duration with an optional leading count of days: 30d, 1.5d, 1d12h, 12h, 90m.
-func parseAge(s string) (time.Duration, error) {
-	if s == "" {
-		return 0, errors.New("empty age")
-	}
-	days, rest := 0.0, s
-	if i := strings.IndexByte(s, 'd'); i >= 0 {
-		n, err := strconv.ParseFloat(s[:i], 64)
-		if err != nil || !(n >= 0) { // NaN too
-			return 0, fmt.Errorf("bad count of days in %q", s)
-		}
-		days, rest = n, s[i+1:]
-	}
-	var d time.Duration
-	if rest != "" {
-		var err error
-		if d, err = time.ParseDuration(rest); err != nil {
-			return 0, err
-		}
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("negative age %q", s)
-	}
-	total := days*24*float64(time.Hour) + float64(d)
-	if total >= math.MaxInt64 {
-		return 0, fmt.Errorf("age %q is too long", s)
-	}
-	return time.Duration(total), nil
 }
 
 // rmScope is the runs rm chooses from: the named ones, or every run in the store.

@@ -8,7 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -117,4 +121,43 @@ func Execute(ctx context.Context, root *cobra.Command, ios *iostreams.IOStreams,
 		return ExitInterrupted
 	}
 	return CodeOf(err)
+}
+
+// ParseAge reads an age given on the command line: an optional leading count of weeks or days
+// ("2w", "30d", "1.5d") followed by, or instead of, a Go duration ("1d12h", "12h", "90m").
+// Empty, negative, NaN and absurdly long ages are errors that say how to write one.
+func ParseAge(s string) (time.Duration, error) {
+	bad := func(why string) (time.Duration, error) {
+		return 0, fmt.Errorf("age %q %s; write e.g. 30d, 2w, 1d12h or 90m", s, why)
+	}
+	if s == "" {
+		return bad("is empty")
+	}
+	units, rest := 0.0, s
+	if i := strings.IndexAny(s, "dw"); i >= 0 {
+		n, err := strconv.ParseFloat(s[:i], 64)
+		if err != nil || !(n >= 0) { // NaN too
+			return bad("does not start with a count of days or weeks")
+		}
+		day := 24 * float64(time.Hour)
+		if s[i] == 'w' {
+			day *= 7
+		}
+		units, rest = n*day, s[i+1:]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil {
+			return bad("is not a duration")
+		}
+	}
+	if d < 0 {
+		return bad("is negative")
+	}
+	total := units + float64(d)
+	if total >= math.MaxInt64 {
+		return bad("is too long")
+	}
+	return time.Duration(total), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,4 +52,46 @@ func TestExecuteMapsErrorsToExitCodes(t *testing.T) {
 	if got := Execute(context.Background(), root, ios, "tool", []string{"--nope"}); got != ExitUsage || !strings.Contains(errOut.String(), "unknown flag: --nope") {
 		t.Fatalf("unknown flag: exit %d, stderr %q", got, errOut.String())
 	}
+}
+
+func TestParseAge(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		bad  bool
+	}{
+		{in: "30d", want: 30 * 24 * time.Hour},
+		{in: "1.5d", want: 36 * time.Hour},
+		{in: "1d12h", want: 36 * time.Hour},
+		{in: "12h", want: 12 * time.Hour},
+		{in: "90m", want: 90 * time.Minute},
+		{in: "0s", want: 0},
+		{in: "nonsense", bad: true},
+		{in: "d", bad: true},
+		{in: "-1d", bad: true},
+		{in: "-3h", bad: true},
+		{in: "3dd", bad: true},
+		{in: "30", bad: true},
+		{in: "", bad: true},
+		{in: "NaNd", bad: true},
+		{in: "1e300d", bad: true},
+		{in: "2w", want: 14 * 24 * time.Hour},
+		{in: "1w2d", bad: true},
+	} {
+		got, err := ParseAge(tc.in)
+		if tc.bad != (err != nil) || got != tc.want && !tc.bad {
+			t.Errorf("ParseAge(%q) = %v, %v; want %v (error: %v)", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+func FuzzParseAge(f *testing.F) {
+	for _, s := range []string{"30d", "1d12h", "12h", "nonsense", "-1d", "1e300d", "Infd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, err := ParseAge(s); err == nil && d < 0 {
+			t.Errorf("ParseAge(%q) = %v, a negative age", s, d)
+		}
+	})
 }

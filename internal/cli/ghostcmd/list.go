@@ -72,7 +72,7 @@ func (o *listOptions) options(kind ghost.Kind) (ghost.ListOptions, error) {
 		return lo, cmdutil.UsageError("unknown --sort %q; use name or time", o.sort)
 	}
 	if o.since != "" {
-		age, err := ghost.ParseAge(o.since)
+		age, err := cmdutil.ParseAge(o.since)
 		if err != nil {
 			return lo, cmdutil.UsageError("--since: %v", err)
 		}
@@ -253,9 +253,11 @@ func newGCCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			age, err := ghost.ParseAge(olderThan)
-			if err != nil {
-				return cmdutil.UsageError("--older-than: %v", err)
+			var age time.Duration
+			if olderThan != "" {
+				if age, err = cmdutil.ParseAge(olderThan); err != nil {
+					return cmdutil.UsageError("--older-than: %v", err)
+				}
 			}
 			if keep < 0 {
 				return cmdutil.UsageError("--keep must not be negative")
