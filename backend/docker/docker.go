@@ -379,6 +379,22 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 	return out, nil
 }
 
+// DeleteRun removes everything the engine keeps of a run: every container labelled with it,
+// running or not, and then its networks (also one created just before a runner died, which no
+// container holds). It returns how many containers it removed.
+func (b *Backend) DeleteRun(ctx context.Context, runID string) (int, error) {
+	live, err := b.Live(ctx, runID)
+	if err != nil {
+		return 0, err
+	}
+	for i, lt := range live {
+		if err := b.StopLive(ctx, lt); err != nil {
+			return i, err
+		}
+	}
+	return len(live), b.removeRunNetworks(ctx, runID)
+}
+
 // StopLive implements runner.Backend: it stops and removes the container, then removes the
 // run's networks nothing uses any more.
 func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {

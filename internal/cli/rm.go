@@ -47,7 +47,8 @@ logs, metrics, artifacts), the manifest last, so a delete that stops midway leav
 'jikken runs' still lists and running rm again finishes it. It also removes what the run left on
 this machine: the git ref that kept its code snapshot (refs/jikken/snapshots/...) in the
 experiment's repository, unless another run in the store uses the same snapshot, and its work
-folder. With --backend-objects it deletes the Jobs of kubernetes runs too.
+folder. With --backend-objects it also deletes what the backend keeps of the run: the Jobs of a
+kubernetes run, the containers and networks of a docker run.
 
 RUN is a run id, a unique prefix, or "latest". Instead of naming runs, select them; with both,
 the flags narrow the named runs:
@@ -79,7 +80,7 @@ run was deleted under it goes on writing trial records no command lists. Try a s
 	fl.StringVar(&o.experiment, "experiment", "", "select runs of this experiment")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "list the runs that would be deleted; delete nothing")
 	fl.BoolVar(&o.force, "force", false, "delete runs whose runner is still alive (stop them with 'jikken kill' instead)")
-	fl.BoolVar(&o.backendObjects, "backend-objects", false, "also delete what the backend keeps of the run (the Jobs of a kubernetes run); needs the cluster")
+	fl.BoolVar(&o.backendObjects, "backend-objects", false, "also delete what the backend keeps of the run (kubernetes Jobs, docker containers and networks); needs the cluster or engine")
 	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	o.settings.addFlags(cmd, false)
 	return cmd
@@ -99,11 +100,13 @@ type rmRun struct {
 	RunID      string       `json:"run_id"`
 	Experiment string       `json:"experiment,omitempty"`
 	Status     store.Status `json:"status"`
+	Backend    string       `json:"backend,omitempty"`
 	Created    time.Time    `json:"created,omitzero"`
 	// Objects is how many store objects were deleted (or would be).
 	Objects int `json:"objects"`
-	// Jobs is how many kubernetes Jobs --backend-objects deleted.
-	Jobs *int `json:"jobs,omitempty"`
+	// BackendObjects is how many Jobs (kubernetes) or containers (docker) --backend-objects
+	// deleted.
+	BackendObjects *int `json:"backend_objects,omitempty"`
 	// SnapshotRef is the git ref of the run's code snapshot that was deleted.
 	SnapshotRef string   `json:"snapshot_ref,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
@@ -153,7 +156,7 @@ func runRm(ctx context.Context, o *rmOptions) error {
 	for _, c := range sel.targets {
 		r := &rmRun{RunID: c.id, Status: c.status, Created: c.created}
 		if c.m != nil {
-			r.Experiment = c.m.Experiment
+			r.Experiment, r.Backend = c.m.Experiment, c.m.Backend
 		}
 		res.Runs = append(res.Runs, r)
 		if o.dryRun {
@@ -312,11 +315,19 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// backendObjectNoun names what DeleteRun counted for r's backend.
+func backendObjectNoun(r *rmRun) string {
+	if r.Backend == "kubernetes" {
+		return "Job"
+	}
+	return "container"
+}
+
 // describeRm is what the line of a deleted run says in brackets.
 func describeRm(r *rmRun) string {
 	s := plural(r.Objects, "object")
-	if r.Jobs != nil {
-		s += ", " + plural(*r.Jobs, "Job")
+	if r.BackendObjects != nil {
+		s += ", " + plural(*r.BackendObjects, backendObjectNoun(r))
 	}
 	if r.SnapshotRef != "" {
 		s += ", snapshot ref " + r.SnapshotRef
@@ -409,12 +420,12 @@ type rmDeleter struct {
 // delete removes run c: its backend objects (with --backend-objects), its store objects, then
 // its snapshot ref and work folder. Only the store's objects can fail it; the rest are warnings.
 func (d *rmDeleter) delete(ctx context.Context, c *rmCandidate, r *rmRun) error {
-	if d.o.backendObjects && c.m != nil && c.m.Backend == "kubernetes" {
-		n, err := d.deleteJobs(ctx, c.m)
+	if d.o.backendObjects && c.m != nil && c.m.Backend != "local" {
+		n, err := d.deleteBackendObjects(ctx, c.m)
 		if err != nil {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("its Jobs were not deleted: %v", err))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("its %s objects were not deleted: %v", c.m.Backend, err))
 		} else {
-			r.Jobs = &n
+			r.BackendObjects = &n
 		}
 	}
 	bar := d.progress(c.id)
@@ -457,17 +468,18 @@ func (d *rmDeleter) progress(id string) func(int) {
 	}
 }
 
-// jobDeleter is a backend that deletes what it created for a run (the kubernetes Jobs).
-type jobDeleter interface {
+// runDeleter is a backend that deletes what it created for a run (kubernetes Jobs, docker
+// containers and networks) and says how many Jobs or containers went.
+type runDeleter interface {
 	DeleteRun(ctx context.Context, runID string) (int, error)
 }
 
-func (d *rmDeleter) deleteJobs(ctx context.Context, m *store.Manifest) (int, error) {
+func (d *rmDeleter) deleteBackendObjects(ctx context.Context, m *store.Manifest) (int, error) {
 	b, err := openBackend(ctx, d.o.f, m.Backend, d.o.settings.over(m.Options.Backend))
 	if err != nil {
 		return 0, err
 	}
-	jd, ok := b.(jobDeleter)
+	jd, ok := b.(runDeleter)
 	if !ok {
 		return 0, fmt.Errorf("backend %s cannot delete a run's objects", m.Backend)
 	}

@@ -81,7 +81,7 @@ func TestRmBackendObjectsDeletesKubernetesJobs(t *testing.T) {
 	fake.err = errors.New("cluster unreachable")
 	code, out, errOut = rm("latest", "--backend-objects")
 	if code != 0 || !strings.Contains(out, "deleted run 20261122-100000-k-0003 (1 object)\n") ||
-		!strings.Contains(errOut, "warning: run 20261122-100000-k-0003: its Jobs were not deleted: cluster unreachable") {
+		!strings.Contains(errOut, "warning: run 20261122-100000-k-0003: its kubernetes objects were not deleted: cluster unreachable") {
 		t.Fatalf("rm with an unreachable cluster: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if ids, _ := runs.RunIDs(ctx); len(ids) != 0 {
