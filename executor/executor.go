@@ -238,7 +238,7 @@ func (u *uploader) finish(ctx context.Context, res Result, started time.Time) er
 	o := u.o
 	var errs []error
 	if o.ScanStdoutMetrics {
-		if err := appendStdoutMetrics(u.stdoutPath, filepath.Join(o.OutputDir, "metrics.jsonl")); err != nil {
+		if err := track.AppendStdoutMetrics(u.stdoutPath, filepath.Join(o.OutputDir, "metrics.jsonl")); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -317,36 +317,4 @@ func (u *uploader) record(ctx context.Context, res Result, upload error, started
 		return fmt.Errorf("record trial: %w", err)
 	}
 	return nil
-}
-
-func appendStdoutMetrics(stdoutPath, metricsPath string) error {
-	f, err := os.Open(stdoutPath)
-	if err != nil {
-		return err
-	}
-	ms, err := track.ScanStdoutMetrics(f)
-	f.Close()
-	if err != nil || len(ms) == 0 {
-		return err
-	}
-	out, err := os.OpenFile(metricsPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	ts := time.Now().UnixMilli()
-	for _, m := range ms {
-		if m.TS == 0 {
-			m.TS = ts
-		}
-		line, err := json.Marshal(m)
-		if err != nil {
-			out.Close()
-			return err
-		}
-		if _, err := out.Write(append(line, '\n')); err != nil {
-			out.Close()
-			return err
-		}
-	}
-	return out.Close()
 }

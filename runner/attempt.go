@@ -207,10 +207,8 @@ func (a *attemptRun) collect(ctx context.Context, att *Attempt, paramsPath strin
 	key := func(name string) string { return store.TrialKey(att.RunID, att.Trial.Name, name) }
 	var errs []error
 	if !stored {
-		if ms, err := scanLog(att.StdoutPath); err == nil && len(ms) > 0 {
-			if err := appendMetrics(filepath.Join(att.OutputDir, "metrics.jsonl"), ms); err != nil {
-				errs = append(errs, err)
-			}
+		if err := track.AppendStdoutMetrics(att.StdoutPath, filepath.Join(att.OutputDir, "metrics.jsonl")); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	err := filepath.WalkDir(att.OutputDir, func(p string, d fs.DirEntry, err error) error {
@@ -252,35 +250,6 @@ func (a *attemptRun) collect(ctx context.Context, att *Attempt, paramsPath strin
 		_ = os.RemoveAll(att.Dir)
 	}
 	return errors.Join(errs...)
-}
-
-func scanLog(p string) ([]track.Metric, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return track.ScanStdoutMetrics(f)
-}
-
-func appendMetrics(p string, ms []track.Metric) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	ts := time.Now().UnixMilli()
-	for _, m := range ms {
-		if m.TS == 0 {
-			m.TS = ts
-		}
-		line, _ := json.Marshal(m)
-		line = append(line, '\n')
-		if _, err := f.Write(line); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	return f.Close()
 }
 
 func writeParams(p string, params map[string]any, seed *int64) error {

@@ -7,11 +7,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Metric is one line of metrics.jsonl:
@@ -173,4 +177,42 @@ func ScanStdoutMetrics(r io.Reader) ([]Metric, error) {
 		return out, err
 	}
 	return out, nil
+}
+
+// AppendStdoutMetrics appends the ::metric lines of the log at stdoutPath to the metrics file
+// at metricsPath, stamped with the current time when a line has none. A missing log has no
+// metrics: that is not an error. The runner does this after an attempt, or the in-pod executor
+// when it stores the outputs itself.
+func AppendStdoutMetrics(stdoutPath, metricsPath string) error {
+	f, err := os.Open(stdoutPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ms, err := ScanStdoutMetrics(f)
+	f.Close()
+	if err != nil || len(ms) == 0 {
+		return err
+	}
+	out, err := os.OpenFile(metricsPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	ts := time.Now().UnixMilli()
+	for _, m := range ms {
+		if m.TS == 0 {
+			m.TS = ts
+		}
+		line, err := json.Marshal(m)
+		if err == nil {
+			_, err = out.Write(append(line, '\n'))
+		}
+		if err != nil {
+			out.Close()
+			return err
+		}
+	}
+	return out.Close()
 }
