@@ -1,5 +1,10 @@
 package k8stest
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Stages are the KWOK stage configs the tests use. Pods pass through: Pending -> Running
 // (pod-run) -> Succeeded (pod-succeed) or Failed (pod-fail), each after DelayMS. A pod fails when
 // it has the label jikken-test/outcome=fail, or =fail-once on attempt 1 (label
@@ -12,7 +17,7 @@ package k8stest
 // taint eviction controller evicts its pods once their toleration runs out. (KWOK keeps
 // renewing the lease of a node it once managed even after its annotation is removed, so
 // dropping the annotation does not make the node controller notice anything.)
-const stagesTemplate = `
+const baseStages = `
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
@@ -119,139 +124,6 @@ spec:
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
-  name: pod-succeed
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: DoesNotExist
-    - key: '.status.phase'
-      operator: In
-      values: ['Running']
-    - key: '.metadata.labels["jikken-test/outcome"]'
-      operator: DoesNotExist
-  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: false
-        restartCount: 0
-        started: false
-        state: {terminated: {exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
-      {{ end }}
-      phase: Succeeded
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-succeed-on-retry
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: DoesNotExist
-    - key: '.status.phase'
-      operator: In
-      values: ['Running']
-    - key: '.metadata.labels["jikken-test/outcome"]'
-      operator: In
-      values: ['fail-once', 'hang-once']
-    - key: '.metadata.labels["jikken.dev/attempt"]'
-      operator: NotIn
-      values: ['1']
-  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: false
-        restartCount: 0
-        started: false
-        state: {terminated: {exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
-      {{ end }}
-      phase: Succeeded
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-fail
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: DoesNotExist
-    - key: '.status.phase'
-      operator: In
-      values: ['Running']
-    - key: '.metadata.labels["jikken-test/outcome"]'
-      operator: In
-      values: ['fail']
-  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: false
-        restartCount: 0
-        started: false
-        state: {terminated: {exitCode: 3, reason: Error, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
-      {{ end }}
-      phase: Failed
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-fail-first-attempt
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: DoesNotExist
-    - key: '.status.phase'
-      operator: In
-      values: ['Running']
-    - key: '.metadata.labels["jikken-test/outcome"]'
-      operator: In
-      values: ['fail-once']
-    - key: '.metadata.labels["jikken.dev/attempt"]'
-      operator: In
-      values: ['1']
-  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        imageID: {{ printf "%s@sha256:{{DIGEST}}" .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: false
-        restartCount: 0
-        started: false
-        state: {terminated: {exitCode: 3, reason: Error, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
-      {{ end }}
-      phase: Failed
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
   name: pod-delete
 spec:
   resourceRef: {apiGroup: v1, kind: Pod}
@@ -294,3 +166,66 @@ spec:
       {{ end }}
       phase: Pending
 `
+
+// endStage is the stage that ends a Running pod whose labels match outcome after the delay,
+// with exitCode and phase; the pod-* end stages differ only in these.
+func endStage(name, outcome string, exitCode int, reason, phase string) string {
+	return fmt.Sprintf(`---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: %s
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: DoesNotExist
+    - key: '.status.phase'
+      operator: In
+      values: ['Running']
+%s
+  delay: {durationMilliseconds: {{DELAY}}, jitterDurationMilliseconds: {{JITTER}}, durationFrom: {expressionFrom: '.metadata.labels["jikken-test/delay"]'}}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        imageID: {{ printf "%%s@sha256:{{DIGEST}}" .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state: {terminated: {exitCode: %d, reason: %s, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+      {{ end }}
+      phase: %s
+`, name, strings.TrimRight(outcome, "\n"), exitCode, reason, phase)
+}
+
+// outcome selectors of the end stages.
+const (
+	noOutcome = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: DoesNotExist`
+	laterAttempt = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail-once', 'hang-once']
+    - key: '.metadata.labels["jikken.dev/attempt"]'
+      operator: NotIn
+      values: ['1']`
+	alwaysFails = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail']`
+	firstAttemptFails = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail-once']
+    - key: '.metadata.labels["jikken.dev/attempt"]'
+      operator: In
+      values: ['1']`
+)
+
+var stagesTemplate = baseStages +
+	endStage("pod-succeed", noOutcome, 0, "Completed", "Succeeded") +
+	endStage("pod-succeed-on-retry", laterAttempt, 0, "Completed", "Succeeded") +
+	endStage("pod-fail", alwaysFails, 3, "Error", "Failed") +
+	endStage("pod-fail-first-attempt", firstAttemptFails, 3, "Error", "Failed")
