@@ -70,13 +70,14 @@ const maxRows = 2000
 var pageSource string
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"p":          fmtP,
-	"num":        fmtNum,
-	"inc":        func(i int) int { return i + 1 },
-	"f2":         func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"f3":         func(v float64) string { return fmt.Sprintf("%.3f", v) },
-	"test":       testLabel,
-	"effectCell": effectCell,
+	"p":           fmtP,
+	"num":         fmtNum,
+	"test":        testLabel,
+	"effectCell":  effectCell,
+	"headline":    func(c *Comparison) string { return c.headline() },
+	"nemenyi":     func(c *Comparison) string { return c.nemenyiLine() },
+	"groupHeader": func(c *Comparison) []string { return c.groupHeader() },
+	"groupCells":  func(c *Comparison, i int, g Group) []string { return c.groupCells(i, g) },
 	"dataURI": func(png []byte) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
 	},

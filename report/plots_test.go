@@ -26,7 +26,7 @@ func TestBands(t *testing.T) {
 }
 
 func TestPlotsFromComparison(t *testing.T) {
-	c, err := Compare(readTable(t, "three-algos.csv"), Options{By: "algo", Metric: "loss", PairBy: "seed", LowerIsBetter: true})
+	c, err := Compare(readTable(t, "three-algos.csv"), Options{By: "algo", Metric: "loss", PairBy: "seed", Direction: LowerIsBetter})
 	if err != nil {
 		t.Fatal(err)
 	}
