@@ -25,6 +25,9 @@ type PlotOptions struct {
 	report.Options
 	Where  []string
 	Output string
+	// ForceCD draws a critical-difference diagram even when Friedman is not significant.
+	ForceCD bool
+	flags   testFlags
 }
 
 // NewPlotCmd builds `jikken plot`.
@@ -49,6 +52,9 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Source = args[0]
+			if err := opts.flags.apply(&opts.Options); err != nil {
+				return err
+			}
 			return runPlot(cmd.Context(), opts)
 		},
 	}
@@ -57,7 +63,8 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (for a run, default: the only param that varies)")
 	fl.StringVar(&opts.Metric, "metric", "", "metric to plot (required)")
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (for cd)")
-	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (ranks for cd)")
+	opts.flags.register(fl)
+	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw the critical-difference diagram even when Friedman is not significant")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
 	fl.StringArrayVar(&opts.Where, "where", nil, "plot only rows where COLUMN=VALUE (repeatable; all must hold)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png or .svg (required)")
@@ -145,8 +152,11 @@ func comparisonPlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) 
 	if err != nil {
 		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
-	warnDropped(opts.Factory.IO.ErrOut, c)
+	warnLeftOut(opts.Factory.IO.ErrOut, c)
 	if opts.Kind == "cd" {
+		if !c.NemenyiApplies() && c.CriticalDifference != nil && !opts.ForceCD {
+			return nil, fmt.Errorf("plot %s: no critical-difference diagram: %s is not significant (p = %.4g, alpha %g), so no pair can be told apart by Nemenyi's post-hoc test; pass --force-cd to draw it anyway", opts.Source, c.Omnibus.Test, c.Omnibus.PValue, c.Alpha)
+		}
 		return c.CDPlot()
 	}
 	return c.BoxPlot()
