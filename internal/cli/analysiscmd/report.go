@@ -26,9 +26,9 @@ type ReportOptions struct {
 	Output  string
 	By      string
 	// Metrics are metric names, each optionally suffixed ":min" or ":max" for its direction.
-	Metrics       []string
-	PairBy string
-	Alpha  float64
+	Metrics []string
+	PairBy  string
+	Alpha   float64
 	// ForceCD draws critical-difference diagrams even when Friedman is not significant.
 	ForceCD bool
 	// Where are COLUMN=VALUE conditions a trial must meet to be in the report's tables.
