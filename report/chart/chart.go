@@ -170,13 +170,13 @@ type Band struct {
 }
 
 // Curves draws each band as its median line over a shaded inter-quartile band.
-func Curves(title, metric string, bands []Band) (*plot.Plot, error) {
+func Curves(title, xLabel, metric string, bands []Band) (*plot.Plot, error) {
 	if len(bands) == 0 {
 		return nil, fmt.Errorf("curve plot: no curves to draw")
 	}
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "step"
+	p.X.Label.Text = xLabel
 	p.Y.Label.Text = metric
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true

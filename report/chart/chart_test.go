@@ -25,7 +25,7 @@ func plots(t *testing.T) map[string]*plot.Plot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	curves, err := Curves("loss over steps", "loss", []Band{
+	curves, err := Curves("loss over steps", "step", "loss", []Band{
 		{"sgd", []float64{0, 1, 2, 3}, []float64{1, 0.7, 0.5, 0.4}, []float64{0.9, 0.6, 0.45, 0.35}, []float64{1.1, 0.8, 0.6, 0.45}},
 		{"adam", []float64{0, 1, 2, 3}, []float64{1, 0.5, 0.3, 0.2}, []float64{0.95, 0.45, 0.25, 0.18}, []float64{1.05, 0.6, 0.35, 0.25}},
 	})
@@ -102,7 +102,7 @@ func TestErrors(t *testing.T) {
 	if _, err := Box("", "", []Group{{"a", nil}}); err == nil {
 		t.Error("Box with an empty group: want an error")
 	}
-	if _, err := Curves("", "", []Band{{Name: "a", Steps: []float64{1}, Median: []float64{1}}}); err == nil {
+	if _, err := Curves("", "", "", []Band{{Name: "a", Steps: []float64{1}, Median: []float64{1}}}); err == nil {
 		t.Error("Curves with mismatched lengths: want an error")
 	}
 	if _, err := CD("", []string{"a"}, []float64{1}, 1); err == nil {

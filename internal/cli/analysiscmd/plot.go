@@ -27,6 +27,7 @@ type PlotOptions struct {
 	Output string
 	// ForceCD draws a critical-difference diagram even when Friedman is not significant.
 	ForceCD bool
+	Curve   curveOptions
 	flags   testFlags
 }
 
@@ -65,6 +66,8 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (for cd)")
 	opts.flags.register(fl)
 	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw the critical-difference diagram even when Friedman is not significant")
+	fl.StringVar(&opts.Curve.x, "x", "step", "curves: the x axis, step or time (seconds since each trial's first timestamped line)")
+	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
 	fl.StringArrayVar(&opts.Where, "where", nil, "plot only rows where COLUMN=VALUE (repeatable; all must hold)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png or .svg (required)")
@@ -75,11 +78,17 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 
 func runPlot(ctx context.Context, opts *PlotOptions) error {
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(opts.Output)), ".")
-	if format != "png" && format != "svg" {
-		return cmdutil.UsageError("-o %q: name a file ending in .png or .svg", opts.Output)
+	switch {
+	case (format == "csv" || format == "json") && opts.Kind == "curve":
+		// The curves' numbers rather than their picture.
+	case format != "png" && format != "svg":
+		return cmdutil.UsageError("-o %q: name a file ending in .png or .svg (.csv or .json for the numbers of --kind curve)", opts.Output)
 	}
 	if opts.Alpha <= 0 || opts.Alpha >= 1 {
 		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
+	}
+	if err := opts.Curve.check(); err != nil {
+		return cmdutil.UsageError("%v", err)
 	}
 	if opts.By == "" {
 		if isFile(opts.Source) {
@@ -99,7 +108,14 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 	case "box", "cd":
 		p, err = comparisonPlot(ctx, opts)
 	case "curve":
-		p, err = curvePlot(ctx, opts)
+		var c *report.Curves
+		if c, err = curves(ctx, opts); err != nil {
+			return err
+		}
+		if format == "csv" || format == "json" {
+			return writeCurves(opts.Output, format, c)
+		}
+		p, err = c.Plot()
 	default:
 		return cmdutil.UsageError("unknown --kind %q; use box, curve or cd", opts.Kind)
 	}
@@ -162,7 +178,25 @@ func comparisonPlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) 
 	return c.BoxPlot()
 }
 
-func curvePlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) {
+// writeCurves writes the curves' numbers to file as CSV or JSON.
+func writeCurves(file, format string, c *report.Curves) error {
+	var buf bytes.Buffer
+	var err error
+	if format == "csv" {
+		err = c.WriteCSV(&buf)
+	} else {
+		err = cmdutil.WriteJSON(&buf, c)
+	}
+	if err == nil {
+		err = os.WriteFile(file, buf.Bytes(), 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("write curves: %w", err)
+	}
+	return nil
+}
+
+func curves(ctx context.Context, opts *PlotOptions) (*report.Curves, error) {
 	if isFile(opts.Source) {
 		return nil, fmt.Errorf("plot %s: convergence curves come from a run's metrics.jsonl files; pass a run id instead of a CSV file", opts.Source)
 	}
@@ -177,9 +211,12 @@ func curvePlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) {
 	if t, err = report.Where(t, opts.Where); err != nil {
 		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
-	bands, err := curveBands(ctx, runs, id, t, opts.By, opts.Metric)
+	c, err := buildCurves(ctx, runs, id, t, opts.By, opts.Metric, opts.Curve)
 	if err != nil {
 		return nil, err
 	}
-	return report.CurvePlot(opts.Metric, opts.By, bands)
+	for _, w := range c.Warnings() {
+		fmt.Fprintf(opts.Factory.IO.ErrOut, "jikken: warning: %s\n", w)
+	}
+	return c, nil
 }

@@ -31,6 +31,7 @@ type ReportOptions struct {
 	Alpha   float64
 	// ForceCD draws critical-difference diagrams even when Friedman is not significant.
 	ForceCD bool
+	Curve   curveOptions
 	// Where are COLUMN=VALUE conditions a trial must meet to be in the report's tables.
 	Where []string
 	// Tests holds the direction (for metrics without :min or :max) and the test options.
@@ -73,6 +74,8 @@ critical-difference diagram is drawn only when Friedman is significant, unless -
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
 	opts.flags.register(fl)
 	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw critical-difference diagrams even when Friedman is not significant")
+	fl.StringVar(&opts.Curve.x, "x", "step", "curves: the x axis, step or time (seconds since each trial's first timestamped line)")
+	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
 	fl.StringArrayVar(&opts.Where, "where", nil, "report only trials where COLUMN=VALUE (repeatable; all must hold)")
 	return cmd
@@ -81,6 +84,9 @@ critical-difference diagram is drawn only when Friedman is significant, unless -
 func runReport(ctx context.Context, opts *ReportOptions) error {
 	if opts.Alpha <= 0 || opts.Alpha >= 1 {
 		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
+	}
+	if err := opts.Curve.check(); err != nil {
+		return cmdutil.UsageError("%v", err)
 	}
 	if !strings.HasSuffix(strings.ToLower(opts.Output), ".html") {
 		return cmdutil.UsageError("-o %q: name a file ending in .html", opts.Output)
@@ -181,7 +187,7 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		return &fig, err
 	})
 	add("convergence curves", func() (*report.Figure, error) {
-		bands, err := curveBands(ctx, runs, id, t, by, mt.name)
+		cs, err := buildCurves(ctx, runs, id, t, by, mt.name, opts.Curve)
 		if errors.Is(err, errNoCurve) {
 			// Metrics that only come from result.json have no curve; that is not worth a note.
 			return nil, nil
@@ -189,11 +195,18 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		if err != nil {
 			return nil, err
 		}
-		p, err := report.CurvePlot(mt.name, by, bands)
+		for _, w := range cs.Warnings() {
+			notes = append(notes, fmt.Sprintf("%s curves: %s", mt.name, w))
+		}
+		p, err := cs.Plot()
 		if err != nil {
 			return nil, err
 		}
-		fig, err := report.NewFigure(fmt.Sprintf("%s over steps: median and inter-quartile band per %s", mt.name, by), p)
+		over := "steps"
+		if cs.Time {
+			over = "time"
+		}
+		fig, err := report.NewFigure(fmt.Sprintf("%s over %s: median and inter-quartile band per %s, each trial's last value carried forward", mt.name, over, by), p)
 		return &fig, err
 	})
 	if c.CriticalDifference != nil && !c.NemenyiApplies() && !opts.ForceCD {
