@@ -30,4 +30,3 @@ func (c *Comparison) CDPlot() (*plot.Plot, error) {
 	title := fmt.Sprintf("%s: Nemenyi critical difference at alpha %g over %d blocks", c.Metric, c.Alpha, c.Blocks)
 	return chart.CD(title, names, ranks, *c.CriticalDifference)
 }
-
