@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 
-	"gonum.org/v1/plot"
-
 	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/stats"
 )
@@ -195,12 +193,12 @@ func (c *Curves) Bands() []chart.Band {
 }
 
 // Plot draws the curves: per group the median line over the inter-quartile band.
-func (c *Curves) Plot() (*plot.Plot, error) {
+func (c *Curves) Plot(s chart.Style) (*chart.Figure, error) {
 	over, x := "steps", "step"
 	if c.Time {
 		over, x = "time", "time (s)"
 	}
-	return chart.Curves(fmt.Sprintf("%s over %s by %s (median and inter-quartile band)", c.Metric, over, c.By), x, c.Metric, c.Bands())
+	return chart.Curves(s, fmt.Sprintf("%s over %s by %s (median and inter-quartile band)", c.Metric, over, c.By), x, c.Metric, c.Bands())
 }
 
 // WriteCSV writes the curves in long format, one row per group and grid point: group, x (step or

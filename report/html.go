@@ -8,8 +8,6 @@ import (
 	"html/template"
 	"io"
 
-	"gonum.org/v1/plot"
-
 	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/results"
 )
@@ -53,11 +51,11 @@ type Figure struct {
 	PNG     []byte
 }
 
-// NewFigure renders p as a PNG figure with a caption. PNG rather than SVG: it looks the same in
-// every browser and is a tenth of the size of an SVG carrying its fonts.
-func NewFigure(caption string, p *plot.Plot) (Figure, error) {
+// NewFigure renders f as a PNG figure with a caption. PNG rather than SVG: the page then looks
+// the same whatever fonts the reader's machine has.
+func NewFigure(caption string, f *chart.Figure) (Figure, error) {
 	var buf bytes.Buffer
-	if err := chart.Write(&buf, p, "png", chart.Width, chart.Height); err != nil {
+	if err := f.Write(&buf, "png"); err != nil {
 		return Figure{}, fmt.Errorf("figure %q: %w", caption, err)
 	}
 	return Figure{Caption: caption, PNG: buf.Bytes()}, nil

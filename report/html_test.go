@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/jikken-dev/jikken/report/chart"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ func testPage(t *testing.T) *Page {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := c.BoxPlot()
+	box, err := c.BoxPlot(chart.Style{})
 	if err != nil {
 		t.Fatal(err)
 	}

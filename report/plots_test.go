@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/jikken-dev/jikken/report/chart"
 	"math"
 	"reflect"
 	"strings"
@@ -91,14 +92,14 @@ func TestPlotsFromComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.BoxPlot(); err != nil {
+	if _, err := c.BoxPlot(chart.Style{}); err != nil {
 		t.Error(err)
 	}
-	if _, err := c.CDPlot(); err != nil {
+	if _, err := c.CDPlot(chart.Style{}); err != nil {
 		t.Error(err)
 	}
 	u, _ := Compare(readTable(t, "three-algos.csv"), Options{By: "algo", Metric: "loss"})
-	if _, err := u.CDPlot(); err == nil {
+	if _, err := u.CDPlot(chart.Style{}); err == nil {
 		t.Error("CDPlot of an unpaired comparison: want an error")
 	}
 }

@@ -3,11 +3,14 @@ package analysiscmd
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/iostreams"
@@ -79,6 +82,22 @@ func TestTestFlagsUsageErrors(t *testing.T) {
 	var o report.Options
 	if err := f.apply(&o); err != nil || o.Direction != report.HigherIsBetter || o.Alternative != stats.Less || o.Failed != "drop" || o.Incomplete != "error" {
 		t.Errorf("apply = %+v, %v", o, err)
+	}
+}
+
+func TestParseLength(t *testing.T) {
+	for in, want := range map[string]vg.Length{"16cm": 16 * vg.Centimeter, "85mm": 85 * vg.Millimeter, "3.5in": 3.5 * vg.Inch, "400pt": 400, " 8.5cm ": 8.5 * vg.Centimeter} {
+		if got, err := parseLength("--width", in); err != nil || math.Abs(float64(got-want)) > 1e-9 {
+			t.Errorf("parseLength(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"16", "cm", "-3cm", "0mm", "3furlongs", "1e9in", "300cm"} {
+		if _, err := parseLength("--width", in); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
+			t.Errorf("parseLength(%q): err = %v; want a usage error", in, err)
+		}
+	}
+	if _, err := (&figureFlags{width: "16cm", fontSize: 2}).style(); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
+		t.Errorf("--font-size 2: err = %v; want a usage error", err)
 	}
 }
 

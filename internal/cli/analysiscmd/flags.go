@@ -1,10 +1,15 @@
 package analysiscmd
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/spf13/pflag"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/report"
+	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/stats"
 )
 
@@ -69,4 +74,55 @@ func (f *testFlags) apply(opts *report.Options) error {
 	}
 	opts.Incomplete = f.incomplete
 	return nil
+}
+
+// figureFlags are the size and lettering flags of plot and report.
+type figureFlags struct {
+	width, height string
+	fontSize      float64
+	font          string
+}
+
+func (f *figureFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.width, "width", "16cm", "figure width, with a unit: cm, mm, in or pt (8.5cm for a paper's column)")
+	fl.StringVar(&f.height, "height", "", "figure height with a unit (default 10cm; a critical-difference diagram fits its content)")
+	fl.Float64Var(&f.fontSize, "font-size", 10, "size of labels in points (titles are 1.2 times larger)")
+	fl.StringVar(&f.font, "font", "", "font file for characters Liberation Sans lacks, e.g. CJK names (default: $JIKKEN_FONT, then Noto Sans CJK and system fonts)")
+}
+
+// style checks the flags and returns the figure style they ask for; mistakes are usage errors.
+func (f *figureFlags) style() (chart.Style, error) {
+	var s chart.Style
+	var err error
+	if s.Width, err = parseLength("--width", f.width); err != nil {
+		return s, err
+	}
+	if f.height != "" {
+		if s.Height, err = parseLength("--height", f.height); err != nil {
+			return s, err
+		}
+	}
+	if f.fontSize < 4 || f.fontSize > 72 {
+		return s, cmdutil.UsageError("--font-size %g: give a size in points between 4 and 72", f.fontSize)
+	}
+	s.FontSize, s.Font = vg.Length(f.fontSize), f.font
+	return s, nil
+}
+
+// parseLength reads a length such as 16cm, 85mm, 3.5in or 400pt.
+func parseLength(flag, s string) (vg.Length, error) {
+	units := []struct {
+		suffix string
+		unit   vg.Length
+	}{{"cm", vg.Centimeter}, {"mm", vg.Millimeter}, {"in", vg.Inch}, {"pt", vg.Points(1)}}
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(strings.TrimSpace(s), u.suffix); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || f <= 0 || f > 1000 || vg.Length(f)*u.unit > 200*vg.Centimeter {
+				break
+			}
+			return vg.Length(f) * u.unit, nil
+		}
+	}
+	return 0, cmdutil.UsageError("%s %q: give a positive length with a unit, e.g. 16cm, 85mm, 3.5in or 400pt (at most 2 m)", flag, s)
 }

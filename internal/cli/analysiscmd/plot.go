@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/report"
@@ -28,7 +27,9 @@ type PlotOptions struct {
 	// ForceCD draws a critical-difference diagram even when Friedman is not significant.
 	ForceCD bool
 	Curve   curveOptions
+	Style   chart.Style
 	flags   testFlags
+	figure  figureFlags
 }
 
 // NewPlotCmd builds `jikken plot`.
@@ -37,18 +38,28 @@ func NewPlotCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plot RUN|FILE.csv --kind box|curve|cd --by COL --metric NAME -o FILE.png",
 		Short: "Plot a metric per group: boxes, convergence curves or a critical-difference diagram",
-		Long: `Plot draws one picture of a metric, grouped by a column of the results table, as PNG or
-SVG (chosen by the extension of -o).
+		Long: `Plot draws one picture of a metric, grouped by a column of the results table, as PNG, SVG
+or PDF (chosen by the extension of -o). SVGs name their fonts rather than embed them, and fix
+each label's width so every viewer lays it out the same; PDFs draw text as outlines. Names in
+any script are drawn: characters Liberation Sans lacks (CJK) come from Noto Sans CJK or another
+system font (--font FILE to choose one). Long names are wrapped, or turned upright when there
+is no room. --width, --height and --font-size size the figure for a paper.
 
   box    a box per group (median, quartiles, whiskers to 1.5 IQR) with every trial drawn as a point
-  curve  the metric over steps from each trial's metrics.jsonl: per group, the median over trials
-         and the inter-quartile band (needs a run, not a CSV file)
-  cd     Demšar's critical-difference diagram of mean ranks (needs --pair-by and 3+ groups)
+  curve  the metric over steps (--x time: seconds) from each trial's metrics.jsonl: each trial's
+         last value carried forward onto a common grid (every step logged, or --grid N
+         points), then per group the median and inter-quartile band over its trials (needs a
+         run, not a CSV file; -o FILE.csv or FILE.json writes the numbers instead)
+  cd     Demšar's critical-difference diagram of mean ranks (needs --pair-by and 3+ groups, and
+         a significant Friedman test unless --force-cd)
 
-Only succeeded trials are drawn. For a run, --by defaults to the only parameter whose value
+Box plots and diagrams follow the rules of 'jikken compare' (failed trials, incomplete
+blocks); curves draw succeeded trials only. For a run, --by defaults to the only parameter whose value
 varies across trials (seed and the --pair-by columns aside); a CSV file needs --by.`,
 		Example: `  jikken plot latest --kind box --by algo --metric loss -o loss.png
   jikken plot latest --kind curve --by algo --metric loss -o curves.svg
+  jikken plot latest --kind curve --metric best --grid 200 -o curves.csv
+  jikken plot latest --kind cd --metric best --pair-by fn,seed --lower-is-better --width 8.5cm -o cd.pdf
   jikken plot results.csv --kind cd --by algo --metric loss --pair-by seed --lower-is-better -o cd.png`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +67,11 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 			if err := opts.flags.apply(&opts.Options); err != nil {
 				return err
 			}
+			style, err := opts.figure.style()
+			if err != nil {
+				return err
+			}
+			opts.Style = style
 			return runPlot(cmd.Context(), opts)
 		},
 	}
@@ -66,11 +82,12 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (for cd)")
 	opts.flags.register(fl)
 	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw the critical-difference diagram even when Friedman is not significant")
+	opts.figure.register(fl)
 	fl.StringVar(&opts.Curve.x, "x", "step", "curves: the x axis, step or time (seconds since each trial's first timestamped line)")
 	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
 	fl.StringArrayVar(&opts.Where, "where", nil, "plot only rows where COLUMN=VALUE (repeatable; all must hold)")
-	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png or .svg (required)")
+	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png, .svg or .pdf (.csv or .json: the curves' numbers) (required)")
 	_ = cmd.MarkFlagRequired("metric")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
@@ -81,8 +98,8 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 	switch {
 	case (format == "csv" || format == "json") && opts.Kind == "curve":
 		// The curves' numbers rather than their picture.
-	case format != "png" && format != "svg":
-		return cmdutil.UsageError("-o %q: name a file ending in .png or .svg (.csv or .json for the numbers of --kind curve)", opts.Output)
+	case format != "png" && format != "svg" && format != "pdf":
+		return cmdutil.UsageError("-o %q: name a file ending in .png, .svg or .pdf (.csv or .json for the numbers of --kind curve)", opts.Output)
 	}
 	if opts.Alpha <= 0 || opts.Alpha >= 1 {
 		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
@@ -101,12 +118,12 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 		opts.By = by
 	}
 	var (
-		p   *plot.Plot
+		fig *chart.Figure
 		err error
 	)
 	switch opts.Kind {
 	case "box", "cd":
-		p, err = comparisonPlot(ctx, opts)
+		fig, err = comparisonPlot(ctx, opts)
 	case "curve":
 		var c *report.Curves
 		if c, err = curves(ctx, opts); err != nil {
@@ -115,7 +132,7 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 		if format == "csv" || format == "json" {
 			return writeCurves(opts.Output, format, c)
 		}
-		p, err = c.Plot()
+		fig, err = c.Plot(opts.Style)
 	default:
 		return cmdutil.UsageError("unknown --kind %q; use box, curve or cd", opts.Kind)
 	}
@@ -123,7 +140,7 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := chart.Write(&buf, p, format, chart.Width, chart.Height); err != nil {
+	if err := fig.Write(&buf, format); err != nil {
 		return err
 	}
 	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
@@ -156,7 +173,7 @@ func inferBy(ctx context.Context, f *cmdutil.Factory, ref, pairBy string, where 
 	return by, nil
 }
 
-func comparisonPlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) {
+func comparisonPlot(ctx context.Context, opts *PlotOptions) (*chart.Figure, error) {
 	t, err := loadTable(ctx, opts.Factory, opts.Source)
 	if err != nil {
 		return nil, err
@@ -173,9 +190,9 @@ func comparisonPlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) 
 		if !c.NemenyiApplies() && c.CriticalDifference != nil && !opts.ForceCD {
 			return nil, fmt.Errorf("plot %s: no critical-difference diagram: %s is not significant (p = %.4g, alpha %g), so no pair can be told apart by Nemenyi's post-hoc test; pass --force-cd to draw it anyway", opts.Source, c.Omnibus.Test, c.Omnibus.PValue, c.Alpha)
 		}
-		return c.CDPlot()
+		return c.CDPlot(opts.Style)
 	}
-	return c.BoxPlot()
+	return c.BoxPlot(opts.Style)
 }
 
 // writeCurves writes the curves' numbers to file as CSV or JSON.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/report"
+	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -35,8 +36,10 @@ type ReportOptions struct {
 	// Where are COLUMN=VALUE conditions a trial must meet to be in the report's tables.
 	Where []string
 	// Tests holds the direction (for metrics without :min or :max) and the test options.
-	Tests report.Options
-	flags testFlags
+	Tests  report.Options
+	Style  chart.Style
+	flags  testFlags
+	figure figureFlags
 }
 
 // NewReportCmd builds `jikken report`.
@@ -64,6 +67,11 @@ critical-difference diagram is drawn only when Friedman is significant, unless -
 			if err := opts.flags.apply(&opts.Tests); err != nil {
 				return err
 			}
+			style, err := opts.figure.style()
+			if err != nil {
+				return err
+			}
+			opts.Style = style
 			return runReport(cmd.Context(), opts)
 		},
 	}
@@ -74,6 +82,7 @@ critical-difference diagram is drawn only when Friedman is significant, unless -
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
 	opts.flags.register(fl)
 	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw critical-difference diagrams even when Friedman is not significant")
+	opts.figure.register(fl)
 	fl.StringVar(&opts.Curve.x, "x", "step", "curves: the x axis, step or time (seconds since each trial's first timestamped line)")
 	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
@@ -179,7 +188,7 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		}
 	}
 	add("box plot", func() (*report.Figure, error) {
-		p, err := c.BoxPlot()
+		p, err := c.BoxPlot(opts.Style)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +207,7 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		for _, w := range cs.Warnings() {
 			notes = append(notes, fmt.Sprintf("%s curves: %s", mt.name, w))
 		}
-		p, err := cs.Plot()
+		p, err := cs.Plot(opts.Style)
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +224,7 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 	}
 	if c.CriticalDifference != nil && (c.NemenyiApplies() || opts.ForceCD) {
 		add("critical-difference diagram", func() (*report.Figure, error) {
-			p, err := c.CDPlot()
+			p, err := c.CDPlot(opts.Style)
 			if err != nil {
 				return nil, err
 			}
