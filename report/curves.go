@@ -104,11 +104,11 @@ func BuildCurves(names []string, groups [][]Series, points int) (*Curves, error)
 			if len(vs) == 0 {
 				continue
 			}
+			slices.Sort(vs)
+			q1, med, q3 := stats.SortedQuartiles(vs)
 			cg.X = append(cg.X, x)
 			cg.N = append(cg.N, len(vs))
-			cg.Median = append(cg.Median, stats.Median(vs))
-			cg.Q1 = append(cg.Q1, stats.Quantile(vs, 0.25))
-			cg.Q3 = append(cg.Q3, stats.Quantile(vs, 0.75))
+			cg.Median, cg.Q1, cg.Q3 = append(cg.Median, med), append(cg.Q1, q1), append(cg.Q3, q3)
 		}
 		c.Groups = append(c.Groups, cg)
 	}

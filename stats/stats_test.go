@@ -234,6 +234,22 @@ func TestInfiniteValuesRankBeyondFinite(t *testing.T) {
 	}
 }
 
+func TestSortedQuartilesAgreeWithQuantileAndMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 1; n < 40; n++ {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = math.Round(rng.NormFloat64()*100) / 10
+		}
+		s := slices.Clone(x)
+		slices.Sort(s)
+		q1, med, q3 := SortedQuartiles(s)
+		if q1 != Quantile(x, 0.25) || med != Median(x) || q3 != Quantile(x, 0.75) {
+			t.Fatalf("n = %d: SortedQuartiles = %v %v %v; Quantile/Median give %v %v %v", n, q1, med, q3, Quantile(x, 0.25), Median(x), Quantile(x, 0.75))
+		}
+	}
+}
+
 func TestHolmKeepsOrderAndMonotone(t *testing.T) {
 	got := Holm([]float64{0.04, 0.01, 0.03})
 	want := []float64{0.06, 0.03, 0.06}
