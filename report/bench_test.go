@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// 3 groups x 30 trials, each logging best at about 2,000 irregular steps up to 100,000 (best
+// 3 groups x 30 trials, each logging best at about 1,500 irregular steps up to 100,000 (best
 // logged when it improves, early stops): a grid of ~100,000 steps in all.
 func BenchmarkBuildCurves(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
