@@ -15,6 +15,7 @@ import (
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/iostreams"
 	"github.com/jikken-dev/jikken/report"
+	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/stats"
 )
@@ -96,7 +97,7 @@ func TestParseLength(t *testing.T) {
 			t.Errorf("parseLength(%q): err = %v; want a usage error", in, err)
 		}
 	}
-	if _, err := (&figureFlags{width: "16cm", fontSize: 2}).style(); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
+	if err := (&figureFlags{width: "16cm", fontSize: 2}).apply(&chart.Style{}); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
 		t.Errorf("--font-size 2: err = %v; want a usage error", err)
 	}
 }

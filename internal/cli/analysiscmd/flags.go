@@ -90,23 +90,22 @@ func (f *figureFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.font, "font", "", "font file for characters Liberation Sans lacks, e.g. CJK names (default: $JIKKEN_FONT, then Noto Sans CJK and system fonts)")
 }
 
-// style checks the flags and returns the figure style they ask for; mistakes are usage errors.
-func (f *figureFlags) style() (chart.Style, error) {
-	var s chart.Style
+// apply checks the flags and sets the figure style they ask for; mistakes are usage errors.
+func (f *figureFlags) apply(s *chart.Style) error {
 	var err error
 	if s.Width, err = parseLength("--width", f.width); err != nil {
-		return s, err
+		return err
 	}
 	if f.height != "" {
 		if s.Height, err = parseLength("--height", f.height); err != nil {
-			return s, err
+			return err
 		}
 	}
 	if f.fontSize < 4 || f.fontSize > 72 {
-		return s, cmdutil.UsageError("--font-size %g: give a size in points between 4 and 72", f.fontSize)
+		return cmdutil.UsageError("--font-size %g: give a size in points between 4 and 72", f.fontSize)
 	}
 	s.FontSize, s.Font = vg.Length(f.fontSize), f.font
-	return s, nil
+	return nil
 }
 
 // parseLength reads a length such as 16cm, 85mm, 3.5in or 400pt.

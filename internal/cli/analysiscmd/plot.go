@@ -67,11 +67,9 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 			if err := opts.flags.apply(&opts.Options); err != nil {
 				return err
 			}
-			style, err := opts.figure.style()
-			if err != nil {
+			if err := opts.figure.apply(&opts.Style); err != nil {
 				return err
 			}
-			opts.Style = style
 			return runPlot(cmd.Context(), opts)
 		},
 	}

@@ -67,11 +67,9 @@ critical-difference diagram is drawn only when Friedman is significant, unless -
 			if err := opts.flags.apply(&opts.Tests); err != nil {
 				return err
 			}
-			style, err := opts.figure.style()
-			if err != nil {
+			if err := opts.figure.apply(&opts.Style); err != nil {
 				return err
 			}
-			opts.Style = style
 			return runReport(cmd.Context(), opts)
 		},
 	}
