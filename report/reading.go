@@ -23,6 +23,15 @@ func (c *Comparison) NemenyiApplies() bool {
 	return c.CriticalDifference != nil && c.OmnibusSignificant()
 }
 
+// NemenyiSkipped says why Nemenyi's test is not applied to a paired design of three or more
+// groups ("Friedman is not significant (p = 0.2842, alpha 0.05)"), or "" when it is.
+func (c *Comparison) NemenyiSkipped() string {
+	if c.CriticalDifference == nil || c.NemenyiApplies() {
+		return ""
+	}
+	return fmt.Sprintf("%s is not significant (p = %s, alpha %g)", testLabel(c.Omnibus.Test), fmtP(c.Omnibus.PValue), c.Alpha)
+}
+
 // NemenyiDiffer returns how far apart the pair's mean ranks are and whether that exceeds the
 // critical difference (false when there is none).
 func (c *Comparison) NemenyiDiffer(p Pair) (float64, bool) {

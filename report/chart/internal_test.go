@@ -3,6 +3,10 @@ package chart
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/image/font/sfnt"
+	"gonum.org/v1/plot/vg"
 )
 
 func TestDecadeTicks(t *testing.T) {
@@ -60,4 +64,38 @@ func TestWrap(t *testing.T) {
 	if got := breakable("実験abc"); strings.Join(got, "|") != "実|験|abc" {
 		t.Errorf("breakable = %q", got)
 	}
+}
+
+// FuzzWrap: wrapping never loses or invents a character (spaces at breaks aside) and every line
+// fits, unless it is one character wider than the room.
+func FuzzWrap(f *testing.F) {
+	f.Add("population-based-training-with-restarts", 60.0)
+	f.Add("実験的最適化法 and adam", 25.0)
+	f.Add("a  b\tc", 1.0)
+	fonts, err := newFonts("")
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := handler{fonts}
+	f.Fuzz(func(t *testing.T, s string, maxW float64) {
+		if !utf8.ValidString(s) || strings.ContainsAny(s, "\n") || len(s) > 200 || !(maxW > 0 && maxW < 1000) {
+			return
+		}
+		if h.f.fallback == nil {
+			for _, r := range s {
+				if !drawable(liberationSans(), &sfnt.Buffer{}, r) {
+					return // another font would draw it
+				}
+			}
+		}
+		got := h.wrap(s, 10, vg.Length(maxW))
+		if strings.ReplaceAll(strings.ReplaceAll(got, "\n", ""), " ", "") != strings.ReplaceAll(s, " ", "") {
+			t.Fatalf("wrap(%q, %v) = %q changes the text", s, maxW, got)
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if h.width(l, 10) > vg.Length(maxW) && utf8.RuneCountInString(strings.TrimSpace(l)) > 1 {
+				t.Fatalf("wrap(%q, %v): line %q is too wide", s, maxW, l)
+			}
+		}
+	})
 }

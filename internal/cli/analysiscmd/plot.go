@@ -185,8 +185,8 @@ func comparisonPlot(ctx context.Context, opts *PlotOptions) (*chart.Figure, erro
 	}
 	warnLeftOut(opts.Factory.IO.ErrOut, c)
 	if opts.Kind == "cd" {
-		if !c.NemenyiApplies() && c.CriticalDifference != nil && !opts.ForceCD {
-			return nil, fmt.Errorf("plot %s: no critical-difference diagram: %s is not significant (p = %.4g, alpha %g), so no pair can be told apart by Nemenyi's post-hoc test; pass --force-cd to draw it anyway", opts.Source, c.Omnibus.Test, c.Omnibus.PValue, c.Alpha)
+		if why := c.NemenyiSkipped(); why != "" && !opts.ForceCD {
+			return nil, fmt.Errorf("plot %s: no critical-difference diagram: %s, so Nemenyi's post-hoc test does not apply; pass --force-cd to draw it anyway", opts.Source, why)
 		}
 		return c.CDPlot(opts.Style)
 	}

@@ -216,9 +216,8 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		fig, err := report.NewFigure(fmt.Sprintf("%s over %s: median and inter-quartile band per %s, each trial's last value carried forward", mt.name, over, by), p)
 		return &fig, err
 	})
-	if c.CriticalDifference != nil && !c.NemenyiApplies() && !opts.ForceCD {
-		notes = append(notes, fmt.Sprintf("%s: no critical-difference diagram: %s is not significant (p = %.4g, alpha %g), so Nemenyi's post-hoc test does not apply (--force-cd draws it anyway)",
-			mt.name, c.Omnibus.Test, c.Omnibus.PValue, c.Alpha))
+	if why := c.NemenyiSkipped(); why != "" && !opts.ForceCD {
+		notes = append(notes, fmt.Sprintf("%s: no critical-difference diagram: %s, so Nemenyi's post-hoc test does not apply (--force-cd draws it anyway)", mt.name, why))
 	}
 	if c.CriticalDifference != nil && (c.NemenyiApplies() || opts.ForceCD) {
 		add("critical-difference diagram", func() (*report.Figure, error) {
