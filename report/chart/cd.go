@@ -117,7 +117,7 @@ func (d *cdDiagram) layout(width vg.Length) cdLayout {
 		}
 	}
 	line := d.style(0, 0).Height("0")
-	g.yCD = line + 0.4*fs
+	g.yCD = line + 0.6*fs
 	// The axis' name goes right of the CD bar's label, or on a row of its own when they would meet.
 	cdEnd := g.xa + vg.Length(min(d.cd, float64(k-1))/float64(k-1))*(g.xb-g.xa)
 	cdRight := (g.xa+cdEnd)/2 + d.style(0, 0).Width(d.cdText())/2
@@ -178,9 +178,9 @@ func (d *cdDiagram) Plot(c draw.Canvas, _ *plot.Plot) {
 	for _, r := range []float64{1, end} {
 		line(thin, at(xr(r), g.yCD-0.25*fs), at(xr(r), g.yCD+0.25*fs))
 	}
-	c.FillText(d.style(draw.XCenter, draw.YBottom), at((xr(1)+xr(end))/2, g.yCD-0.3*fs), d.cdText())
+	c.FillText(d.style(draw.XCenter, draw.YBottom), at((xr(1)+xr(end))/2, g.yCD-0.5*fs), d.cdText())
 	if d.axis != "" {
-		y := g.yCD - 0.3*fs
+		y := g.yCD - 0.5*fs
 		if g.yName > 0 {
 			y = g.yName
 		}

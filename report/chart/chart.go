@@ -187,8 +187,8 @@ func Box(s Style, title, metric string, groups []Group) (*Figure, error) {
 }
 
 // fitLabels sets the group names as X tick labels that fit their slots: wrapped on up to three
-// lines when that is enough, else turned upright, each wrapped on as many lines as its slot
-// holds side by side (and at most about half the height long). Call it once the Y axis is set:
+// lines when that is enough, else turned upright and wrapped to a third of the height (up to
+// half of it when the slot cannot hold the lines side by side). Call it once the Y axis is set:
 // the slots are measured on the data area the Y axis leaves.
 func fitLabels(fig *Figure, hd handler, names []string) {
 	p := fig.Plot
@@ -208,8 +208,9 @@ func fitLabels(fig *Figure, hd handler, names []string) {
 	if !fits {
 		perSlot := max(1, int(slot/hd.Extents(p.X.Tick.Label.Font).Height))
 		for i, n := range names {
-			// Words are not cut unless one alone is longer than half the height.
-			for width := min(max(fig.Height/5, hd.longestPiece(n, size)), fig.Height/2); ; width *= 1.2 {
+			// As few lines as a third of the height allows, more room only when the lines would
+			// not fit side by side in the slot.
+			for width := fig.Height / 3; ; width *= 1.2 {
 				wrapped[i] = hd.wrap(n, size, width)
 				if len(hd.Lines(wrapped[i])) <= perSlot || width > fig.Height/2 {
 					break
