@@ -223,6 +223,19 @@ func TestMissingFallbackFontIsAClearError(t *testing.T) {
 	}
 }
 
+// A name with a character no installed font draws (an emoji) is still drawn, that character as
+// a missing-glyph box, rather than failing the figure.
+func TestPartlyDrawableName(t *testing.T) {
+	charttest.HaveCJKFont(t)
+	f, err := chart.Box(chart.Style{}, "", "v", []chart.Group{{Name: "実験 🧪", Values: []float64{1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write(io.Discard, "pdf"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	if _, err := chart.Box(chart.Style{}, "", "", nil); err == nil {
 		t.Error("Box with no groups: want an error")

@@ -144,6 +144,9 @@ func loadFallback(file string, need []rune) (*opentype.Font, string, error) {
 	return nil, "", errors.New(strings.Join(errs, "; "))
 }
 
+// pickFace returns the face of a font file (or collection) that draws the most runes of need,
+// preferring a Japanese face on a tie; runes no face draws come out as the font's missing-glyph
+// box rather than failing the figure.
 func pickFace(data []byte, need []rune) (*opentype.Font, string, error) {
 	coll, err := opentype.ParseCollection(data)
 	if err != nil {
@@ -151,29 +154,28 @@ func pickFace(data []byte, need []rune) (*opentype.Font, string, error) {
 	}
 	var buf sfnt.Buffer
 	var best *opentype.Font
-	bestName := ""
+	bestName, bestCount := "", -1
 	for i := range coll.NumFonts() {
 		f, err := coll.Font(i)
 		if err != nil {
 			continue
 		}
-		ok := true
-		for _, r := range need {
-			if !drawable(f, &buf, r) {
-				ok = false
-				break
-			}
-		}
 		name, _ := f.Name(&buf, sfnt.NameIDFamily)
-		if !ok || strings.Contains(name, "Mono") {
+		if strings.Contains(name, "Mono") {
 			continue
 		}
-		if best == nil || (strings.HasSuffix(name, " JP") && !strings.HasSuffix(bestName, " JP")) {
-			best, bestName = f, name
+		count := 0
+		for _, r := range need {
+			if drawable(f, &buf, r) {
+				count++
+			}
+		}
+		if count > bestCount || (count == bestCount && strings.HasSuffix(name, " JP") && !strings.HasSuffix(bestName, " JP")) {
+			best, bestName, bestCount = f, name, count
 		}
 	}
-	if best == nil {
-		return nil, "", fmt.Errorf("no face draws %q", string(need))
+	if best == nil || (bestCount == 0 && len(need) > 0) {
+		return nil, "", fmt.Errorf("no face draws any of %q", string(need))
 	}
 	return best, bestName, nil
 }
