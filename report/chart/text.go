@@ -41,9 +41,6 @@ var FallbackFontFiles = []string{
 	`C:\Windows\Fonts\YuGothM.ttc`,
 }
 
-// ErrNoFallbackFont says no font on this machine draws some character of a label.
-var ErrNoFallbackFont = errors.New("no font here draws it")
-
 var (
 	mainOnce sync.Once
 	mainFont *opentype.Font
@@ -94,7 +91,7 @@ func newFonts(fontFile string, texts ...string) (*fonts, error) {
 		if len(missing) == 0 {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%q: %w; install a CJK font (Debian/Ubuntu: apt-get install fonts-noto-cjk) or pass --font FILE: %v", string(missing), ErrNoFallbackFont, err)
+		return nil, fmt.Errorf("no font here draws %q; install a CJK font (Debian/Ubuntu: apt-get install fonts-noto-cjk) or pass --font FILE (%v)", string(missing), err)
 	}
 	f.fallback = fb
 	f.cache.Add(font.Collection{{Font: font.Font{Typeface: fallbackFace}, Face: fb}})
