@@ -73,6 +73,10 @@ func (d *driver) run(ctx context.Context) (*Summary, error) {
 			d.do(ctx, d.c.Step(core.StopRequested{Reason: "interrupted", At: time.Now()}))
 		}
 	}
+	// Processes a trial left behind when it ended (a daemon it started) end with the run.
+	if err := d.r.reapOrphans(context.WithoutCancel(ctx), d.m.RunID, true); err != nil {
+		d.r.Log.Warn("stop what the trials left running", "err", err)
+	}
 	sum := d.summary()
 	if f := d.c.Fault(); f != "" {
 		return sum, fmt.Errorf("%w: %s; free space (or fix access), then 'jikken resume %s'", ErrStore, f, d.m.RunID)

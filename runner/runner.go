@@ -83,8 +83,8 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 			return nil, err
 		}
 	}
-	if err := r.reapOrphans(ctx, m.RunID); err != nil {
-		return nil, err
+	if err := r.reapOrphans(ctx, m.RunID, false); err != nil {
+		return nil, fmt.Errorf("stop what an earlier runner left running: %w", err)
 	}
 	r.sweep(ctx, m.RunID, prior)
 	c := core.New(core.Config{
@@ -95,16 +95,21 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	return d.run(ctx)
 }
 
-// reapOrphans stops attempts an earlier runner of this run left behind (it was killed).
-func (r *Runner) reapOrphans(ctx context.Context, run string) error {
+// reapOrphans stops attempts an earlier runner of this run left behind (it was killed), or,
+// when the run ends, processes its trials left behind.
+func (r *Runner) reapOrphans(ctx context.Context, run string, atEnd bool) error {
 	live, err := r.Backend.Live(ctx, run)
 	if err != nil {
-		return fmt.Errorf("find trials left running by an earlier runner: %w", err)
+		return fmt.Errorf("find trials left running: %w", err)
+	}
+	what := "stopping trial left running by an earlier runner"
+	if atEnd {
+		what = "stopping processes a trial left running"
 	}
 	for _, lt := range live {
-		r.Log.Info("stopping trial left running by an earlier runner", "trial", lt.Trial, "handle", lt.Handle)
+		r.Log.Info(what, "trial", lt.Trial, "attempt", lt.Attempt, "handle", lt.Handle)
 		if err := r.Backend.StopLive(ctx, lt); err != nil {
-			return fmt.Errorf("stop %s left running by an earlier runner: %w", lt.Trial, err)
+			return fmt.Errorf("stop %s: %w", lt.Trial, err)
 		}
 	}
 	return nil

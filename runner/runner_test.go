@@ -38,7 +38,7 @@ func run(t *testing.T, spec string, mod func(*runner.Runner)) (*runner.Summary, 
 		mod(r)
 	}
 	// A runner that never ends fails the test (trials left pending) instead of hanging it.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sum, err := r.Execute(ctx, m, false)
 	if err != nil {

@@ -220,6 +220,9 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	sum, err := r.Execute(ctx, m, eo.force)
 	prog.finish()
 	if err != nil {
+		if sum != nil && eo.output == "text" {
+			printSummary(ios.Out, sum, time.Since(start))
+		}
 		return err
 	}
 	switch eo.output {
