@@ -139,14 +139,23 @@ func printLogs(ctx context.Context, f *cmdutil.Factory, runs store.Runs, run, tr
 	}
 }
 
-// runnerAlive reports whether a runner holds run: a live process on this host, or a lock held
-// from another host (whose process cannot be checked from here).
+// runnerAlive reports whether a runner works on run, or may still: a live process on this
+// host, a lock held from another host (whose process cannot be checked from here), or a run
+// that no runner has started yet (a detached one takes a moment).
 func runnerAlive(ctx context.Context, runs store.Runs, run, host string) bool {
 	li, err := runs.LockHolder(ctx, run)
 	if err != nil {
 		return true // cannot tell: keep following
 	}
-	return li != nil && (li.Host != host || store.HolderAlive(li, host))
+	if li != nil {
+		return li.Host != host || store.HolderAlive(li, host)
+	}
+	// Without a lock, a run whose state is recorded has no runner (it ended, or its runner died).
+	if _, err := runs.State(ctx, run); errors.Is(err, store.ErrNotFound) {
+		m, err := runs.Manifest(ctx, run)
+		return err == nil && time.Since(m.Created) < time.Minute
+	}
+	return false
 }
 
 // tail copies r to w; when follow is set it keeps reading new data until ended reports true.
