@@ -48,13 +48,6 @@ func (a *attempt) run(ctx context.Context) {
 	d := a.d
 	r, t, run := d.r, &d.m.Trials[a.trial], d.m.RunID
 	dir := AttemptDir(r.WorkRoot, run, t.Name, a.n)
-	att := &Attempt{
-		RunID: run, Trial: *t, N: a.n, Dir: dir,
-		OutputDir:  filepath.Join(dir, "out"),
-		StdoutPath: filepath.Join(dir, "stdout.log"),
-		StderrPath: filepath.Join(dir, "stderr.log"),
-		Workdir:    r.workdir(t),
-	}
 	paramsPath := filepath.Join(dir, "params.json")
 	exited := core.Exited{Trial: a.trial, Attempt: a.n}
 	defer func() {
@@ -75,15 +68,12 @@ func (a *attempt) run(ctx context.Context) {
 			return
 		}
 	}
-	if err := prepareDir(dir); err != nil {
-		fail(fmt.Errorf("prepare attempt folder: %w", err))
+	att, err := NewAttempt(dir, run, *t, a.n)
+	if err != nil {
+		fail(err)
 		return
 	}
-	if err := writeParams(paramsPath, t.Params, t.Seed); err != nil {
-		fail(fmt.Errorf("write params.json: %w", err))
-		return
-	}
-	att.Env = trialEnv(att, paramsPath)
+	att.Workdir = r.workdir(t)
 
 	proc, err := r.Backend.Start(ctx, att)
 	if err != nil {
@@ -127,6 +117,27 @@ func (a *attempt) run(ctx context.Context) {
 			exited.Err += fmt.Sprintf("; free space, then 'jikken resume %s'", run)
 		}
 	}
+}
+
+// NewAttempt prepares attempt n of trial t of run in the folder dir, which it empties or
+// creates: the output folder, params.json, and the trial interface's environment. Workdir is
+// left for the caller.
+func NewAttempt(dir, run string, t experiment.Trial, n int) (*Attempt, error) {
+	att := &Attempt{
+		RunID: run, Trial: t, N: n, Dir: dir,
+		OutputDir:  filepath.Join(dir, "out"),
+		StdoutPath: filepath.Join(dir, "stdout.log"),
+		StderrPath: filepath.Join(dir, "stderr.log"),
+	}
+	if err := prepareDir(dir); err != nil {
+		return nil, fmt.Errorf("prepare attempt folder: %w", err)
+	}
+	paramsPath := filepath.Join(dir, "params.json")
+	if err := writeParams(paramsPath, t.Params, t.Seed); err != nil {
+		return nil, fmt.Errorf("write params.json: %w", err)
+	}
+	att.Env = trialEnv(att, paramsPath)
+	return att, nil
 }
 
 // prepareDir makes an empty attempt folder with its out/ folder inside.

@@ -38,7 +38,8 @@ type Checker interface {
 type Process interface {
 	// Handle identifies the attempt on its engine (process group, container id, Job name).
 	Handle() string
-	// Wait blocks until the attempt has ended and its outputs are collected.
+	// Wait blocks until the attempt has ended and its outputs are collected. The runner calls
+	// it once.
 	Wait() Exit
 	// Stop asks the attempt to end, and kills it after grace.
 	Stop(grace time.Duration) error

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -95,17 +94,15 @@ func (p *process) Wait() runner.Exit {
 	exit := p.watch()
 	watched := exit.Err == nil
 	select {
-	case err := <-p.logsDone:
-		if err != nil {
-			// The stream broke (the engine went away): read the logs again, whole.
-			if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
-				exit.Err = fmt.Errorf("read the container's logs: %w", err)
-			}
-		}
+	case <-p.logsDone:
 	case <-time.After(30 * time.Second):
-		if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
-			exit.Err = fmt.Errorf("read the container's logs: %w", err)
-		}
+	}
+	// The followed stream shows the output while the container runs, but it may miss the end:
+	// Docker 20.10's follow drops a last line without a newline now and then, and a stream
+	// breaks when the engine restarts. Read the logs again, whole, into the same files (a
+	// reader following them keeps its place: the start is the same).
+	if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
+		exit.Err = fmt.Errorf("read the container's logs: %w", err)
 	}
 	// A container that could not be watched to its end may be gone or half-run: its outputs
 	// are not worth a wait for the engine.
@@ -256,8 +253,7 @@ func (p *process) Stop(grace time.Duration) error {
 
 // WaitHealthy implements runner.Healthier: the container's healthcheck (the trial's command
 // probe, or the image's own) reports healthy, or the trial's TCP probe connects to the
-// container's address. The deadline is the runner's; the engine's verdict "unhealthy" (its
-// retries are spent) is final.
+// container's address, until the runner's deadline.
 func (p *process) WaitHealthy(ctx context.Context) error {
 	interval := 200 * time.Millisecond
 	if h := p.health; h != nil && h.Interval > 0 {
@@ -300,14 +296,8 @@ func (p *process) healthy(ctx context.Context) (bool, error) {
 	if !p.hasHealthcheck {
 		return true, nil
 	}
+	// "unhealthy" is not final: the engine keeps probing, and a later pass makes it healthy.
 	h := st.State.Health
-	if h != nil && h.Status == container.Unhealthy {
-		why := "the engine reports it unhealthy"
-		if n := len(h.Log); n > 0 && strings.TrimSpace(h.Log[n-1].Output) != "" {
-			why += ": " + strings.TrimSpace(h.Log[n-1].Output)
-		}
-		return false, errors.New(why)
-	}
 	return h != nil && h.Status == container.Healthy, nil
 }
 

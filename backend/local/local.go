@@ -250,7 +250,9 @@ func (b *Backend) stopTree(run, trial string, attempt, pgid int, grace time.Dura
 		case <-deadline.C:
 			return signal(syscall.SIGKILL)
 		case <-tick.C:
-			if len(members()) == 0 && (done == nil || isClosed(done)) {
+			// Zombies are not members: an attempt whose processes all exited is stopped, even
+			// before its leader is reaped.
+			if len(members()) == 0 {
 				return nil
 			}
 		case <-done:
@@ -259,15 +261,6 @@ func (b *Backend) stopTree(run, trial string, attempt, pgid int, grace time.Dura
 				return nil
 			}
 		}
-	}
-}
-
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
 	}
 }
 
