@@ -572,7 +572,7 @@ func (c *Core) exited(e Exited) {
 			retry = !clean || t.spec.Restart == experiment.RestartAlways
 			status = store.Failed
 		case clean:
-			status = store.Succeeded
+			status, reason = store.Succeeded, ""
 		case service:
 			status, reason = store.Succeeded, "stopped after its dependants ended (it ended by itself: "+reason+")"
 		default:
