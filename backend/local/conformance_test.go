@@ -35,7 +35,7 @@ func TestConformanceWithLimits(t *testing.T) {
 
 // needCgroups skips a test where no cgroup can be made, with how to run it, and fails it under
 // CI, which runs as root on a machine with cgroups.
-func needCgroups(t *testing.T) {
+func needCgroups(t testing.TB) {
 	t.Helper()
 	if _, err := cgroup.Detect(cgroup.Options{}); err != nil {
 		if os.Getenv("CI") == "true" {

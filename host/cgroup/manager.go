@@ -56,17 +56,23 @@ func Quota(cpu float64) int64 {
 type Manager struct {
 	v2   bool
 	name string
-	// bases are the directories name/ is made in: v2 one, v1 the memory then the cpu one. Each
-	// is this process's own group, so trials stay within the limits it runs under.
-	bases []string
-	// mounts are the hierarchies' mount points, searched by Find.
-	mounts []string
+	// hiers are the hierarchies used: v2 one, v1 the memory then the cpu one.
+	hiers []hier
 	// placeOnly is a v2 hierarchy without controllers (tests): groups place and kill processes
 	// but enforce no limits.
 	placeOnly bool
 
 	prepare    sync.Once
 	prepareErr error
+}
+
+// hier is one hierarchy groups are made in.
+type hier struct {
+	// kind is the controller whose v1 hierarchy this is, "v2" for the unified one.
+	kind string
+	// base is the directory name/ is made in: this process's own group, so trials stay within
+	// the limits it runs under. mount is the hierarchy's mount point, searched by Find.
+	base, mount string
 }
 
 // Detect finds how groups can be made for trials here: in a delegated, writable cgroup v2
@@ -129,7 +135,7 @@ func detectV2(s *Self, name string) (*Manager, string) {
 			}
 		}
 	}
-	return &Manager{v2: true, name: name, bases: []string{s.V2}, mounts: []string{s.V2Mount}}, ""
+	return &Manager{v2: true, name: name, hiers: []hier{{"v2", s.V2, s.V2Mount}}}, ""
 }
 
 func detectV1(s *Self, name string) (*Manager, string) {
@@ -148,11 +154,7 @@ func detectV1(s *Self, name string) (*Manager, string) {
 			}
 		}
 	}
-	mounts := []string{s.V1Mount["memory"]}
-	if s.V1Mount["cpu"] != mounts[0] {
-		mounts = append(mounts, s.V1Mount["cpu"])
-	}
-	return &Manager{name: name, bases: []string{mem, cpu}, mounts: mounts}, ""
+	return &Manager{name: name, hiers: []hier{{"memory", mem, s.V1Mount["memory"]}, {"cpu", cpu, s.V1Mount["cpu"]}}}, ""
 }
 
 // otherProcs lists the processes of group dir other than this one.
@@ -176,9 +178,9 @@ func pidList(pids []int) string {
 // String says which hierarchy the manager uses and where.
 func (m *Manager) String() string {
 	if m.v2 {
-		return "cgroup v2 (" + filepath.Join(m.bases[0], m.name) + ")"
+		return "cgroup v2 (" + filepath.Join(m.hiers[0].base, m.name) + ")"
 	}
-	return "cgroup v1 (" + filepath.Join(m.bases[0], m.name) + ", " + filepath.Join(m.bases[1], m.name) + ")"
+	return "cgroup v1 (" + filepath.Join(m.hiers[0].base, m.name) + ", " + filepath.Join(m.hiers[1].base, m.name) + ")"
 }
 
 // V2 reports whether the manager uses cgroup v2.
@@ -192,7 +194,7 @@ func (m *Manager) setup() error {
 		return nil
 	}
 	m.prepare.Do(func() {
-		base := m.bases[0]
+		base := m.hiers[0].base
 		if err := enableControllers(base); err != nil {
 			if !errors.Is(err, syscall.EBUSY) {
 				m.prepareErr = err
@@ -247,16 +249,26 @@ func writeFile(p, v string) error {
 	return err
 }
 
-// Create makes the group of one attempt (name/run/trial@attempt in each hierarchy) with limits
-// l. A group left with the same name by a runner that died is emptied and made again.
+// Create makes the group of one attempt (name/run/trial@attempt) with limits l. On v1 it is made
+// only in the hierarchies of the limits set (each one an attempt joins costs a migration when it
+// starts); with none, in the memory one, to hold the attempt's processes. A group left with the
+// same name by a runner that died is emptied and made again.
 func (m *Manager) Create(run, trial string, attempt int, l Limits) (*Group, error) {
 	if err := m.setup(); err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
 	g := &Group{Run: run, Trial: trial, Attempt: attempt, Limits: l, v2: m.v2}
 	leafName := leaf(trial, attempt)
-	for _, base := range m.bases {
-		runDir := filepath.Join(base, m.name, escape(run))
+	for _, h := range m.hiers {
+		if !h.needed(l) {
+			continue
+		}
+		if i := slices.IndexFunc(g.parts, func(p part) bool { return filepath.Dir(filepath.Dir(filepath.Dir(p.dir))) == h.base }); i >= 0 {
+			// memory and cpu mounted together: one directory serves both.
+			g.parts = append(g.parts, part{h.kind, g.parts[i].dir})
+			continue
+		}
+		runDir := filepath.Join(h.base, m.name, escape(run))
 		if err := m.makeRunDir(runDir); err != nil {
 			g.Remove()
 			return nil, err
@@ -264,7 +276,7 @@ func (m *Manager) Create(run, trial string, attempt int, l Limits) (*Group, erro
 		dir := filepath.Join(runDir, leafName)
 		err := os.Mkdir(dir, 0o755)
 		if os.IsExist(err) {
-			old := &Group{v2: m.v2, dirs: []string{dir}}
+			old := &Group{v2: m.v2, parts: []part{{h.kind, dir}}}
 			old.Kill()
 			err = removeDir(dir)
 			if err == nil {
@@ -275,13 +287,24 @@ func (m *Manager) Create(run, trial string, attempt int, l Limits) (*Group, erro
 			g.Remove()
 			return nil, fmt.Errorf("cgroup: make %s: %w", dir, err)
 		}
-		g.dirs = append(g.dirs, dir)
+		g.parts = append(g.parts, part{h.kind, dir})
 	}
 	if err := m.limit(g, l); err != nil {
 		g.Remove()
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
 	return g, nil
+}
+
+// needed reports whether an attempt with limits l joins h.
+func (h hier) needed(l Limits) bool {
+	switch h.kind {
+	case "memory":
+		return l.Memory > 0 || l.CPU <= 0
+	case "cpu":
+		return l.CPU > 0
+	}
+	return true
 }
 
 // makeRunDir makes the run's folder, whose children get the controllers on v2.
@@ -311,20 +334,22 @@ func (m *Manager) limit(g *Group, l Limits) error {
 	switch {
 	case m.placeOnly:
 	case m.v2:
+		d := g.dir("v2")
 		if l.Memory > 0 {
-			s = append(s, setting{g.dirs[0], "memory.max", strconv.FormatInt(l.Memory, 10)}, setting{g.dirs[0], "memory.swap.max", "0"})
+			s = append(s, setting{d, "memory.max", strconv.FormatInt(l.Memory, 10)}, setting{d, "memory.swap.max", "0"})
 		}
 		if l.CPU > 0 {
-			s = append(s, setting{g.dirs[0], "cpu.max", fmt.Sprintf("%d %d", Quota(l.CPU), cpuPeriod)})
+			s = append(s, setting{d, "cpu.max", fmt.Sprintf("%d %d", Quota(l.CPU), cpuPeriod)})
 		}
 	default:
 		if l.Memory > 0 {
 			// memsw (memory and swap) cannot be below the memory limit, so it comes second.
-			v := strconv.FormatInt(l.Memory, 10)
-			s = append(s, setting{g.dirs[0], "memory.limit_in_bytes", v}, setting{g.dirs[0], "memory.memsw.limit_in_bytes", v})
+			d, v := g.dir("memory"), strconv.FormatInt(l.Memory, 10)
+			s = append(s, setting{d, "memory.limit_in_bytes", v}, setting{d, "memory.memsw.limit_in_bytes", v})
 		}
 		if l.CPU > 0 {
-			s = append(s, setting{g.dirs[1], "cpu.cfs_period_us", strconv.Itoa(cpuPeriod)}, setting{g.dirs[1], "cpu.cfs_quota_us", strconv.FormatInt(Quota(l.CPU), 10)})
+			d := g.dir("cpu")
+			s = append(s, setting{d, "cpu.cfs_period_us", strconv.Itoa(cpuPeriod)}, setting{d, "cpu.cfs_quota_us", strconv.FormatInt(Quota(l.CPU), 10)})
 		}
 	}
 	for _, x := range s {
@@ -345,6 +370,7 @@ func (m *Manager) limit(g *Group, l Limits) error {
 func (m *Manager) Find(run string) ([]*Group, error) {
 	want := escape(run)
 	found := map[string]*Group{}
+	var kinds []string
 	var walk func(dir string, depth int) error
 	walk = func(dir string, depth int) error {
 		entries, err := os.ReadDir(dir)
@@ -360,7 +386,7 @@ func (m *Manager) Find(run string) ([]*Group, error) {
 			}
 			sub := filepath.Join(dir, e.Name())
 			if e.Name() == m.name {
-				m.collect(filepath.Join(sub, want), run, found)
+				m.collect(filepath.Join(sub, want), run, kinds, found)
 			}
 			if depth < 64 {
 				if err := walk(sub, depth+1); err != nil {
@@ -370,8 +396,19 @@ func (m *Manager) Find(run string) ([]*Group, error) {
 		}
 		return nil
 	}
-	for _, mp := range m.mounts {
-		if err := walk(mp, 0); err != nil {
+	walked := map[string]bool{}
+	for _, h := range m.hiers {
+		if walked[h.mount] {
+			continue
+		}
+		walked[h.mount] = true
+		kinds = nil
+		for _, o := range m.hiers {
+			if o.mount == h.mount {
+				kinds = append(kinds, o.kind)
+			}
+		}
+		if err := walk(h.mount, 0); err != nil {
 			return nil, fmt.Errorf("find the cgroups of run %s: %w", run, err)
 		}
 	}
@@ -388,9 +425,9 @@ func (m *Manager) Find(run string) ([]*Group, error) {
 	return out, nil
 }
 
-// collect adds the attempt groups in runDir to found, keyed by trial and attempt (on v1 one
-// attempt has a group in each hierarchy).
-func (m *Manager) collect(runDir, run string, found map[string]*Group) {
+// collect adds the attempt groups in runDir, a folder of the hierarchy of kinds, to found,
+// keyed by trial and attempt (on v1 an attempt may have a group in each hierarchy).
+func (m *Manager) collect(runDir, run string, kinds []string, found map[string]*Group) {
 	entries, err := os.ReadDir(runDir)
 	if err != nil {
 		return
@@ -409,7 +446,9 @@ func (m *Manager) collect(runDir, run string, found map[string]*Group) {
 			g = &Group{Run: run, Trial: trial, Attempt: attempt, v2: m.v2}
 			found[key] = g
 		}
-		g.dirs = append(g.dirs, filepath.Join(runDir, e.Name()))
+		for _, k := range kinds {
+			g.parts = append(g.parts, part{k, filepath.Join(runDir, e.Name())})
+		}
 	}
 }
 
@@ -474,18 +513,38 @@ type Group struct {
 	// Limits are what Create set; zero for a group found by Find.
 	Limits Limits
 	v2     bool
-	// dirs are the group's directories: v2 one, v1 the memory then the cpu one.
-	dirs []string
+	parts  []part
 }
 
-// Dirs are the group's directories (v1: one per hierarchy).
-func (g *Group) Dirs() []string { return slices.Clone(g.dirs) }
+// part is the group's directory in one hierarchy.
+type part struct{ kind, dir string }
+
+// dir is the group's directory in the hierarchy of kind ("v2", "memory", "cpu"), or "".
+func (g *Group) dir(kind string) string {
+	for _, p := range g.parts {
+		if p.kind == kind {
+			return p.dir
+		}
+	}
+	return ""
+}
+
+// Dirs are the group's directories (v1: one per hierarchy it is in).
+func (g *Group) Dirs() []string {
+	var out []string
+	for _, p := range g.parts {
+		if !slices.Contains(out, p.dir) {
+			out = append(out, p.dir)
+		}
+	}
+	return out
+}
 
 // Procs lists the processes in the group, this one left out (on v1 a thread of it is inside
 // for a moment while it starts an attempt).
 func (g *Group) Procs() ([]int, error) {
 	var all []int
-	for _, d := range g.dirs {
+	for _, d := range g.Dirs() {
 		pids, err := readPids(filepath.Join(d, "cgroup.procs"))
 		if err != nil && !isNotExist(err) {
 			return nil, fmt.Errorf("list the processes of %s: %w", d, err)
@@ -532,9 +591,9 @@ const killWait = 5 * time.Second
 // Kill kills every process in the group, again while forks race it, until it is empty or
 // killWait has passed.
 func (g *Group) Kill() error {
-	if g.v2 && len(g.dirs) == 1 {
+	if d := g.dir("v2"); d != "" {
 		// cgroup.kill (Linux 5.14) kills the whole group at once, forks included.
-		_ = writeFile(filepath.Join(g.dirs[0], "cgroup.kill"), "1")
+		_ = writeFile(filepath.Join(d, "cgroup.kill"), "1")
 	}
 	deadline := time.Now().Add(killWait)
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
@@ -546,7 +605,7 @@ func (g *Group) Kill() error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("cgroup %s still holds %s after SIGKILL", g.dirs[0], pidList(pids))
+			return fmt.Errorf("cgroup %s still holds %s after SIGKILL", strings.Join(g.Dirs(), ", "), pidList(pids))
 		}
 		for _, p := range pids {
 			_ = syscall.Kill(p, syscall.SIGKILL)
@@ -559,14 +618,14 @@ func (g *Group) Kill() error {
 // On a kernel too old to count OOM kills (v1 before Linux 4.13), it guesses from the memory
 // limit having been hit and sigkill: whether the attempt ended by SIGKILL.
 func (g *Group) OOMKilled(sigkill bool) bool {
-	if len(g.dirs) == 0 {
+	d, file := g.dir("memory"), "memory.oom_control"
+	if g.v2 {
+		d, file = g.dir("v2"), "memory.events"
+	}
+	if d == "" {
 		return false
 	}
-	file := "memory.oom_control"
-	if g.v2 {
-		file = "memory.events"
-	}
-	b, err := os.ReadFile(filepath.Join(g.dirs[0], file))
+	b, err := os.ReadFile(filepath.Join(d, file))
 	if err != nil {
 		return false
 	}
@@ -576,7 +635,7 @@ func (g *Group) OOMKilled(sigkill bool) bool {
 	if g.v2 || !sigkill {
 		return false
 	}
-	fc, err := readTrim(filepath.Join(g.dirs[0], "memory.failcnt"))
+	fc, err := readTrim(filepath.Join(d, "memory.failcnt"))
 	n, _ := strconv.ParseInt(fc, 10, 64)
 	return err == nil && n > 0
 }
@@ -600,7 +659,7 @@ func (g *Group) Remove() error {
 	if err := g.Kill(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, d := range g.dirs {
+	for _, d := range g.Dirs() {
 		if err := removeDir(d); err != nil {
 			errs = append(errs, err)
 			continue

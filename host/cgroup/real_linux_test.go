@@ -69,22 +69,22 @@ func TestRealLimits(t *testing.T) {
 	} {
 		g := create(t, m, run, fmt.Sprintf("cpu%v", c.l.CPU), c.l)
 		if m.v2 {
-			if got := readFile(t, filepath.Join(g.dirs[0], "cpu.max")); got != c.v2cpu {
+			if got := readFile(t, filepath.Join(g.dir("v2"), "cpu.max")); got != c.v2cpu {
 				t.Errorf("%+v: cpu.max = %q, want %q", c.l, got, c.v2cpu)
 			}
-			if got := readFile(t, filepath.Join(g.dirs[0], "memory.max")); got != c.v2mm {
+			if got := readFile(t, filepath.Join(g.dir("v2"), "memory.max")); got != c.v2mm {
 				t.Errorf("%+v: memory.max = %q, want %q", c.l, got, c.v2mm)
 			}
 			continue
 		}
-		if got := readFile(t, filepath.Join(g.dirs[1], "cpu.cfs_quota_us")) + "/" + readFile(t, filepath.Join(g.dirs[1], "cpu.cfs_period_us")); got != c.quota+"/100000" {
+		if got := readFile(t, filepath.Join(g.dir("cpu"), "cpu.cfs_quota_us")) + "/" + readFile(t, filepath.Join(g.dir("cpu"), "cpu.cfs_period_us")); got != c.quota+"/100000" {
 			t.Errorf("%+v: quota/period = %s, want %s/100000", c.l, got, c.quota)
 		}
 		if c.mem != "" {
-			if got := readFile(t, filepath.Join(g.dirs[0], "memory.limit_in_bytes")); got != c.mem {
+			if got := readFile(t, filepath.Join(g.dir("memory"), "memory.limit_in_bytes")); got != c.mem {
 				t.Errorf("%+v: memory.limit_in_bytes = %s, want %s", c.l, got, c.mem)
 			}
-			if p := filepath.Join(g.dirs[0], "memory.memsw.limit_in_bytes"); exists(p) && readFile(t, p) != c.mem {
+			if p := filepath.Join(g.dir("memory"), "memory.memsw.limit_in_bytes"); exists(p) && readFile(t, p) != c.mem {
 				t.Errorf("%+v: memory.memsw.limit_in_bytes = %s, want %s (no swap beyond the limit)", c.l, readFile(t, p), c.mem)
 			}
 		}
@@ -107,7 +107,7 @@ func TestRealStartInside(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range g.dirs {
+	for _, d := range g.Dirs() {
 		rel := strings.TrimPrefix(d, filepath.Dir(filepath.Dir(filepath.Dir(d))))
 		if !strings.Contains(out.String(), rel+"\n") {
 			t.Errorf("the process's cgroups do not include %s:\n%s", rel, out.String())
@@ -117,7 +117,7 @@ func TestRealStartInside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range g.dirs {
+	for _, d := range g.Dirs() {
 		tasks := readFile(t, filepath.Join(d, "cgroup.procs"))
 		if f := filepath.Join(d, "tasks"); exists(f) {
 			tasks += " " + readFile(t, f)
@@ -204,7 +204,7 @@ func TestRealKillEscaped(t *testing.T) {
 	if err := g.Remove(); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range g.dirs {
+	for _, d := range g.Dirs() {
 		if exists(d) {
 			t.Errorf("%s is left after Remove", d)
 		}
@@ -231,10 +231,16 @@ func TestRealFind(t *testing.T) {
 	}
 	var got []string
 	for _, g := range found {
-		got = append(got, fmt.Sprintf("%s %s@%d dirs=%d", g.Run, g.Trial, g.Attempt, len(g.dirs)))
+		var kinds []string
+		for _, p := range g.parts {
+			kinds = append(kinds, p.kind)
+		}
+		got = append(got, fmt.Sprintf("%s %s@%d %v", g.Run, g.Trial, g.Attempt, kinds))
 	}
-	dirs := len(m.bases)
-	want := []string{fmt.Sprintf("%s a@1 dirs=%d", run, dirs), fmt.Sprintf("%s b/odd name@2 dirs=%d", run, dirs)}
+	want := []string{run + " a@1 [cpu]", run + " b/odd name@2 [memory]"}
+	if m.v2 {
+		want = []string{run + " a@1 [v2]", run + " b/odd name@2 [v2]"}
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Find = %q, want %q", got, want)
 	}
@@ -258,7 +264,7 @@ func placementManager(t *testing.T) *Manager {
 	if os.Getuid() != 0 {
 		t.Skip("placing processes in the v2 hierarchy's root needs root")
 	}
-	return &Manager{v2: true, placeOnly: true, name: "jikken-test", bases: []string{s.V2}, mounts: []string{s.V2Mount}}
+	return &Manager{v2: true, placeOnly: true, name: "jikken-test", hiers: []hier{{"v2", s.V2, s.V2Mount}}}
 }
 
 func TestV2Placement(t *testing.T) {
@@ -284,7 +290,7 @@ func TestV2Placement(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
-	rel := strings.TrimPrefix(g.dirs[0], m.mounts[0])
+	rel := strings.TrimPrefix(g.dir("v2"), m.hiers[0].mount)
 	if !strings.Contains(out.String(), "0::"+rel+"\n") {
 		t.Errorf("the process started outside %s:\n%s", rel, out.String())
 	}
@@ -295,8 +301,8 @@ func TestV2Placement(t *testing.T) {
 	if err := g.Remove(); err != nil {
 		t.Fatal(err)
 	}
-	if exists(g.dirs[0]) {
-		t.Errorf("%s is left after Remove", g.dirs[0])
+	if exists(g.dir("v2")) {
+		t.Errorf("%s is left after Remove", g.dir("v2"))
 	}
-	_ = os.Remove(filepath.Join(m.bases[0], m.name))
+	_ = os.Remove(filepath.Join(m.hiers[0].base, m.name))
 }

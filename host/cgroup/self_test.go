@@ -335,7 +335,7 @@ func TestDetectFake(t *testing.T) {
 func TestLimitV2Files(t *testing.T) {
 	dir := fakeTree(t, map[string]string{"memory.max": "max", "cpu.max": "max 100000"})
 	m := &Manager{v2: true}
-	if err := m.limit(&Group{v2: true, dirs: []string{dir}}, Limits{CPU: 0.5, Memory: 64 << 20}); err != nil {
+	if err := m.limit(&Group{v2: true, parts: []part{{"v2", dir}}}, Limits{CPU: 0.5, Memory: 64 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	for f, want := range map[string]string{"memory.max": "67108864", "cpu.max": "50000 100000"} {
@@ -362,7 +362,11 @@ func TestOOMKilledFiles(t *testing.T) {
 		{"no memory files", false, map[string]string{}, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := &Group{v2: c.v2, dirs: []string{fakeTree(t, c.files)}}
+			kind := "memory"
+			if c.v2 {
+				kind = "v2"
+			}
+			g := &Group{v2: c.v2, parts: []part{{kind, fakeTree(t, c.files)}}}
 			if got := g.OOMKilled(c.sigkill); got != c.want {
 				t.Errorf("OOMKilled = %v, want %v", got, c.want)
 			}

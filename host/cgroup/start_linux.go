@@ -26,9 +26,10 @@ func (g *Group) Start(cmd *exec.Cmd) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	if g.v2 {
-		fd, err := unix.Open(g.dirs[0], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		d := g.dir("v2")
+		fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return fmt.Errorf("open cgroup %s: %w", g.dirs[0], err)
+			return fmt.Errorf("open cgroup %s: %w", d, err)
 		}
 		defer unix.Close(fd)
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
@@ -37,7 +38,7 @@ func (g *Group) Start(cmd *exec.Cmd) error {
 	var err error
 	onThrowawayThread(func() {
 		tid := strconv.Itoa(unix.Gettid())
-		for _, d := range g.dirs {
+		for _, d := range g.Dirs() {
 			if err = writeFile(filepath.Join(d, "tasks"), tid); err != nil {
 				err = fmt.Errorf("enter cgroup %s: %w", d, err)
 				return
