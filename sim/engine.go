@@ -12,8 +12,10 @@ import (
 type Scheduler interface {
 	// Schedule is called after all events of one instant were applied, when pods are pending
 	// and the cluster changed since the last call (an arrival, freed resources, a node coming
-	// up, or a tick). It places pods with c.Bind, may reserve with c.Assume/c.Forget, and may
-	// evict running pods with c.Preempt. An error aborts the simulation.
+	// up, a tick, or a wake-up the scheduler asked for with c.WakeAt). It places pods with
+	// c.Bind, may reserve with c.Assume/c.Forget, and may evict running pods with c.Preempt.
+	// When a pass frees capacity (a preemption), another pass follows at the same instant, so
+	// freed resources never wait for an unrelated event. An error aborts the simulation.
 	Schedule(c *Cluster) error
 }
 
@@ -25,9 +27,12 @@ type Submitter interface {
 	Step(now Time, s Status) (pods []*Pod, next Time, err error)
 }
 
-// Observer receives records as the simulation produces them.
+// Observer receives records as the simulation produces them. Observers stand outside the event
+// order: how often they sample never changes what the scheduler sees or when it runs.
 type Observer interface {
-	// Sampled is called at every sampling instant, after that instant's scheduling pass.
+	// Sampled is called once per sampling instant, in time order, with the state after that
+	// instant's events and scheduling passes (the state of the last instant before it when
+	// nothing happened at the sampling instant itself).
 	Sampled(s *Sample)
 	// PodDone is called once per pod when it succeeds or fails for good.
 	PodDone(p *Pod)
@@ -151,8 +156,15 @@ type Engine struct {
 	active     int
 	started    bool
 	done       bool
-	sampleNow  bool
 	tickNow    bool
+	wakeNow    bool
+	// nextSample is the next sampling instant (Never when sampling is off). Samples are not
+	// events: they are taken between instants, so they cannot change the schedule.
+	nextSample Time
+	// sampled caches the sample of the current state, which stays valid until the next
+	// instant is handled.
+	sampled      Sample
+	sampledValid bool
 }
 
 // Stats counts what the engine did, for the summary.
@@ -205,6 +217,8 @@ func New(cfg Config) (*Engine, error) {
 		podFailure:  cfg.PodFailure,
 		failures:    cfg.Failures,
 		obs:         cfg.Observer,
+		wake:        Never,
+		tickOnly:    cfg.TickOnly,
 	}
 	for i := range cfg.Nodes {
 		if _, err := c.addNode(&cfg.Nodes[i]); err != nil {
@@ -277,8 +291,9 @@ func (e *Engine) start() {
 		c.push(event{t: 0, kind: evSubmit, idx: i, foreground: true})
 	}
 	e.active = len(e.submitters)
+	e.nextSample = Never
 	if e.cfg.SampleEvery > 0 {
-		c.push(event{t: 0, kind: evSample})
+		e.nextSample = 0
 	}
 	if e.cfg.Tick > 0 {
 		c.push(event{t: e.cfg.Tick, kind: evTick})
@@ -289,7 +304,8 @@ func (e *Engine) start() {
 }
 
 // Step advances the clock to the next event time, applies every event of that instant in
-// (time, sequence) order, runs one scheduling pass if needed, and emits a sample if one is due.
+// (time, sequence) order, runs scheduling passes while they are needed, and emits the samples
+// that fall up to that instant.
 func (e *Engine) Step() error {
 	if e.done {
 		return nil
@@ -304,11 +320,14 @@ func (e *Engine) Step() error {
 	}
 	t := c.queue.peek().t
 	if e.cfg.StopAt > 0 && t > e.cfg.StopAt {
+		e.sampleBefore(e.cfg.StopAt + 1)
 		c.advance(e.cfg.StopAt)
 		e.done = true
 		return nil
 	}
+	e.sampleBefore(t)
 	c.advance(t)
+	e.sampledValid = false
 	for c.queue.len() > 0 && c.queue.peek().t == t {
 		ev := c.queue.pop()
 		if ev.foreground {
@@ -319,9 +338,30 @@ func (e *Engine) Step() error {
 			return err
 		}
 	}
-	tick := e.tickNow
-	e.tickNow = false
-	if c.dirty && c.numPending > 0 && (!e.cfg.TickOnly || tick) {
+	if err := e.schedule(); err != nil {
+		return err
+	}
+	e.sampleBefore(t + 1)
+	if e.finished() {
+		e.done = true
+	}
+	return nil
+}
+
+// maxPassesPerInstant bounds the passes at one instant beyond the pod count: a scheduler that
+// keeps preempting without converging is an error, not an endless loop.
+const maxPassesPerInstant = 1000
+
+// schedule runs scheduling passes until one leaves free capacity unchanged: a pass that
+// preempts frees resources, and the pods it requeued (or others) may use them at once.
+func (e *Engine) schedule() error {
+	c := e.c
+	pass := e.tickNow || e.wakeNow || !e.cfg.TickOnly
+	e.tickNow, e.wakeNow = false, false
+	for n := 0; c.dirty && c.numPending > 0 && pass; n++ {
+		if n > maxPassesPerInstant+len(c.pods) {
+			return fmt.Errorf("scheduler at %v: %d passes at one instant and it still preempts; the policy does not converge (a pod must only preempt pods it ranks strictly below itself)", c.now, n)
+		}
 		c.dirty = false
 		c.stats.Passes++
 		if err := e.sched.Schedule(c); err != nil {
@@ -331,17 +371,29 @@ func (e *Engine) Step() error {
 			return err
 		}
 	}
-	if e.sampleNow {
-		e.sampleNow = false
+	return nil
+}
+
+// sampleBefore emits every sample due strictly before t. Nothing changes between instants, so
+// they all show the state after the last instant handled.
+func (e *Engine) sampleBefore(t Time) {
+	c := e.c
+	for e.nextSample < t {
 		if c.obs != nil {
-			s := c.sample()
+			if !e.sampledValid {
+				e.sampled = c.sample()
+				e.sampledValid = true
+			}
+			s := e.sampled
+			s.Time = e.nextSample
 			c.obs.Sampled(&s)
 		}
+		if e.nextSample > Never-e.cfg.SampleEvery {
+			e.nextSample = Never
+		} else {
+			e.nextSample += e.cfg.SampleEvery
+		}
 	}
-	if e.finished() {
-		e.done = true
-	}
-	return nil
 }
 
 func (e *Engine) finished() bool {
@@ -376,10 +428,11 @@ func (e *Engine) handle(ev *event) error {
 		if !e.finished() {
 			c.push(event{t: c.now + e.cfg.Tick, kind: evTick})
 		}
-	case evSample:
-		e.sampleNow = true
-		if !e.finished() {
-			c.push(event{t: c.now + e.cfg.SampleEvery, kind: evSample})
+	case evWake:
+		if ev.t == c.wake {
+			c.wake = Never
+			c.dirty = true
+			e.wakeNow = true
 		}
 	case evNodeFail, evNodeRecover, evNodeRemove, evNodeDrain, evNodeCordon, evNodeUncordon:
 		n := ev.node
@@ -460,9 +513,12 @@ type Cluster struct {
 	podFailure  PodFailure
 	failures    []FailureModel
 	obs         Observer
-	lastT       Time
-	stats       Stats
-	nodesUp     int
+	// wake is the earliest pass the scheduler asked for with WakeAt, or Never.
+	wake     Time
+	tickOnly bool
+	lastT    Time
+	stats    Stats
+	nodesUp  int
 }
 
 func (c *Cluster) push(e event) {
@@ -472,6 +528,20 @@ func (c *Cluster) push(e event) {
 		c.foreground++
 	}
 	c.queue.push(e)
+}
+
+// WakeAt asks for a scheduling pass at t, for policies whose decisions change with time alone
+// (a job crossing a service threshold, a waiting job due for promotion). Only the earliest
+// request is kept, and it is consumed when it fires, so a scheduler asks again on every pass
+// for the next time it needs. Requests at or before now are ignored, as are all requests in
+// tick-only mode, where passes happen at ticks only. A wake-up does not keep the simulation
+// alive on its own.
+func (c *Cluster) WakeAt(t Time) {
+	if c.tickOnly || t <= c.now || t >= c.wake {
+		return
+	}
+	c.wake = t
+	c.push(event{t: t, kind: evWake})
 }
 
 // Now returns the simulated time.

@@ -16,7 +16,7 @@ const (
 	evNodeCordon
 	evNodeUncordon
 	evTick
-	evSample
+	evWake
 )
 
 // event is one entry of the queue. Events are values in a slice-backed heap, not pointers,
@@ -25,7 +25,7 @@ type event struct {
 	t    Time
 	seq  uint64
 	kind eventKind
-	// foreground events keep the simulation alive; ticks, samples and random failure draws
+	// foreground events keep the simulation alive; ticks, wake-ups and random failure draws
 	// do not, so a run ends when the workload is done even though they recur forever.
 	foreground bool
 	gen        uint32

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/sim"
 	"github.com/jikken-dev/jikken/sim/metrics"
 	"github.com/jikken-dev/jikken/sim/scenario"
 )
@@ -77,10 +78,15 @@ type result struct {
 	rows    int
 }
 
-// simulate builds and runs a scenario, with a progress bar on a terminal.
+// simulate builds and runs a scenario, with a progress bar on a terminal. An observer in opts
+// receives the records too. Cancelling ctx stops the run after the current step.
 func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, opts scenario.Options, progress bool) (*result, error) {
 	rec := &metrics.Recorder{}
-	opts.Observer = rec
+	if opts.Observer != nil {
+		opts.Observer = tee{rec, opts.Observer}
+	} else {
+		opts.Observer = rec
+	}
 	start := time.Now()
 	b, err := scenario.Build(sc, opts)
 	if err != nil {
@@ -98,14 +104,19 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 	}
 	e := b.Engine
+	interrupted := ctx.Done()
 	for steps := 0; !e.Done(); steps++ {
+		// One step is one instant: checking between steps bounds the reaction to an interrupt
+		// by the longest step, not by thousands of them.
+		select {
+		case <-interrupted:
+			return nil, fmt.Errorf("simulate %s: stopped at simulated time %v: %w", sc.Name, e.Cluster().Now(), ctx.Err())
+		default:
+		}
 		if err := e.Step(); err != nil {
 			return nil, fmt.Errorf("simulate %s: %w", sc.Name, err)
 		}
 		if steps&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
 			if bar != nil {
 				done := e.Cluster().Stats().Finished
 				if b.Total > 0 {
@@ -137,6 +148,12 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 	}
 	return &result{summary: s, built: b, rec: rec, rows: max(rows, 0)}, nil
 }
+
+// tee passes records to two observers.
+type tee [2]sim.Observer
+
+func (t tee) Sampled(s *sim.Sample) { t[0].Sampled(s); t[1].Sampled(s) }
+func (t tee) PodDone(p *sim.Pod)    { t[0].PodDone(p); t[1].PodDone(p) }
 
 func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
 
