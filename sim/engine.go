@@ -176,6 +176,8 @@ type Stats struct {
 	Preemptions int
 	Restarts    int
 	LostWork    Time
+	// GangTimeouts counts gangs whose reserved members were released after waiting too long.
+	GangTimeouts int
 	// AllocArea and CapArea integrate allocation and capacity over time (milli-units x
 	// seconds), for time-weighted utilisation.
 	AllocArea [MaxResources]float64
@@ -213,7 +215,7 @@ func New(cfg Config) (*Engine, error) {
 		rng:         cfg.Rand,
 		runningPrio: map[int32]int{},
 		userAlloc:   map[string]*Resources{},
-		gangArrived: map[string]int{},
+		gangs:       map[string]*Gang{},
 		podFailure:  cfg.PodFailure,
 		failures:    cfg.Failures,
 		obs:         cfg.Observer,
@@ -428,6 +430,8 @@ func (e *Engine) handle(ev *event) error {
 		if !e.finished() {
 			c.push(event{t: c.now + e.cfg.Tick, kind: evTick})
 		}
+	case evGangTimeout:
+		c.gangTimeout(ev.gang, ev.t)
 	case evWake:
 		if ev.t == c.wake {
 			c.wake = Never
@@ -509,7 +513,9 @@ type Cluster struct {
 	maxFree     Resources
 	runningPrio map[int32]int
 	userAlloc   map[string]*Resources
-	gangArrived map[string]int
+	gangs       map[string]*Gang
+	gangList    []*Gang
+	gangScratch []*Pod
 	podFailure  PodFailure
 	failures    []FailureModel
 	obs         Observer
@@ -687,9 +693,10 @@ func (c *Cluster) MinRunningPriority() (int32, bool) {
 	return m, !first
 }
 
-// GangComplete reports whether every member of the pod's gang has been submitted.
+// GangComplete reports whether enough members of the pod's gang have been submitted for it
+// to start (its minimum; all members by default).
 func (c *Cluster) GangComplete(p *Pod) bool {
-	return p.Gang == "" || c.gangArrived[p.Gang] >= p.GangSize
+	return p.grp == nil || p.grp.Ready()
 }
 
 // Status returns the summary submitters see.
@@ -766,8 +773,10 @@ func (c *Cluster) admit(p *Pod) error {
 		return fmt.Errorf("pod %s requests %s %s but no node offers that much (largest: %s); lower the request or add a larger node group",
 			p.Name, FormatQuantity(p.Requests[i]), c.names.Name(i), FormatQuantity(c.largest(i)))
 	}
-	if p.Gang != "" && p.GangSize < 1 {
-		return fmt.Errorf("pod %s: gang %q needs a positive size", p.Name, p.Gang)
+	if p.Gang != "" {
+		if err := c.join(p); err != nil {
+			return err
+		}
 	}
 	p.ID = len(c.pods)
 	p.Submit = c.now
@@ -776,9 +785,6 @@ func (c *Cluster) admit(p *Pod) error {
 	p.Phase = Pending
 	c.pods = append(c.pods, p)
 	c.stats.Submitted++
-	if p.Gang != "" {
-		c.gangArrived[p.Gang]++
-	}
 	c.enqueue(p)
 	return nil
 }
@@ -880,11 +886,12 @@ func (c *Cluster) Assume(p *Pod, n *Node) error {
 	return nil
 }
 
-// Forget releases an assumed pod.
+// Forget releases an assumed (or held) pod.
 func (c *Cluster) Forget(p *Pod) {
 	if !p.assumed {
 		return
 	}
+	c.unhold(p)
 	p.assumed = false
 	c.unplace(p)
 }
@@ -895,6 +902,7 @@ func (c *Cluster) Bind(p *Pod, n *Node) error {
 		if p.Node != n {
 			return fmt.Errorf("bind pod %s on node %s: it was assumed on node %s", p.Name, n.Name, p.Node.Name)
 		}
+		c.unhold(p)
 		p.assumed = false
 	} else {
 		if err := c.check(p, n, "bind"); err != nil {
@@ -917,6 +925,10 @@ func (c *Cluster) start(p *Pod) {
 	c.pendingDirty = true
 	c.running++
 	c.runningPrio[p.Priority]++
+	if g := p.grp; g != nil {
+		g.running++
+		g.version++
+	}
 	p.gen++
 	run := p.Duration - p.Progress
 	if f := c.podFailure; f.Probability > 0 && c.rng.Float64() < f.Probability {
@@ -930,6 +942,7 @@ func (c *Cluster) start(p *Pod) {
 // stopRun ends the current run; keep says whether the work done is kept (a checkpoint).
 func (c *Cluster) stopRun(p *Pod, keep bool) {
 	ran := c.now - p.Start
+	p.Ran += ran
 	p.Attained += float64(p.Requests[GPUIndex]) * ran.Seconds()
 	if keep {
 		p.Progress += ran
@@ -942,13 +955,18 @@ func (c *Cluster) stopRun(p *Pod, keep bool) {
 	c.unplace(p)
 	c.running--
 	c.runningPrio[p.Priority]--
+	if g := p.grp; g != nil {
+		g.running--
+		g.version++
+	}
 	p.gen++
 	c.dirty = true
 }
 
 // Preempt evicts a running pod and puts it back in the queue. keepProgress says whether its
 // work survives (a checkpointing job suspended by a time-sharing policy) or is lost (a
-// Kubernetes preemption, which kills the container).
+// Kubernetes preemption, which kills the container). A gang left with fewer running members
+// than its minimum is preempted as a whole.
 func (c *Cluster) Preempt(victim *Pod, keepProgress bool) error {
 	if victim.Phase != Running || victim.assumed {
 		return fmt.Errorf("preempt pod %s: pod is %s, not running", victim.Name, victim.Phase)
@@ -957,6 +975,7 @@ func (c *Cluster) Preempt(victim *Pod, keepProgress bool) error {
 	victim.Preemptions++
 	c.stats.Preemptions++
 	c.enqueue(victim)
+	c.breakGang(victim.grp, keepProgress, true)
 	return nil
 }
 
@@ -975,6 +994,7 @@ func (c *Cluster) failPod(p *Pod) {
 	p.Restarts++
 	c.stats.Restarts++
 	p.failures++
+	defer c.breakGang(p.grp, false, false)
 	if p.failures > c.podFailure.MaxRetries {
 		p.Phase = Failed
 		p.End = c.now
@@ -1002,14 +1022,20 @@ func (c *Cluster) retry(p *Pod) {
 }
 
 // evictAll stops every pod on n and requeues it with its work lost, as a node failure, drain or
-// removal does.
+// removal does; gangs that lose their quorum stop everywhere. Pods only reserved on n (gang
+// members waiting for the rest) are released.
 func (c *Cluster) evictAll(n *Node) {
 	for len(n.pods) > 0 {
 		p := n.pods[len(n.pods)-1]
+		if p.assumed {
+			c.Forget(p)
+			continue
+		}
 		c.stopRun(p, false)
 		p.Restarts++
 		c.stats.Restarts++
 		c.enqueue(p)
+		c.breakGang(p.grp, false, false)
 	}
 }
 
@@ -1090,7 +1116,7 @@ func (c *Cluster) draw(mean Time, shape float64) Time {
 
 func (c *Cluster) checkNoAssumed() error {
 	for _, p := range c.Pending() {
-		if p.assumed {
+		if p.assumed && !p.held {
 			return fmt.Errorf("scheduler left pod %s assumed on node %s; bind or forget every assumed pod before returning", p.Name, p.Node.Name)
 		}
 	}

@@ -17,6 +17,7 @@ const (
 	evNodeUncordon
 	evTick
 	evWake
+	evGangTimeout
 )
 
 // event is one entry of the queue. Events are values in a slice-backed heap, not pointers,
@@ -32,6 +33,7 @@ type event struct {
 	idx        int // submitter index, or index into Config.Events
 	pod        *Pod
 	node       *Node
+	gang       *Gang
 	model      int // failure model index + 1, or 0
 }
 

@@ -2,7 +2,10 @@ package scenario
 
 import (
 	"cmp"
+	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -124,7 +127,10 @@ func Build(sc *Scenario, o Options) (*Built, error) {
 	if cfg.Scheduler, err = b.scheduler(profile); err != nil {
 		return nil, err
 	}
-	if err := b.timing(&cfg, profile); err != nil {
+	if err := b.gangTimeout(cfg.Submitters); err != nil {
+		return nil, err
+	}
+	if err := b.timing(&cfg); err != nil {
 		return nil, err
 	}
 	if err := b.failures(&cfg); err != nil {
@@ -285,15 +291,9 @@ func (b *builder) failures(cfg *sim.Config) error {
 	return nil
 }
 
-func (b *builder) timing(cfg *sim.Config, profile string) error {
-	defTick := sim.Time(0)
-	if profile == "las" {
-		// Attained service grows while pods run; without ticks, las would only re-rank on
-		// arrivals and completions.
-		defTick = 60 * sim.Second
-	}
+func (b *builder) timing(cfg *sim.Config) error {
 	var err error
-	if cfg.Tick, err = duration("tick", b.sc.Tick, defTick); err != nil {
+	if cfg.Tick, err = duration("tick", b.sc.Tick, 0); err != nil {
 		return err
 	}
 	cfg.TickOnly = b.sc.TickOnly
@@ -338,11 +338,86 @@ func (b *builder) scheduler(profile string) (sim.Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := policy.New(profile, policy.Options{Placement: pl, Quotas: quotas, Thresholds: s.LASThresholds})
+	o := policy.Options{Placement: pl, Quotas: quotas, Thresholds: s.LASThresholds, StarveLimit: s.StarveLimit}
+	if profile == "gittins" {
+		if o.GittinsSamples, err = b.gittinsSamples(); err != nil {
+			return nil, err
+		}
+		if s.Gittins != nil {
+			o.GittinsQuantum = s.Gittins.Quantum
+		}
+	}
+	p, err := policy.New(profile, o)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}
 	return p, nil
+}
+
+// gittinsSamples reads the gittins service distribution, or takes the service (GPU-seconds)
+// of every job of the workload, a gang counting as one job.
+func (b *builder) gittinsSamples() ([]float64, error) {
+	if g := b.sc.Scheduler.Gittins; g != nil && g.Samples != "" {
+		path := b.path(g.Samples)
+		v, err := readSamples(path)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler.gittins.samples: %w", err)
+		}
+		return v, nil
+	}
+	gangs := map[string]int{}
+	var out []float64
+	for _, src := range b.sources {
+		if src == nil {
+			return nil, fmt.Errorf("scheduler.gittins.samples: a feedback or remote submitter decides its jobs at run time; give a file of job service samples")
+		}
+		for _, j := range src() {
+			gpus := float64(j.GPU) / sim.Milli
+			if t := j.Template; t != nil {
+				gpus = float64(t.Requests[sim.GPUIndex]) / sim.Milli
+			}
+			service := gpus * j.Duration
+			if j.Gang == "" {
+				out = append(out, service)
+				continue
+			}
+			if i, ok := gangs[j.Gang]; ok {
+				out[i] += service
+				continue
+			}
+			gangs[j.Gang] = len(out)
+			out = append(out, service)
+		}
+	}
+	return out, nil
+}
+
+// gangTimeout gives every gang without a timeout of its own the scenario's default.
+func (b *builder) gangTimeout(subs []sim.Submitter) error {
+	t, err := duration("scheduler.gangTimeout", b.sc.Scheduler.GangTimeout, 0)
+	if err != nil || t == 0 {
+		return err
+	}
+	for i, s := range subs {
+		subs[i] = gangDefaults{s, t}
+	}
+	return nil
+}
+
+// gangDefaults sets the default schedule timeout on the gang members a submitter makes.
+type gangDefaults struct {
+	sim.Submitter
+	timeout sim.Time
+}
+
+func (g gangDefaults) Step(now sim.Time, st sim.Status) ([]*sim.Pod, sim.Time, error) {
+	pods, next, err := g.Submitter.Step(now, st)
+	for _, p := range pods {
+		if p.Gang != "" && p.GangTimeout == 0 {
+			p.GangTimeout = g.timeout
+		}
+	}
+	return pods, next, err
 }
 
 func (b *builder) quotas() (map[string]sim.Resources, error) {
@@ -556,6 +631,9 @@ func (b *builder) trace(f string, t *TraceSource) (sim.Submitter, []submitter.Jo
 		return nil, nil, fmt.Errorf("%s.path: %s has an unknown extension; use .csv, .jsonl, or .yaml/.json Pod manifests", f, path)
 	}
 	if err != nil {
+		if le := (*submitter.LineError)(nil); errors.As(err, &le) {
+			return nil, nil, fmt.Errorf("%s: %s:%d: %w", f, path, le.Line, le.Err)
+		}
 		return nil, nil, fmt.Errorf("%s: %s: %w", f, path, err)
 	}
 	if err := b.checkJobs(f, jobs); err != nil {
@@ -576,6 +654,7 @@ func (b *builder) manifests(path string) ([]submitter.Job, error) {
 	}
 	jobs := make([]submitter.Job, 0, len(pods))
 	gangs := map[string]int{}
+	names := map[string]int{}
 	for i := range pods {
 		sp, err := pods[i].ToSim(b.names)
 		if err != nil {
@@ -588,6 +667,10 @@ func (b *builder) manifests(path string) ([]submitter.Job, error) {
 		if sp.Name == "" {
 			sp.Name = fmt.Sprintf("pod-%d", i)
 		}
+		if prev, dup := names[sp.Name]; dup {
+			return nil, fmt.Errorf("pod %d (%s): name already used by pod %d; names must be unique", i, sp.Name, prev)
+		}
+		names[sp.Name] = i
 		if sp.Gang != "" {
 			gangs[sp.Gang]++
 		}
@@ -877,4 +960,38 @@ func (b *builder) feedback(f string, fb *FeedbackSource, rng *sim.Rand) (sim.Sub
 	}
 	b.total += fb.Count
 	return s, nil
+}
+
+// readSamples reads a CSV file with a header row and one number in the first column of every
+// other row.
+func readSamples(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	var out []float64
+	for line := 1; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if line == 1 {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s:%d: %q is not a non-negative number of GPU-seconds", path, line, rec[0])
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no samples after the header row", path)
+	}
+	return out, nil
 }

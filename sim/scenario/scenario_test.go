@@ -75,9 +75,9 @@ events:
 failures:
   nodes: [{group: a, mtbf: 20000, mttr: 600}]
   pods: {probability: 0.05, maxRetries: 2, backoff: 5, maxBackoff: 60}
-scheduler: {profile: %s}
+scheduler: {profile: %s, gangTimeout: %d, starveLimit: %d}
 sample: 100
-`, seed, 1+r.IntN(4), 1+r.IntN(3), 0.01+r.Float64()*0.1, 50+r.IntN(150), r.IntN(3), profile)
+`, seed, 1+r.IntN(4), 1+r.IntN(3), 0.01+r.Float64()*0.1, 50+r.IntN(150), r.IntN(3), profile, r.IntN(2)*120, r.IntN(3))
 }
 
 type checker struct {
@@ -103,7 +103,7 @@ func (k *checker) check() {
 		var sum sim.Resources
 		for _, p := range n.Pods() {
 			sum.Add(&p.Requests)
-			if p.Phase != sim.Running {
+			if p.Phase != sim.Running && !p.Held() {
 				t.Fatalf("t=%v pod %s on node %s is %v", c.Now(), p.Name, n.Name, p.Phase)
 			}
 		}
@@ -123,7 +123,7 @@ func (k *checker) check() {
 
 func TestInvariantsOnRandomScenarios(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
-		for _, profile := range []string{"kube-default", "fifo", "fifo-backfill", "sjf", "srtf", "las", "drf"} {
+		for _, profile := range Profiles() {
 			t.Run(fmt.Sprintf("%s/%d", profile, seed), func(t *testing.T) {
 				b, err := Build(mustParse(t, randomScenario(seed, profile)), Options{})
 				if err != nil {
@@ -242,6 +242,22 @@ scheduler: {profile: fifo}
 	_, err := Build(sc, Options{})
 	if err == nil || !strings.Contains(err.Error(), "workload[0].trace: pod big") || !strings.Contains(err.Error(), "fits on no node group") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestTraceErrorsNameFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte("name,user,submit_s,duration_s,cpu,memory,gpu\na,u,0,10,1,1Gi,1\nb,u,0,10,1\n"), 0o644)
+	sc := mustParse(t, `
+cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}]}
+workload: [{trace: {path: jobs.csv}}]
+scheduler: {profile: fifo}
+`)
+	sc.Dir = dir
+	_, err := Build(sc, Options{})
+	want := "workload[0].trace: " + filepath.Join(dir, "jobs.csv") + ":3: 5 fields, but the header names 7 columns"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error = %v, want it to start with %q", err, want)
 	}
 }
 
