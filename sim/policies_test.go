@@ -181,13 +181,11 @@ func TestStarvationGuardPromotes(t *testing.T) {
 }
 
 // Within a queue, gittins runs first the job most likely to finish within the next quantum
-// per unit of service. Job sizes are 100 or 1,000 GPU-seconds, equally likely: a fresh job
-// (index 0.5/550) goes before one that has attained 150 and is known to be long (index 0, all
-// samples below its service have finished... none finish within the quantum), and las would
-// keep FIFO order instead.
+// per unit of service. Jobs need 100 or 1,000 GPU-seconds, equally likely; the quantum is 200.
+// A fresh job finishes within the quantum with probability 1/2 and uses 150 on average until
+// then: index 1/300. A job that has attained 150 is known to be a 1,000 one: index 0. So the
+// fresh job suspends it, where las keeps FIFO order within the queue.
 func TestGittinsOrdersByIndex(t *testing.T) {
-	// One GPU. old runs 150 s, is suspended by nobody (single queue), and ends at 1000 s under
-	// las; under gittins the fresh job, arriving at 150 s, preempts it.
 	jobs := []submitter.Job{gpuJob("old", 0, 1000, 1), gpuJob("fresh", 150, 100, 1)}
 	o := policy.Options{Thresholds: []float64{1e9}, GittinsSamples: []float64{100, 1000}, GittinsQuantum: 200}
 	for _, c := range []struct {
