@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"testing"
 
 	"github.com/jikken-dev/jikken/sim"
@@ -54,7 +55,7 @@ func gpuPod(g int64) *sim.Pod {
 
 func TestPlacements(t *testing.T) {
 	c := cluster(t, []int64{8, 8, 8}, []int64{6, 2, 0}, []float64{100, 100, 0})
-	for name, want := range map[string]string{Pack: "a", Spread: "c", Consolidated: "a"} {
+	for name, want := range map[string]string{Pack: "a", Spread: "c", Consolidated: "a", FirstFit: "a"} {
 		pl, err := NewPlacement(name)
 		if err != nil {
 			t.Fatal(err)
@@ -81,5 +82,45 @@ func TestReservation(t *testing.T) {
 	at, n := reservation(c, gpuPod(8))
 	if at != 50*sim.Second || n.Name != "b" {
 		t.Fatalf("reservation at %v on %v, want 50s on b", at, n)
+	}
+}
+
+// First-fit takes the first node in cluster order, where pack takes the fullest that fits.
+func TestFirstFitTakesTheFirstNode(t *testing.T) {
+	c := cluster(t, []int64{8, 8}, []int64{0, 6}, []float64{0, 100})
+	ff, _ := NewPlacement(FirstFit)
+	pack, _ := NewPlacement(Pack)
+	if got := ff.Place(c, gpuPod(2), nil); got == nil || got.Name != "a" {
+		t.Errorf("first-fit placed on %v, want a", got)
+	}
+	if got := pack.Place(c, gpuPod(2), nil); got == nil || got.Name != "b" {
+		t.Errorf("pack placed on %v, want b", got)
+	}
+	if got := ff.Place(c, gpuPod(2), c.Nodes()[0]); got == nil || got.Name != "b" {
+		t.Errorf("first-fit skipping a placed on %v, want b", got)
+	}
+}
+
+// Gittins indices worked by hand. Samples 1, 2, 3, 4 GPU-seconds, quantum 1:
+//   - a = 0: all four survive, one (1) ends within the quantum, service used until the end of
+//     the quantum is 1 + 1 + 1 + 1 = 4: index 1/4;
+//   - a = 1: three survive, one (2) ends, used 1 + 1 + 1 = 3: 1/3;
+//   - a = 2.5: two survive (3, 4), one ends after 0.5, the other uses the whole quantum: 1/1.5;
+//   - a = 4: none survive: 0.
+func TestGittinsIndex(t *testing.T) {
+	g, err := newGittins([]float64{4, 2, 1, 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ a, want float64 }{{0, 0.25}, {1, 1.0 / 3}, {2.5, 1 / 1.5}, {4, 0}, {10, 0}} {
+		if got := g.index(c.a); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("index(%v) = %v, want %v", c.a, got, c.want)
+		}
+	}
+	if _, err := newGittins(nil, 1); err == nil {
+		t.Error("no samples accepted")
+	}
+	if _, err := newGittins([]float64{1}, 0); err == nil {
+		t.Error("zero quantum accepted")
 	}
 }
