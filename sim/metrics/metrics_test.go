@@ -74,11 +74,11 @@ func TestTimelineGolden(t *testing.T) {
 
 func TestCompareTable(t *testing.T) {
 	var buf bytes.Buffer
-	tb := Compare([]string{"a", "b"}, []Summary{{Pods: 3, Makespan: 200}, {Pods: 3, Makespan: 150.5}})
+	tb := Compare([]string{"a", "b"}, []Summary{{Jobs: 3, Makespan: 200}, {Jobs: 3, Makespan: 150.5}})
 	if err := WriteTable(&buf, tb); err != nil {
 		t.Fatal(err)
 	}
-	want := "metric                 a       b\npods                   3       3\n"
+	want := "metric                 a       b\njobs                   3       3\n"
 	if got := buf.String(); got[:len(want)] != want {
 		t.Errorf("table starts\n%q\nwant\n%q", got[:len(want)], want)
 	}

@@ -33,10 +33,13 @@ func newRunCmd(f *cmdutil.Factory) *cobra.Command {
 	o := &runOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml -o OUTDIR",
-		Short: "Run one scenario and write summary.json, pods.csv and timeline.csv",
+		Short: "Run one scenario and write summary.json, jobs.csv, pods.csv and timeline.csv",
 		Long: `run simulates the scenario and writes to OUTDIR:
-  summary.json   JCT/wait percentiles, makespan, throughput, GPU allocation, fragmentation,
-                 fairness, run cost and a determinism hash
+  summary.json   job JCT/wait/slowdown percentiles (a gang is one job; pod-level figures
+                 under pod_*), per-user figures, makespan, throughput, GPU allocation,
+                 fragmentation, fairness, run cost and a determinism hash
+  jobs.csv       one row per job (a gang, or a pod on its own): submit, start, end, wait,
+                 JCT, slowdown, preemptions, restarts, lost GPU time, user
   pods.csv       one row per pod: submit, start, end, node, wait, JCT, slowdown, preemptions,
                  restarts, lost work, user
   timeline.csv   allocation, capacity and utilisation per resource, queue length and running
@@ -173,6 +176,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err := writeFile(filepath.Join(o.outDir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
 		return err
 	}
+	if err := writeFile(filepath.Join(o.outDir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, metrics.Jobs(c.Pods())) }); err != nil {
+		return err
+	}
 	rows := metrics.Downsample(r.rec.Samples, r.rows)
 	tl := "timeline.csv"
 	write := metrics.WriteTimelineCSV
@@ -189,7 +195,8 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return cmdutil.WriteJSON(o.f.IO.Out, r.summary)
 	}
 	s := r.summary
-	fmt.Fprintf(o.f.IO.Out, "%s (%s, seed %d): %d pods, %d succeeded, %d failed, %d unfinished\n", s.Scenario, s.Scheduler, s.Seed, s.Pods, s.Succeeded, s.Failed, s.Unfinished)
+	fmt.Fprintf(o.f.IO.Out, "%s (%s, seed %d): %d jobs (%d pods), %d succeeded, %d failed, %d unfinished\n", s.Scenario, s.Scheduler, s.Seed,
+		s.Jobs, s.Pods, s.JobsSucceeded, s.JobsFailed, s.JobsUnfinished)
 	fmt.Fprintf(o.f.IO.Out, "makespan %.1f s, mean JCT %.1f s (p95 %.1f), mean wait %.1f s (p95 %.1f), GPU allocation %.3f\n",
 		s.Makespan, s.JCT.Mean, s.JCT.P95, s.Wait.Mean, s.Wait.P95, s.GPUAllocation)
 	fmt.Fprintf(o.f.IO.Out, "wrote %s\n", o.outDir)
