@@ -499,7 +499,9 @@ type Cluster struct {
 	running      int
 	backoff      int
 	dirty        bool
-	foreground   int
+	// version counts changes to pods and nodes (see Version).
+	version    uint64
+	foreground int
 
 	queue eventQueue
 	seq   uint64
@@ -549,6 +551,11 @@ func (c *Cluster) WakeAt(t Time) {
 	c.wake = t
 	c.push(event{t: t, kind: evWake})
 }
+
+// Version changes whenever a pod is submitted, requeued, reserved, started or stopped, or a
+// node changes; ticks and wake-ups leave it as it is. A scheduler whose decisions depend only
+// on that state can tell that a pass has nothing new to decide.
+func (c *Cluster) Version() uint64 { return c.version }
 
 // Now returns the simulated time.
 func (c *Cluster) Now() Time { return c.now }
@@ -737,6 +744,7 @@ func (c *Cluster) addNode(s *NodeSpec) (*Node, error) {
 			return nil, fmt.Errorf("node %q: capacity of %s is negative", s.Name, c.names.Name(i))
 		}
 	}
+	c.version++
 	n := &Node{ID: len(c.nodes), Name: s.Name, Group: s.Group, Labels: s.Labels, Taints: s.Taints,
 		Capacity: s.Capacity, Up: true}
 	c.nodesUp++
@@ -816,6 +824,7 @@ func (c *Cluster) largest(i int) int64 {
 }
 
 func (c *Cluster) enqueue(p *Pod) {
+	c.version++
 	p.Phase = Pending
 	c.numPending++
 	c.dirty = true
@@ -826,6 +835,7 @@ func (c *Cluster) enqueue(p *Pod) {
 }
 
 func (c *Cluster) place(p *Pod, n *Node) {
+	c.version++
 	n.Allocated.Add(&p.Requests)
 	n.Version++
 	c.allocated.Add(&p.Requests)
@@ -842,6 +852,7 @@ func (c *Cluster) place(p *Pod, n *Node) {
 }
 
 func (c *Cluster) unplace(p *Pod) {
+	c.version++
 	n := p.Node
 	n.Allocated.Sub(&p.Requests)
 	n.Version++
@@ -915,6 +926,7 @@ func (c *Cluster) Bind(p *Pod, n *Node) error {
 }
 
 func (c *Cluster) start(p *Pod) {
+	c.version++
 	p.Phase = Running
 	p.LastNode = p.Node.Name
 	p.Start = c.now
@@ -1043,6 +1055,7 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 	if n.Removed {
 		return
 	}
+	c.version++
 	defer c.reindex(n)
 	switch k {
 	case evNodeFail:

@@ -11,7 +11,7 @@ import "fmt"
 // Members placed while the quorum is not yet reachable are released at the end of a pass,
 // unless the gang has a schedule timeout: then they stay reserved (Cluster.Hold), holding
 // their resources, for up to Timeout of simulated time while the rest find room, and are
-// released when it expires.
+// released when it expires. After that the gang reserves again once the cluster has changed.
 //
 // The engine owns a Gang; schedulers read it through these methods.
 type Gang struct {
@@ -23,10 +23,12 @@ type Gang struct {
 	members []*Pod
 	running int
 	held    int
-	// deadline is when held members are released, or Never; releasedAt is the last time they
-	// were, so a gang does not reserve again in the same instant (-1 before).
+	// deadline is when held members are released, or Never. After a release the gang holds
+	// again only once the cluster has changed (released, at cluster version releasedAt):
+	// reserving the same nodes again would only time out again.
 	deadline   Time
-	releasedAt Time
+	released   bool
+	releasedAt uint64
 	// version changes whenever a member starts or stops, so schedulers can cache job-level
 	// values computed over the members.
 	version uint64
@@ -85,7 +87,7 @@ func (c *Cluster) join(p *Pod) error {
 	g := c.gangs[p.Gang]
 	if g == nil {
 		g = &Gang{name: p.Gang, id: len(c.gangList), size: p.GangSize, min: p.GangMin, timeout: p.GangTimeout,
-			deadline: Never, releasedAt: -1}
+			deadline: Never}
 		if g.min == 0 {
 			g.min = g.size
 		}
@@ -126,6 +128,10 @@ func (c *Cluster) Hold(p *Pod) error {
 	return nil
 }
 
+// mayHold reports whether the gang may hold reservations: never released, or the cluster
+// changed since (at version v).
+func (g *Gang) mayHold(v uint64) bool { return g.timeout > 0 && (!g.released || v != g.releasedAt) }
+
 // unhold clears the held mark of a pod that is bound or forgotten.
 func (c *Cluster) unhold(p *Pod) {
 	if !p.held {
@@ -149,7 +155,7 @@ func (c *Cluster) gangTimeout(g *Gang, at Time) {
 			c.Forget(q)
 		}
 	}
-	g.releasedAt = c.now
+	g.released, g.releasedAt = true, c.version
 	c.stats.GangTimeouts++
 	c.dirty = true
 }
@@ -185,6 +191,7 @@ func (c *Cluster) ScheduleGang(p *Pod, pl GangPlacer) (bool, error) {
 		}
 		return true, pl.Bind(c, p)
 	}
+	v := c.version
 	reserved := c.gangScratch[:0]
 	defer func() { clear(reserved); c.gangScratch = reserved[:0] }()
 	pending := 0
@@ -212,7 +219,7 @@ func (c *Cluster) ScheduleGang(p *Pod, pl GangPlacer) (bool, error) {
 		}
 	}
 	if g.running+g.held+len(reserved) < g.min {
-		if g.timeout > 0 && g.releasedAt != c.now {
+		if g.mayHold(v) {
 			for _, r := range reserved {
 				if err := c.Hold(r); err != nil {
 					return false, err

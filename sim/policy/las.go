@@ -30,6 +30,8 @@ type las struct {
 	jobs      map[int]*lasJob
 	seenG     []uint64
 	stamp     uint64
+	// next is the earliest crossing or promotion found by the last call of wake.
+	next sim.Time
 }
 
 // lasJob is what a promotion reset: the service, run time and waiting time at that moment.
@@ -80,16 +82,94 @@ func (l *las) since(now sim.Time, p *sim.Pod) float64 {
 	return s
 }
 
-// level is the queue of a job with service x: how many thresholds it has reached.
+// level is the queue of a job with service x: how many thresholds it has reached. Service
+// summed over runs carries rounding errors, so a threshold reached within a relative 1e-9
+// counts as reached: a job whose crossing time passed while it ran stays in the lower queue
+// once it stops.
 func (l *las) level(x float64) int {
+	x += 1e-9 * max(math.Abs(x), 1)
 	return sort.Search(len(l.th), func(i int) bool { return l.th[i] > x })
 }
 
+// levelAt returns the job's queue at now and when it next moves down (Never if it does not
+// while its members keep running). The crossing times are computed from the state at the
+// start of the members' runs, not from the service at now: so they do not depend on when
+// they are computed, and the level changes exactly at the instant a wake-up is asked for.
+func (l *las) levelAt(now sim.Time, p *sim.Pod) (int, sim.Time) {
+	base, ranBase := 0.0, sim.Time(0)
+	if j := l.jobs[jobID(p)]; j != nil {
+		base, ranBase = j.service, j.ran
+	}
+	members := []*sim.Pod{p}
+	if g := p.Group(); g != nil {
+		members = g.Members()
+	}
+	if l.timeBased {
+		return l.levelByTime(now, members, ranBase)
+	}
+	// Service in GPU-milli x seconds is sum(attained) + sum over running members of
+	// rate x (t - start); t0 anchors the starts so the sums stay small.
+	var attained, rate, lead float64
+	t0 := sim.Never
+	for _, q := range members {
+		attained += q.Attained
+		if q.Phase == sim.Running && !q.Assumed() {
+			t0 = min(t0, q.Start)
+		}
+	}
+	for _, q := range members {
+		if q.Phase == sim.Running && !q.Assumed() {
+			r := float64(q.Requests[sim.GPUIndex])
+			rate += r
+			lead += r * float64(q.Start-t0)
+		}
+	}
+	lv := l.level(attained/sim.Milli - base)
+	if rate == 0 {
+		return lv, sim.Never
+	}
+	for ; lv < len(l.th); lv++ {
+		need := ((l.th[lv]+base)*sim.Milli - attained) * float64(sim.Second)
+		t := t0 + sim.Time(math.Ceil((need+lead)/rate))
+		if t > now {
+			return lv, t
+		}
+	}
+	return lv, sim.Never
+}
+
+// levelByTime is levelAt for las-time, in exact integer time: the job's run time is its
+// longest-running member's, counted from base, its run time at its last promotion.
+func (l *las) levelByTime(now sim.Time, members []*sim.Pod, base sim.Time) (int, sim.Time) {
+	var done sim.Time
+	for _, q := range members {
+		done = max(done, q.Ran)
+	}
+	limit := func(i int) sim.Time { return base + sim.Time(math.Ceil(l.th[i]*float64(sim.Second))) }
+	lv := 0
+	for lv < len(l.th) && done >= limit(lv) {
+		lv++
+	}
+	for ; lv < len(l.th); lv++ {
+		limit := limit(lv)
+		next := sim.Never
+		for _, q := range members {
+			if q.Phase == sim.Running && !q.Assumed() {
+				next = min(next, q.Start+limit-q.Ran)
+			}
+		}
+		if next > now {
+			return lv, next
+		}
+	}
+	return lv, sim.Never
+}
+
 func (l *las) key(now sim.Time, p *sim.Pod) rank {
-	x := l.since(now, p)
-	r := rank{float64(l.level(x)), 0}
+	lv, _ := l.levelAt(now, p)
+	r := rank{float64(lv), 0}
 	if l.gittins != nil {
-		r.b = -l.gittins.index(x)
+		r.b = -l.gittins.index(l.since(now, p))
 	}
 	return r
 }
@@ -98,7 +178,8 @@ func (l *las) victimKey(now sim.Time, p *sim.Pod) rank {
 	if l.gittins != nil {
 		return l.key(now, p)
 	}
-	return rank{float64(l.level(l.since(now, p))), 0}
+	lv, _ := l.levelAt(now, p)
+	return rank{float64(lv), 0}
 }
 
 func (l *las) promotions(p *sim.Pod) uint32 {
@@ -129,7 +210,7 @@ func (l *las) firstOfJob(p *sim.Pod) bool {
 // promotion, how long it has run and how long it has waited since then.
 func (l *las) starvation(now sim.Time, p *sim.Pod) (ran, waited sim.Time, ok bool) {
 	fs := firstStart(p)
-	if fs < 0 || l.level(l.since(now, p)) == 0 {
+	if lv, _ := l.levelAt(now, p); fs < 0 || lv == 0 {
 		return 0, 0, false
 	}
 	total := ranAt(now, p)
@@ -177,18 +258,8 @@ func (l *las) wake(c *sim.Cluster, now sim.Time) {
 			if p.Assumed() || !l.firstOfJob(p) {
 				continue
 			}
-			x := l.since(now, p)
-			lv := l.level(x)
-			if lv == len(l.th) {
-				continue
-			}
-			rate := 1.0
-			if !l.timeBased {
-				rate = gpuRate(p) / sim.Milli
-			}
-			if rate > 0 {
-				next = min(next, now+ceilTime((l.th[lv]-x)/rate))
-			}
+			_, t := l.levelAt(now, p)
+			next = min(next, t)
 		}
 	}
 	if l.starve > 0 {
@@ -201,18 +272,10 @@ func (l *las) wake(c *sim.Cluster, now sim.Time) {
 			}
 		}
 	}
+	l.next = next
 	if next != sim.Never {
 		c.WakeAt(next)
 	}
-}
-
-// ceilTime converts seconds to Time, rounding up, so the pass comes no earlier than the
-// crossing; at least 1 µs.
-func ceilTime(s float64) sim.Time {
-	if s >= float64(sim.Never/2)/float64(sim.Second) {
-		return sim.Never / 2
-	}
-	return max(sim.Time(math.Ceil(s*float64(sim.Second))), 1)
 }
 
 // gittins computes the Gittins index of attained service a under an empirical distribution

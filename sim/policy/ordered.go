@@ -35,8 +35,6 @@ type ordered struct {
 	fresh   []keyed
 	seen    map[*sim.Pod]uint64
 	stamp   uint64
-	// exhaustive sorts the whole queue every pass, for tests of the incremental order.
-	exhaustive bool
 	// suspendMisses and maxRunning prune suspension searches within a pass (see suspendFor).
 	suspendMisses []sim.Resources
 	maxRunning    rank
@@ -139,9 +137,22 @@ func (o *ordered) sortQueue(c *sim.Cluster, now sim.Time) {
 	}
 }
 
+// Schedule implements sim.Scheduler. A pass where nothing changed since the last one (a tick)
+// is skipped when time alone cannot change a decision: sjf keys are fixed, srtf's running jobs
+// only get shorter (so fewer become victims), and las levels change only at the crossings and
+// promotions it asked to be woken for. Gittins indices move with service, so gittins always
+// runs.
 func (o *ordered) Schedule(c *sim.Cluster) error {
-	o.newPass()
 	now := c.Now()
+	if o.unchanged(c) && (o.las == nil || (o.las.gittins == nil && now < o.las.next)) {
+		if o.las != nil && o.las.next != sim.Never {
+			// The wake-up asked for may have been displaced by an earlier one: ask again.
+			c.WakeAt(o.las.next)
+		}
+		return nil
+	}
+	o.settledOK = false
+	o.newPass()
 	if o.las != nil {
 		o.las.promote(c, now)
 	}
@@ -149,6 +160,7 @@ func (o *ordered) Schedule(c *sim.Cluster) error {
 	defer clear(o.queue)
 	o.suspendMisses = o.suspendMisses[:0]
 	o.maxValid = false
+	suspendedAny := false
 	for _, p := range o.queue {
 		if p.Phase != sim.Pending || p.Assumed() {
 			continue
@@ -168,6 +180,7 @@ func (o *ordered) Schedule(c *sim.Cluster) error {
 			return err
 		}
 		if suspended {
+			suspendedAny = true
 			// Victims freed capacity: what failed before may fit now.
 			o.newPass()
 			o.suspendMisses = o.suspendMisses[:0]
@@ -176,6 +189,10 @@ func (o *ordered) Schedule(c *sim.Cluster) error {
 	}
 	if o.las != nil {
 		o.las.wake(c, now)
+	}
+	if !suspendedAny {
+		// A pass that suspended jobs is followed by another at once, for the jobs it requeued.
+		o.settle(c)
 	}
 	return nil
 }

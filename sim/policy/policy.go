@@ -76,7 +76,24 @@ type base struct {
 	pass   uint64
 	tried  []uint64
 	placer gangPlacer
+	// settled is the cluster version at the end of the last pass, which left nothing more to
+	// do; settledOK says it is valid.
+	settled   uint64
+	settledOK bool
+	// exhaustive turns the shortcuts off (no skipped passes; ordered policies sort their whole
+	// queue every pass), for tests that compare them with the full computation.
+	exhaustive bool
 }
+
+// unchanged reports whether nothing has changed since the last pass ended: for a policy whose
+// decisions depend only on the cluster's state (and on time only in ways that cannot make a
+// new placement or suspension possible), that pass would decide nothing.
+func (b *base) unchanged(c *sim.Cluster) bool {
+	return !b.exhaustive && b.settledOK && c.Version() == b.settled
+}
+
+// settle records the cluster version at the end of a pass.
+func (b *base) settle(c *sim.Cluster) { b.settled, b.settledOK = c.Version(), true }
 
 type miss struct {
 	req  sim.Resources
@@ -193,7 +210,13 @@ func submitOrder(a, b *sim.Pod) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
+// Schedule implements sim.Scheduler. A pass at a tick with nothing new decides nothing: a
+// backfill candidate's end only moves later as time passes, while the reservation stays put.
 func (f *fifo) Schedule(c *sim.Cluster) error {
+	if f.unchanged(c) {
+		return nil
+	}
+	defer f.settle(c)
 	f.newPass()
 	f.queue = append(f.queue[:0], c.Pending()...)
 	if !slices.IsSortedFunc(f.queue, submitOrder) {
@@ -280,7 +303,12 @@ type drf struct {
 	queues map[string][]*sim.Pod
 }
 
+// Schedule implements sim.Scheduler; shares change only with the cluster's state.
 func (d *drf) Schedule(c *sim.Cluster) error {
+	if d.unchanged(c) {
+		return nil
+	}
+	defer d.settle(c)
 	d.newPass()
 	if d.queues == nil {
 		d.queues = map[string][]*sim.Pod{}

@@ -46,3 +46,20 @@ func firstDiff(a, b []byte) string {
 	}
 	return fmt.Sprintf("%d lines vs %d", len(la), len(lb))
 }
+
+// las acts exactly when a job crosses a queue threshold or is due for promotion, so forcing
+// extra passes with ticks changes nothing; nor does it for srtf, sjf and fifo.
+func TestTicksDoNotChangeExactPolicies(t *testing.T) {
+	for _, profile := range []string{"las", "las-time", "srtf", "sjf", "fifo"} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			t.Run(fmt.Sprintf("%s/%d", profile, seed), func(t *testing.T) {
+				y := strings.Replace(randomScenario(seed, profile), "gangTimeout:", "lasThresholds: [600, 6000], gangTimeout:", 1)
+				a := podsCSV(t, y)
+				b := podsCSV(t, strings.Replace(y, "sample: 100", "sample: 100\ntick: 7", 1))
+				if !bytes.Equal(a, b) {
+					t.Fatalf("pods.csv differs with 7 s ticks:\n%s", firstDiff(a, b))
+				}
+			})
+		}
+	}
+}
