@@ -1,13 +1,13 @@
 package scenario
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // Scenario is the YAML file's schema. Durations are seconds (a number) or Go durations
@@ -160,13 +160,15 @@ type Dist struct {
 // UnmarshalJSON accepts a bare number as a constant.
 func (d *Dist) UnmarshalJSON(b []byte) error {
 	var f float64
-	if err := yaml.Unmarshal(b, &f); err == nil {
+	if err := json.Unmarshal(b, &f); err == nil {
 		d.Const = &f
 		return nil
 	}
 	type plain Dist
 	var p plain
-	if err := yaml.UnmarshalStrict(b, &p); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
 		return err
 	}
 	*d = Dist(p)
@@ -350,10 +352,10 @@ func Load(path string) (*Scenario, error) {
 	return sc, nil
 }
 
-// Parse parses scenario YAML (or JSON).
+// Parse parses scenario YAML 1.2 (or JSON).
 func Parse(data []byte) (*Scenario, error) {
 	var sc Scenario
-	if err := yaml.UnmarshalStrict(data, &sc); err != nil {
+	if err := decodeYAML(data, &sc); err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
 	if len(sc.Cluster.NodeGroups) == 0 {

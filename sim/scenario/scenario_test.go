@@ -341,3 +341,32 @@ scheduler: {profile: kube-default}
 		t.Fatalf("replayed trace differs from the direct run: %+v\nvs\n%+v", direct, again)
 	}
 }
+
+// Scenarios are YAML 1.2: n, yes and on stay strings (YAML 1.1 made them booleans, so a
+// scenario named n was called false), 010 is ten, dates stay text.
+func TestYAML12(t *testing.T) {
+	sc := mustParse(t, `
+name: n
+seed: 010
+cluster:
+  nodeGroups:
+    - {name: on, count: 1, capacity: {cpu: "8", memory: 32Gi}, labels: {zone: no, since: 2001-12-14}}
+workload:
+  - poisson: {name: yes, rate: 0.1, count: 5, shape: {duration: 100}}
+scheduler: {profile: fifo}
+`)
+	g := sc.Cluster.NodeGroups[0]
+	if sc.Name != "n" || sc.Seed != 10 || g.Name != "on" || g.Labels["zone"] != "no" || g.Labels["since"] != "2001-12-14" || sc.Workload[0].Poisson.Name != "yes" {
+		t.Fatalf("parsed %+v, group %+v", sc, g)
+	}
+	for _, c := range []struct{ y, want string }{
+		{"name: a\nname: b\n", `line 2: key "name" appears twice`},
+		{"seed: .inf\n", `line 1: ".inf" is not a finite number`},
+		{"cluster: {nodeGroups: [{name: g, count: 1e18}]}\n", "cannot unmarshal number 1e+18"},
+		{"seed: [1\n", "did not find expected"},
+	} {
+		if _, err := Parse([]byte(c.y)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.y, err, c.want)
+		}
+	}
+}
