@@ -38,6 +38,65 @@ type Options struct {
 	Observer sim.Observer
 	// Seed, if non-zero, replaces the scenario's seed.
 	Seed uint64
+	// MaxMemory caps the memory the run's records may take, in bytes (default
+	// DefaultMaxMemory; negative: no cap). A scenario expected to need more is refused.
+	MaxMemory int64
+}
+
+// DefaultMaxMemory is the default cap on a run's records: pods and samples.
+const DefaultMaxMemory = 4 << 30
+
+// Memory a run keeps per pod (the pod, its queue entries and its rows) and per time-series
+// sample, measured on the philly benchmark with a margin.
+const (
+	PodBytes    = 1536
+	SampleBytes = 384
+)
+
+// Estimate is what a run is expected to hold: pods submitted and samples taken. It errs low
+// (the run may last longer than its last arrival), so a refusal is never a false alarm;
+// Budget checks the run as it goes.
+type Estimate struct {
+	Pods    float64
+	Samples float64
+	Bytes   float64
+}
+
+// MemoryError refuses a scenario whose records would not fit under the cap.
+type MemoryError struct {
+	Estimate Estimate
+	Cap      int64
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("the run would keep about %s in memory (%.3g pods, %.3g time-series samples), over the cap of %s; submit fewer jobs, sample less often (sample:), or raise the cap",
+		bytesText(e.Estimate.Bytes), e.Estimate.Pods, e.Estimate.Samples, bytesText(float64(e.Cap)))
+}
+
+func bytesText(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", b/(1<<10))
+}
+
+// Budget caps a run while it goes: Check reports a *MemoryError once the pods submitted and
+// the samples kept exceed the cap (runs can outlast the estimate).
+type Budget struct{ Cap int64 }
+
+// Check returns an error when pods and samples exceed the cap.
+func (b Budget) Check(pods, samples int) error {
+	if b.Cap <= 0 {
+		return nil
+	}
+	est := Estimate{Pods: float64(pods), Samples: float64(samples), Bytes: float64(pods)*PodBytes + float64(samples)*SampleBytes}
+	if est.Bytes > float64(b.Cap) {
+		return &MemoryError{Estimate: est, Cap: b.Cap}
+	}
+	return nil
 }
 
 // Jobs returns every job the scenario's workload would submit, merged in submit-time order,
@@ -81,6 +140,9 @@ type Built struct {
 	// Total is how many pods the workload will submit, when known in advance (traces, presets,
 	// counted generators), for progress bars; 0 if unknown.
 	Total int
+	// Estimate is the expected size of the run's records; Budget checks them as it runs.
+	Estimate Estimate
+	Budget   Budget
 }
 
 // builder carries what validation and construction share.
@@ -98,6 +160,10 @@ type builder struct {
 	// lenient is set when the profile is overridden (compare --profiles): settings that belong
 	// to the other kind of scheduler are ignored instead of rejected.
 	lenient bool
+	// pods and horizon are the expected pods and last arrival (seconds) of the workload, for
+	// the memory estimate.
+	pods    float64
+	horizon float64
 }
 
 func (b *builder) rng(stream uint64) *sim.Rand { return sim.NewRand(b.seed, stream) }
@@ -136,11 +202,35 @@ func Build(sc *Scenario, o Options) (*Built, error) {
 	if err := b.failures(&cfg); err != nil {
 		return nil, err
 	}
+	est, budget, err := b.footprint(&cfg, o.MaxMemory)
+	if err != nil {
+		return nil, err
+	}
 	e, err := sim.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Built{Engine: e, Names: b.names, Scheduler: profile, Seed: b.seed, Total: b.total}, nil
+	return &Built{Engine: e, Names: b.names, Scheduler: profile, Seed: b.seed, Total: b.total, Estimate: est, Budget: budget}, nil
+}
+
+// footprint estimates the run's records and refuses them over the cap.
+func (b *builder) footprint(cfg *sim.Config, limit int64) (Estimate, Budget, error) {
+	if limit == 0 {
+		limit = DefaultMaxMemory
+	}
+	est := Estimate{Pods: b.pods}
+	if cfg.SampleEvery > 0 {
+		horizon := b.horizon
+		if cfg.StopAt > 0 {
+			horizon = min(horizon, cfg.StopAt.Seconds())
+		}
+		est.Samples = math.Floor(horizon/cfg.SampleEvery.Seconds()) + 1
+	}
+	est.Bytes = est.Pods*PodBytes + est.Samples*SampleBytes
+	if limit > 0 && est.Bytes > float64(limit) {
+		return est, Budget{}, &MemoryError{Estimate: est, Cap: limit}
+	}
+	return est, Budget{Cap: limit}, nil
 }
 
 func duration(field string, d Duration, def sim.Time) (sim.Time, error) {
@@ -640,6 +730,10 @@ func (b *builder) trace(f string, t *TraceSource) (sim.Submitter, []submitter.Jo
 		return nil, nil, err
 	}
 	b.total += len(jobs)
+	b.pods += float64(len(jobs))
+	for i := range jobs {
+		b.horizon = max(b.horizon, jobs[i].Submit)
+	}
 	return submitter.NewTrace(jobs), jobs, nil
 }
 
@@ -732,7 +826,16 @@ func (b *builder) preset(f string, p *PresetSource, rng *sim.Rand) (*submitter.P
 		return nil, err
 	}
 	b.total += p.Jobs
+	b.expect(proc)
 	return proc, nil
+}
+
+// expect adds a process's expected pods and last arrival to the estimate.
+func (b *builder) expect(p *submitter.Process) {
+	if pods, until, ok := p.Expect(); ok {
+		b.pods += pods
+		b.horizon = max(b.horizon, until)
+	}
 }
 
 // checkShape rejects shapes whose largest pod fits on no node group.
@@ -898,6 +1001,7 @@ func (b *builder) generator(f string, w Workload, rng *sim.Rand) (*submitter.Pro
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	b.total += g.Count
+	b.expect(p)
 	return p, nil
 }
 
@@ -935,6 +1039,7 @@ func (b *builder) user(f string, u UserProfile, rng *sim.Rand) (*submitter.Proce
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	b.total += u.Count
+	b.expect(p)
 	return p, nil
 }
 
@@ -959,6 +1064,7 @@ func (b *builder) feedback(f string, fb *FeedbackSource, rng *sim.Rand) (sim.Sub
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	b.total += fb.Count
+	b.pods += float64(fb.Count)
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -368,5 +369,36 @@ scheduler: {profile: fifo}
 		if _, err := Parse([]byte(c.y)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.y, err, c.want)
 		}
+	}
+}
+
+// A workload or a sampling rate that could not fit in memory is refused before anything runs,
+// with the estimate; a cap of -1 lifts the check.
+func TestMemoryEstimateRefusesHugeRuns(t *testing.T) {
+	base := `
+cluster: {nodeGroups: [{name: g, count: 2, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}]}
+workload: [{poisson: {rate: 1, count: COUNT, shape: {gpus: 1, duration: 100}}}]
+scheduler: {profile: fifo}
+sample: SAMPLE
+`
+	for _, c := range []struct{ count, sample, want string }{
+		{"1000000000000", "60", "(1e+12 pods, 1.67e+10 time-series samples), over the cap of 4.0 GiB"},
+		{"1000", "1us", "(1e+03 pods, 1e+09 time-series samples), over the cap of 4.0 GiB"},
+	} {
+		y := strings.NewReplacer("COUNT", c.count, "SAMPLE", c.sample).Replace(base)
+		_, err := Build(mustParse(t, y), Options{})
+		var me *MemoryError
+		if !errors.As(err, &me) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("count %s, sample %s: error %v, want a MemoryError containing %q", c.count, c.sample, err, c.want)
+		}
+		if _, err := Build(mustParse(t, y), Options{MaxMemory: -1}); err != nil {
+			t.Errorf("count %s, sample %s, no cap: %v", c.count, c.sample, err)
+		}
+	}
+	if err := (Budget{Cap: 1 << 20}).Check(100, 10); err != nil {
+		t.Errorf("small run refused: %v", err)
+	}
+	if err := (Budget{Cap: 1 << 20}).Check(1000, 10); err == nil {
+		t.Error("1,000 pods fit in 1 MiB")
 	}
 }

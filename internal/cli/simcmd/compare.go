@@ -17,6 +17,7 @@ type compareOptions struct {
 	profiles []string
 	seed     uint64
 	format   string
+	memory   memoryFlag
 }
 
 func newCompareCmd(f *cmdutil.Factory) *cobra.Command {
@@ -35,18 +36,26 @@ own random streams, so switching the scheduler does not change the jobs.`,
 			if _, err := cmdutil.CheckFormat(o.format, "text", "json"); err != nil {
 				return err
 			}
+			if _, err := o.memory.bytes(); err != nil {
+				return err
+			}
 			return runCompare(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.profiles, "profiles", nil, "scheduler profiles to run each scenario with (default: the scenario's own)")
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "seed overriding the scenarios'")
 	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text or json")
+	o.memory.add(cmd)
 	return cmd
 }
 
 func runCompare(ctx context.Context, o *compareOptions) error {
 	var labels []string
 	var sums []metrics.Summary
+	limit, err := o.memory.bytes()
+	if err != nil {
+		return err
+	}
 	profiles := o.profiles
 	if len(profiles) == 0 {
 		profiles = []string{""}
@@ -57,7 +66,7 @@ func runCompare(ctx context.Context, o *compareOptions) error {
 			if err != nil {
 				return err
 			}
-			r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: p, Seed: o.seed}, true)
+			r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: p, Seed: o.seed, MaxMemory: limit}, true)
 			if err != nil {
 				return err
 			}

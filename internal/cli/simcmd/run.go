@@ -3,6 +3,7 @@ package simcmd
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,7 @@ type runOptions struct {
 	format   string
 	timeline string
 	progress bool
+	memory   memoryFlag
 }
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
@@ -61,6 +63,9 @@ A progress bar is drawn on a terminal only. Note that -o names the output folder
 			if o.timeline != "csv" && o.timeline != "jsonl" {
 				return cmdutil.UsageError("unknown --timeline-format %q; use csv or jsonl", o.timeline)
 			}
+			if _, err := o.memory.bytes(); err != nil {
+				return err
+			}
 			return runRun(cmd.Context(), o)
 		},
 	}
@@ -70,7 +75,30 @@ A progress bar is drawn on a terminal only. Note that -o names the output folder
 	cmd.Flags().StringVar(&o.format, "format", "text", "how to print the summary: text or json")
 	cmd.Flags().StringVar(&o.timeline, "timeline-format", "csv", "timeline file format: csv or jsonl")
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
+	o.memory.add(cmd)
 	return cmd
+}
+
+// memoryFlag is --max-memory: the cap on a run's records (pods and samples).
+type memoryFlag struct{ text string }
+
+func (m *memoryFlag) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&m.text, "max-memory", "4Gi", "refuse runs whose pods and time-series samples would need more memory than this (0: no cap)")
+}
+
+// bytes returns the cap for scenario.Options.MaxMemory (0, the default, when unset).
+func (m *memoryFlag) bytes() (int64, error) {
+	if m.text == "" {
+		return 0, nil
+	}
+	q, err := sim.ParseQuantity(m.text)
+	if err != nil || q < 0 {
+		return 0, cmdutil.UsageError("--max-memory %q: give an amount of memory such as 8Gi, or 0 for no cap", m.text)
+	}
+	if q == 0 {
+		return -1, nil
+	}
+	return q / sim.Milli, nil
 }
 
 // result is one finished simulation.
@@ -93,7 +121,7 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 	start := time.Now()
 	b, err := scenario.Build(sc, opts)
 	if err != nil {
-		return nil, err
+		return nil, memoryHint(err)
 	}
 	var bar *progressbar.ProgressBar
 	if progress && f.IO.ErrTTY {
@@ -118,6 +146,9 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 		}
 		if err := e.Step(); err != nil {
 			return nil, fmt.Errorf("simulate %s: %w", sc.Name, err)
+		}
+		if err := b.Budget.Check(e.Cluster().Stats().Submitted, len(rec.Samples)); err != nil {
+			return nil, memoryHint(fmt.Errorf("simulate %s: stopped at simulated time %v: %w", sc.Name, e.Cluster().Now(), err))
 		}
 		if steps&4095 == 0 {
 			if bar != nil {
@@ -152,6 +183,14 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 	return &result{summary: s, built: b, rec: rec, rows: max(rows, 0)}, nil
 }
 
+// memoryHint names the flag that raises the memory cap.
+func memoryHint(err error) error {
+	if me := (*scenario.MemoryError)(nil); errors.As(err, &me) {
+		return fmt.Errorf("%w with --max-memory", err)
+	}
+	return err
+}
+
 // tee passes records to two observers.
 type tee [2]sim.Observer
 
@@ -165,7 +204,11 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed}, o.progress)
+	limit, err := o.memory.bytes()
+	if err != nil {
+		return err
+	}
+	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed, MaxMemory: limit}, o.progress)
 	if err != nil {
 		return err
 	}

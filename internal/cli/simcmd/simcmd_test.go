@@ -94,3 +94,23 @@ sample: 1
 		t.Fatalf("%d samples (one per simulated second) were taken after the interrupt", obs.after)
 	}
 }
+
+// The estimate errs low (runs outlast their last arrival); the budget stops a run whose
+// samples outgrow the cap while it goes, and says which flag raises it.
+func TestBudgetStopsARunThatOutgrowsTheCap(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	sc, err := scenario.Parse([]byte(`
+cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "64", memory: 64Gi, nvidia.com/gpu: "8"}}]}
+workload: [{uniform: {min: 1, max: 1, count: 100, shape: {gpus: 1, duration: 100000}}}]
+scheduler: {profile: fifo}
+sample: 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = simulate(context.Background(), &cmdutil.Factory{IO: ios}, sc, scenario.Options{MaxMemory: 1 << 20}, false)
+	var me *scenario.MemoryError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "over the cap of 1.0 MiB") || !strings.HasSuffix(err.Error(), "with --max-memory") {
+		t.Fatalf("error = %v", err)
+	}
+}
