@@ -62,6 +62,9 @@ type Sample struct {
 	// no pending pod can use it (0 when no GPU pod waits).
 	FreeGPU       int64
 	FragmentedGPU int64
+	// UserGPU is each user's GPU allocation (milli-units), in the order of Cluster.Users at
+	// the time of the sample: users who appear later are missing from earlier samples.
+	UserGPU []int64
 }
 
 // PodFailure makes pod runs fail at random with retries and exponential backoff, like a Job's
@@ -515,6 +518,7 @@ type Cluster struct {
 	maxFree     Resources
 	runningPrio map[int32]int
 	userAlloc   map[string]*Resources
+	users       []string
 	gangs       map[string]*Gang
 	gangList    []*Gang
 	gangScratch []*Pod
@@ -678,6 +682,10 @@ func (c *Cluster) loosenMaxFree(n *Node) {
 		}
 	}
 }
+
+// Users returns every user who has held resources, in the order they first did. The slice is
+// owned by the cluster.
+func (c *Cluster) Users() []string { return c.users }
 
 // UserAllocated returns the requests of the user's running and assumed pods.
 func (c *Cluster) UserAllocated(user string) Resources {
@@ -843,6 +851,7 @@ func (c *Cluster) place(p *Pod, n *Node) {
 	if u == nil {
 		u = &Resources{}
 		c.userAlloc[p.User] = u
+		c.users = append(c.users, p.User)
 	}
 	u.Add(&p.Requests)
 	c.reindex(n)
@@ -1145,6 +1154,12 @@ func (c *Cluster) sample() Sample {
 		}
 	}
 	s.NodesUp = c.nodesUp
+	if len(c.users) > 0 {
+		s.UserGPU = make([]int64, len(c.users))
+		for i, u := range c.users {
+			s.UserGPU[i] = c.userAlloc[u][GPUIndex]
+		}
+	}
 	for _, n := range c.nodes {
 		if !n.Schedulable() {
 			continue

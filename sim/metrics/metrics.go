@@ -181,6 +181,64 @@ func WriteTimelineJSONL(w io.Writer, rows []Row, names *sim.Names) error {
 	return bw.Flush()
 }
 
+// UserShareColumns names the columns of user_share.csv: time_s, then gpu_<user> for each user
+// in name order.
+func UserShareColumns(users []string) []string {
+	cols := []string{"time_s"}
+	for _, u := range sortedUsers(users) {
+		cols = append(cols, "gpu_"+u)
+	}
+	return cols
+}
+
+func sortedUsers(users []string) []string {
+	s := slices.Clone(users)
+	slices.Sort(s)
+	return s
+}
+
+// WriteUserShares writes each user's share of the GPU capacity over time (allocation / GPU
+// capacity of nodes up), averaged over consecutive samples as Downsample does. users is
+// Cluster.Users at the end of the run.
+func WriteUserShares(w io.Writer, s []sim.Sample, users []string, maxRows int) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(UserShareColumns(users)); err != nil {
+		return err
+	}
+	order := make([]int, len(users)) // column i shows users[order[i]]
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(users[a], users[b]) })
+	k := 1
+	if maxRows > 0 && len(s) > maxRows {
+		k = (len(s) + maxRows - 1) / maxRows
+	}
+	share := make([]float64, len(users))
+	row := make([]string, 0, len(users)+1)
+	for i := 0; i < len(s); i += k {
+		j := min(i+k, len(s))
+		clear(share)
+		for _, x := range s[i:j] {
+			if x.Capacity[sim.GPUIndex] <= 0 {
+				continue
+			}
+			for u, g := range x.UserGPU {
+				share[u] += float64(g) / float64(x.Capacity[sim.GPUIndex])
+			}
+		}
+		row = append(row[:0], f3(s[j-1].Time.Seconds()))
+		for _, u := range order {
+			row = append(row, strconv.FormatFloat(share[u]/float64(j-i), 'f', 4, 64))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
 // Dist summarises a sample of values.
 type Dist struct {
 	Mean float64 `json:"mean"`

@@ -50,7 +50,7 @@ const DefaultMaxMemory = 4 << 30
 // sample, measured on the philly benchmark with a margin.
 const (
 	PodBytes    = 1536
-	SampleBytes = 384
+	SampleBytes = 512
 )
 
 // Estimate is what a run is expected to hold: pods submitted and samples taken. It errs low
@@ -455,29 +455,25 @@ func (b *builder) gittinsSamples() ([]float64, error) {
 		}
 		return v, nil
 	}
+	// Drawn from a fresh build: drawing from this one's submitters would use up their jobs.
+	jobs, err := Jobs(b.sc, b.seed)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler.gittins.samples: %w; give a file of job service samples", err)
+	}
 	gangs := map[string]int{}
 	var out []float64
-	for _, src := range b.sources {
-		if src == nil {
-			return nil, fmt.Errorf("scheduler.gittins.samples: a feedback or remote submitter decides its jobs at run time; give a file of job service samples")
-		}
-		for _, j := range src() {
-			gpus := float64(j.GPU) / sim.Milli
-			if t := j.Template; t != nil {
-				gpus = float64(t.Requests[sim.GPUIndex]) / sim.Milli
-			}
-			service := gpus * j.Duration
-			if j.Gang == "" {
-				out = append(out, service)
-				continue
-			}
-			if i, ok := gangs[j.Gang]; ok {
-				out[i] += service
-				continue
-			}
-			gangs[j.Gang] = len(out)
+	for _, j := range jobs {
+		service := float64(j.GPU) / sim.Milli * j.Duration
+		if j.Gang == "" {
 			out = append(out, service)
+			continue
 		}
+		if i, ok := gangs[j.Gang]; ok {
+			out[i] += service
+			continue
+		}
+		gangs[j.Gang] = len(out)
+		out = append(out, service)
 	}
 	return out, nil
 }

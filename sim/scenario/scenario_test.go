@@ -140,6 +140,9 @@ func TestInvariantsOnRandomScenarios(t *testing.T) {
 				}
 				c := e.Cluster()
 				st := c.Stats()
+				if len(c.Pods()) == 0 {
+					t.Fatal("no pod was submitted")
+				}
 				if st.Submitted != len(c.Pods()) {
 					t.Fatalf("submitted %d but %d pods recorded", st.Submitted, len(c.Pods()))
 				}
@@ -400,5 +403,15 @@ sample: SAMPLE
 	}
 	if err := (Budget{Cap: 1 << 20}).Check(1000, 10); err == nil {
 		t.Error("1,000 pods fit in 1 MiB")
+	}
+}
+
+// gittins learns the service distribution from the workload without using up its jobs.
+func TestGittinsLearnsFromTheWorkload(t *testing.T) {
+	y := randomScenario(2, "fifo")
+	a, _ := runScenario(t, mustParse(t, y), Options{})
+	g, _ := runScenario(t, mustParse(t, y), Options{Profile: "gittins"})
+	if a.Pods == 0 || g.Pods != a.Pods || g.Jobs != a.Jobs || g.JobsUnfinished != 0 {
+		t.Fatalf("fifo ran %d pods (%d jobs), gittins %d (%d, %d unfinished)", a.Pods, a.Jobs, g.Pods, g.Jobs, g.JobsUnfinished)
 	}
 }

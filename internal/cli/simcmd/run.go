@@ -46,6 +46,7 @@ func newRunCmd(f *cmdutil.Factory) *cobra.Command {
                  restarts, lost work, user
   timeline.csv   allocation, capacity and utilisation per resource, queue length and running
                  pods over time (averaged down to output.timelineRows rows, ready to plot)
+  user_share.csv each user's share of the GPUs over time, averaged the same way
 
 A progress bar is drawn on a terminal only. Note that -o names the output folder here; use
 --format json to print the summary as JSON.`,
@@ -229,6 +230,11 @@ func runRun(ctx context.Context, o *runOptions) error {
 		tl, write = "timeline.jsonl", metrics.WriteTimelineJSONL
 	}
 	if err := writeFile(filepath.Join(o.outDir, tl), func(w io.Writer) error { return write(w, rows, r.built.Names) }); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(o.outDir, "user_share.csv"), func(w io.Writer) error {
+		return metrics.WriteUserShares(w, r.rec.Samples, c.Users(), r.rows)
+	}); err != nil {
 		return err
 	}
 	if err := writeFile(filepath.Join(o.outDir, "summary.json"), func(w io.Writer) error { return cmdutil.WriteJSON(w, r.summary) }); err != nil {
