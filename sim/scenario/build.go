@@ -765,7 +765,7 @@ func (b *builder) manifests(path string) ([]submitter.Job, error) {
 			gangs[sp.Gang]++
 		}
 		jobs = append(jobs, submitter.Job{Name: sp.Name, User: sp.User, Submit: at, Duration: sp.Duration.Seconds(),
-			Priority: sp.Priority, Gang: sp.Gang, GangSize: sp.GangSize, Template: sp})
+			Priority: sp.Priority, Gang: sp.Gang, GangSize: sp.GangSize, GangMin: sp.GangMin, GangTimeout: sp.GangTimeout.Seconds(), Template: sp})
 	}
 	for i := range jobs {
 		if jobs[i].Gang != "" && jobs[i].GangSize == 0 {
