@@ -75,6 +75,10 @@ func (e *MemoryError) Error() string {
 
 func bytesText(b float64) string {
 	switch {
+	case b >= 1<<50:
+		return fmt.Sprintf("%.1f PiB", b/(1<<50))
+	case b >= 1<<40:
+		return fmt.Sprintf("%.1f TiB", b/(1<<40))
 	case b >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", b/(1<<30))
 	case b >= 1<<20:
