@@ -239,18 +239,8 @@ func TestGangTimeoutHoldsThenReleases(t *testing.T) {
 			small := gpuJob("s", 10, 10, 4)
 			small.Duration = 10
 			jobs := append([]submitter.Job{filler}, append(g, small)...)
-			e, err := sim.New(sim.Config{Names: names, Nodes: []sim.NodeSpec{gpuNode("n0", 4), gpuNode("n1", 4)},
-				Scheduler: schedulerByName(t, sched, names), Rand: sim.NewRand(1, 0), Submitters: []sim.Submitter{submitter.NewTrace(jobs)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.Run(); err != nil {
-				t.Fatal(err)
-			}
-			pods := map[string]*sim.Pod{}
-			for _, p := range e.Cluster().Pods() {
-				pods[p.Name] = p
-			}
+			pods, c := runEngine(t, sim.Config{Names: names, Nodes: []sim.NodeSpec{gpuNode("n0", 4), gpuNode("n1", 4)},
+				Scheduler: schedulerByName(t, sched, names)}, jobs)
 			if s := pods["s"]; s.FirstStart != secs(30) {
 				t.Errorf("%s; want a start at 30s, when g's reservation expires", ran(s))
 			}
@@ -259,7 +249,7 @@ func TestGangTimeoutHoldsThenReleases(t *testing.T) {
 					t.Errorf("%s; want 100s-200s", ran(p))
 				}
 			}
-			if n := e.Cluster().Stats().GangTimeouts; n != 2 {
+			if n := c.Stats().GangTimeouts; n != 2 {
 				t.Errorf("%d gang timeouts, want 2", n)
 			}
 		})
@@ -275,6 +265,24 @@ func TestGangStopsWhenAMemberFails(t *testing.T) {
 	for _, name := range []string{"g-0", "g-1"} {
 		if p := pods[name]; p.Restarts != 1 || p.LostWork != secs(50) || p.Start != secs(50) || p.End != secs(150) {
 			t.Errorf("%s: restarts %d, lost %v, restarted at %v, ended at %v; want 1, 50s, 50s, 150s", name, p.Restarts, p.LostWork, p.Start, p.End)
+		}
+	}
+}
+
+// kube-default's DefaultPreemption evicts one member of a lower-priority gang; the gang cannot
+// go on without it, so its other member stops too, both losing their work.
+func TestPriorityPreemptionStopsTheWholeGang(t *testing.T) {
+	names := sim.NewNames()
+	high := gpuJob("h", 50, 100, 4)
+	high.Priority = 10
+	pods := runCfg(t, sim.Config{Names: names, Nodes: []sim.NodeSpec{gpuNode("n0", 4), gpuNode("n1", 4)},
+		Scheduler: schedulerByName(t, "kube-default", names)}, append(gang("g", 0, 1000, 2, 4), high))
+	if h := pods["h"]; h.FirstStart != secs(50) || h.End != secs(150) {
+		t.Errorf("%s; want 50s-150s", ran(h))
+	}
+	for _, name := range []string{"g-0", "g-1"} {
+		if p := pods[name]; p.Preemptions != 1 || p.LostWork != secs(50) || p.Start != secs(150) || p.End != secs(1150) {
+			t.Errorf("%s, lost %v, restarted at %v; want one preemption, 50s lost, restart at 150s, end at 1150s", ran(p), p.LostWork, p.Start)
 		}
 	}
 }

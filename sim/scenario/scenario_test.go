@@ -234,9 +234,13 @@ scheduler: {profile: kube-default}
 	}
 }
 
-func TestTraceNeverFits(t *testing.T) {
+// buildTrace builds a one-node fifo scenario replaying a CSV trace and returns the trace's
+// path and the error.
+func buildTrace(t *testing.T, trace string) (string, error) {
+	t.Helper()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte("name,user,submit_s,duration_s,cpu,memory,gpu\nbig,u,0,10,1,1Gi,16\n"), 0o644)
+	path := filepath.Join(dir, "jobs.csv")
+	os.WriteFile(path, []byte(trace), 0o644)
 	sc := mustParse(t, `
 cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}]}
 workload: [{trace: {path: jobs.csv}}]
@@ -244,22 +248,19 @@ scheduler: {profile: fifo}
 `)
 	sc.Dir = dir
 	_, err := Build(sc, Options{})
+	return path, err
+}
+
+func TestTraceNeverFits(t *testing.T) {
+	_, err := buildTrace(t, "name,user,submit_s,duration_s,cpu,memory,gpu\nbig,u,0,10,1,1Gi,16\n")
 	if err == nil || !strings.Contains(err.Error(), "workload[0].trace: pod big") || !strings.Contains(err.Error(), "fits on no node group") {
 		t.Fatalf("error = %v", err)
 	}
 }
 
 func TestTraceErrorsNameFileAndLine(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte("name,user,submit_s,duration_s,cpu,memory,gpu\na,u,0,10,1,1Gi,1\nb,u,0,10,1\n"), 0o644)
-	sc := mustParse(t, `
-cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}]}
-workload: [{trace: {path: jobs.csv}}]
-scheduler: {profile: fifo}
-`)
-	sc.Dir = dir
-	_, err := Build(sc, Options{})
-	want := "workload[0].trace: " + filepath.Join(dir, "jobs.csv") + ":3: 5 fields, but the header names 7 columns"
+	path, err := buildTrace(t, "name,user,submit_s,duration_s,cpu,memory,gpu\na,u,0,10,1,1Gi,1\nb,u,0,10,1\n")
+	want := "workload[0].trace: " + path + ":3: 5 fields, but the header names 7 columns"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("error = %v, want it to start with %q", err, want)
 	}
