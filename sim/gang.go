@@ -81,8 +81,8 @@ func (c *Cluster) join(p *Pod) error {
 	if p.GangMin < 0 || p.GangMin > p.GangSize {
 		return fmt.Errorf("pod %s: gang %q minimum %d must be within 1..%d (its size); 0 means all members", p.Name, p.Gang, p.GangMin, p.GangSize)
 	}
-	if p.GangTimeout < 0 {
-		return fmt.Errorf("pod %s: gang %q schedule timeout %v is negative", p.Name, p.Gang, p.GangTimeout)
+	if p.GangTimeout < 0 || p.GangTimeout > maxDuration {
+		return fmt.Errorf("pod %s: gang %q schedule timeout %v must be within 0 and 100 years", p.Name, p.Gang, p.GangTimeout)
 	}
 	g := c.gangs[p.Gang]
 	if g == nil {

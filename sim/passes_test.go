@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/jikken-dev/jikken/sim"
@@ -87,5 +88,19 @@ func TestWakeAtRunsAPass(t *testing.T) {
 		if s.passes[i] != want[i] {
 			t.Fatalf("passes at %v, want %v", s.passes, want)
 		}
+	}
+}
+
+// A gang timeout beyond any run is refused when the gang arrives, not overflowed into the past.
+func TestGangTimeoutIsBounded(t *testing.T) {
+	j := gpuJob("g-0", 0, 10, 1)
+	j.Gang, j.GangSize, j.GangTimeout = "g", 1, 1e15
+	e, err := sim.New(sim.Config{Nodes: []sim.NodeSpec{gpuNode("n0", 1)}, Scheduler: &evictAfterBinding{at: sim.Never},
+		Rand: sim.NewRand(1, 0), Submitters: []sim.Submitter{submitter.NewTrace([]submitter.Job{j})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(); err == nil || !strings.Contains(err.Error(), "schedule timeout") {
+		t.Fatalf("error = %v", err)
 	}
 }

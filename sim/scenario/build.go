@@ -432,6 +432,12 @@ func (b *builder) scheduler(profile string) (sim.Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.StarveLimit < 0 {
+		return nil, fmt.Errorf("scheduler.starveLimit: %v is negative; give a factor such as 2, or 0 to turn the guard off", s.StarveLimit)
+	}
+	if g := s.Gittins; g != nil && g.Quantum < 0 {
+		return nil, fmt.Errorf("scheduler.gittins.quantum: %v must be a positive number of GPU-seconds", g.Quantum)
+	}
 	o := policy.Options{Placement: pl, Quotas: quotas, Thresholds: s.LASThresholds, StarveLimit: s.StarveLimit}
 	if profile == "gittins" {
 		if o.GittinsSamples, err = b.gittinsSamples(); err != nil {
