@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -123,4 +124,52 @@ func TestGittinsIndex(t *testing.T) {
 	if _, err := newGittins([]float64{1}, 0); err == nil {
 		t.Error("zero quantum accepted")
 	}
+}
+
+// counting wraps a placement and counts its calls.
+type counting struct {
+	Placement
+	calls int
+}
+
+func (c *counting) Place(cl *sim.Cluster, p *sim.Pod, skip *sim.Node) *sim.Node {
+	c.calls++
+	return c.Placement.Place(cl, p, skip)
+}
+
+// A gang that cannot start is tried once per pass, through its own members, not once per
+// member with a scan of the whole queue: three free nodes, 50 waiting gangs of four 8-GPU pods.
+// Each attempt places three members and fails on the fourth, so a pass costs 4 placements
+// per gang; trying each gang once per member cost 16.
+func TestGangTriedOncePerPass(t *testing.T) {
+	pack, _ := NewPlacement(Pack)
+	count := &counting{Placement: pack}
+	s, err := New("sjf", Options{Placement: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []submitter.Job
+	for g := range 50 {
+		for m := range 4 {
+			jobs = append(jobs, submitter.Job{Name: fmt.Sprintf("g%d-%d", g, m), Duration: 10, GPU: 8 * sim.Milli,
+				Gang: fmt.Sprint("g", g), GangSize: 4})
+		}
+	}
+	e, err := sim.New(sim.Config{Nodes: []sim.NodeSpec{gpuNodeSpec("a", 8), gpuNodeSpec("b", 8), gpuNodeSpec("c", 8)},
+		Scheduler: s, Rand: sim.NewRand(1, 0), Submitters: []sim.Submitter{submitter.NewTrace(jobs)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Step(); err != nil {
+		t.Fatal(err)
+	}
+	if count.calls != 50*4 {
+		t.Fatalf("%d placements in one pass over 50 gangs of 4, want %d", count.calls, 50*4)
+	}
+}
+
+func gpuNodeSpec(name string, g int64) sim.NodeSpec {
+	var r sim.Resources
+	r[sim.CPUIndex], r[sim.GPUIndex], r[sim.PodsIndex] = 64*sim.Milli, g*sim.Milli, 110*sim.Milli
+	return sim.NodeSpec{Name: name, Capacity: r}
 }
