@@ -537,6 +537,7 @@ func Compare(labels []string, ss []Summary) Table {
 	add("preemptions", func(s *Summary) float64 { return float64(s.Preemptions) })
 	add("restarts", func(s *Summary) float64 { return float64(s.Restarts) })
 	add("lost_work_gpu_hours", func(s *Summary) float64 { return s.LostWorkGPUHours })
+	add("gang_timeouts", func(s *Summary) float64 { return float64(s.GangTimeouts) })
 	add("wall_s", func(s *Summary) float64 { return s.WallSeconds })
 	return t
 }
