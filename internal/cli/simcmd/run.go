@@ -71,7 +71,7 @@ A progress bar is drawn on a terminal only. Note that -o names the output folder
 		},
 	}
 	cmd.Flags().StringVarP(&o.outDir, "output-dir", "o", "", "folder to write the results to (created if missing)")
-	cmd.Flags().StringVar(&o.profile, "profile", "", "scheduler profile overriding the scenario's (kube-default, fifo, fifo-backfill, sjf, srtf, las, drf)")
+	cmd.Flags().StringVar(&o.profile, "profile", "", "scheduler profile overriding the scenario's (kube-default, fifo, fifo-backfill, sjf, srtf, las, las-time, gittins, drf)")
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "seed overriding the scenario's")
 	cmd.Flags().StringVar(&o.format, "format", "text", "how to print the summary: text or json")
 	cmd.Flags().StringVar(&o.timeline, "timeline-format", "csv", "timeline file format: csv or jsonl")
