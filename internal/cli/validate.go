@@ -56,8 +56,14 @@ the file, the trial and the field; the exit code is 1 when there is one.`,
 					}
 					t := exp.Trials[i]
 					extra := ""
-					if t.Service {
+					switch {
+					case t.ServiceImplied:
+						extra += " [service: others depend on it; use after to wait for it to succeed instead]"
+					case t.Service:
 						extra += " [service]"
+					}
+					if t.Restart != "" && t.Restart != experiment.RestartNo {
+						extra += " restart " + string(t.Restart)
 					}
 					if t.Timeout > 0 {
 						extra += " timeout " + time.Duration(t.Timeout).String()
