@@ -215,16 +215,48 @@ func toResources(v any) (Resources, error) {
 			}
 			r.Memory = b
 		case "gpu":
-			n, err := toInt(e)
-			if err != nil || n < 0 {
-				return r, fmt.Errorf("gpu: must be a whole number >= 0")
+			g, err := parseGPU(e)
+			if err != nil {
+				return r, fmt.Errorf("gpu: %v", err)
 			}
-			r.GPU = int(n)
+			r.GPU = g
+		case "mig":
+			s, ok := e.(string)
+			if !ok || !migProfile.MatchString(s) {
+				return r, fmt.Errorf("mig: %v is not a MIG profile; write it as nvidia-smi -L shows it, e.g. \"1g.10gb\" or \"3g.40gb\"", e)
+			}
+			r.MIG = s
 		default:
-			return r, fmt.Errorf("unknown resource %q%s; use cpu, memory, gpu", k, suggest(k, []string{"cpu", "memory", "gpu"}))
+			return r, fmt.Errorf("unknown resource %q%s; use cpu, memory, gpu, mig", k, suggest(k, []string{"cpu", "memory", "gpu", "mig"}))
 		}
 	}
+	if r.GPU > 0 && r.MIG != "" {
+		return r, fmt.Errorf("gpu and mig: ask for GPUs or for a MIG instance, not both")
+	}
 	return r, nil
+}
+
+// migProfile is a MIG instance profile as nvidia-smi names it: 1g.10gb, 3g.40gb, 1g.10gb+me.
+var migProfile = regexp.MustCompile(`^[1-8]g\.[0-9]+gb(\+me)?$`)
+
+// parseGPU reads a number of GPUs: whole, or a share of one GPU (0 < x < 1, in thousandths).
+func parseGPU(v any) (float64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("want a number of GPUs (1, 2) or a share of one (0.5)")
+	}
+	g, err := n.Float64()
+	switch {
+	case err != nil || g < 0 || math.IsInf(g, 0):
+		return 0, fmt.Errorf("%s is not a number of GPUs", n)
+	case g > 1 && g != math.Trunc(g):
+		return 0, fmt.Errorf("%s: above one GPU, ask for whole GPUs (2, not 1.5)", n)
+	case g > 0 && g < 1 && math.Abs(g*1000-math.Round(g*1000)) > 1e-9:
+		return 0, fmt.Errorf("%s: a share of a GPU is counted in thousandths (0.5, 0.25, 0.125)", n)
+	case g > 1024:
+		return 0, fmt.Errorf("%s GPUs: no machine has that many", n)
+	}
+	return g, nil
 }
 
 // parseCPU reads cores as a number or a Kubernetes quantity ("500m", "2").

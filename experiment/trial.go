@@ -141,12 +141,29 @@ type Health struct {
 	Timeout  Duration `json:"timeout,omitempty"`
 }
 
-// Resources a trial asks for. CPU is in cores, Memory in bytes.
+// Resources a trial asks for. CPU is in cores, Memory in bytes. GPU is a number of whole GPUs,
+// or a share of one below 1 (0.5: at most two such trials on a device); MIG asks instead for one
+// MIG instance of a profile ("1g.10gb").
 type Resources struct {
 	CPU    float64 `json:"cpu,omitempty"`
 	Memory int64   `json:"memory,omitempty"`
-	GPU    int     `json:"gpu,omitempty"`
+	GPU    float64 `json:"gpu,omitempty"`
+	MIG    string  `json:"mig,omitempty"`
 }
+
+// GPUs is how many whole GPUs r asks for (0 for a share of one or a MIG instance).
+func (r Resources) GPUs() int {
+	if r.GPU >= 1 {
+		return int(r.GPU)
+	}
+	return 0
+}
+
+// UsesGPU reports whether r asks for any GPU: whole, a share, or a MIG instance.
+func (r Resources) UsesGPU() bool { return r.GPU > 0 || r.MIG != "" }
+
+// IsZero reports whether r asks for nothing.
+func (r Resources) IsZero() bool { return r == Resources{} }
 
 // Duration is a time.Duration written as a Go duration string ("90s", "1h30m") or a number of
 // seconds.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/lease"
 	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
@@ -29,6 +30,9 @@ type attempt struct {
 	clear    bool
 	// keep is the attempt whose stored logs are kept aside before this one replaces them.
 	keep int
+	// devices are the GPU units the core gave the attempt, shares the thousandths of each.
+	devices []string
+	shares  []int
 
 	mu    sync.Mutex
 	proc  Process
@@ -50,17 +54,38 @@ func (a *attempt) run(ctx context.Context) {
 	dir := AttemptDir(r.WorkRoot, run, t.Name, a.n)
 	paramsPath := filepath.Join(dir, "params.json")
 	exited := core.Exited{Trial: a.trial, Attempt: a.n}
+	var busy *core.DevicesBusy
 	defer func() {
 		d.mu.Lock()
 		if d.attempts[a.trial] == a {
 			delete(d.attempts, a.trial)
 		}
 		d.mu.Unlock()
+		if busy != nil {
+			d.send(*busy)
+			return
+		}
 		exited.At = time.Now()
 		d.send(exited)
 	}()
 	fail := func(err error) {
 		exited.Code, exited.Err = -1, err.Error()
+	}
+	if len(a.devices) > 0 && r.Leases != nil {
+		release, held, err := r.Leases.Take(a.devices, a.shares, lease.Holder{Run: run, Trial: t.Name, Attempt: a.n})
+		switch {
+		case err != nil:
+			fail(err)
+			return
+		case len(held) > 0:
+			busy = &core.DevicesBusy{Trial: a.trial, Attempt: a.n, Devices: held, At: time.Now()}
+			return
+		}
+		defer func() {
+			if err := release(); err != nil {
+				r.Log.Warn("release GPU leases", "trial", t.Name, "err", err)
+			}
+		}()
 	}
 	if a.clear {
 		if err := a.clearOutputs(ctx); err != nil {
@@ -74,6 +99,7 @@ func (a *attempt) run(ctx context.Context) {
 		return
 	}
 	att.Workdir = r.workdir(t)
+	att.Devices = a.devices
 
 	proc, err := r.Backend.Start(ctx, att)
 	if err != nil {

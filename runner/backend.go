@@ -106,6 +106,9 @@ type Attempt struct {
 	// Workdir is where a local process runs: the trial's workdir resolved against the
 	// experiment's folder (or its code snapshot).
 	Workdir string
+	// Devices are the GPU units the runner gave the attempt (UUIDs when known, else indices);
+	// empty when it gave none, or when the cluster places trials itself.
+	Devices []string
 }
 
 // LiveTrial is an attempt found running on an engine.

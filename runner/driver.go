@@ -104,7 +104,7 @@ func (d *driver) do(ctx context.Context, acts []core.Action) {
 		case core.Persist:
 			d.persist.add(a.Trial, a.Version, a.Record)
 		case core.StartAttempt:
-			at := &attempt{d: d, trial: a.Trial, n: a.Attempt, clear: a.Clear, keep: a.Keep, ended: make(chan struct{})}
+			at := &attempt{d: d, trial: a.Trial, n: a.Attempt, clear: a.Clear, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
 			d.mu.Lock()
 			d.attempts[a.Trial] = at
 			d.mu.Unlock()

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/lease"
 	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -34,7 +36,16 @@ type Runner struct {
 	Log     *slog.Logger
 	// StopGrace is how long a stopped trial gets between SIGTERM and SIGKILL (default 5s).
 	StopGrace time.Duration
+	// Capacity, when set, is what the host offers: trials start when their resources fit,
+	// and each GPU attempt is given devices of its own (backends that run trials on this host
+	// or one engine; a cluster places trials itself).
+	Capacity *core.Capacity
+	// Leases, when set, keeps the runs on this host from using the same GPUs at once.
+	Leases *lease.Book
 }
+
+// ErrUnfit is returned (wrapped) when trials ask for more than the host has.
+var ErrUnfit = errors.New("trials ask for more than this host has")
 
 // Event reports a change in a run.
 type Event struct {
@@ -83,13 +94,21 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 			return nil, err
 		}
 	}
+	if bad := core.Unfit(m.Trials, r.Capacity); len(bad) > 0 {
+		more := ""
+		if len(bad) > 5 {
+			bad, more = bad[:5], fmt.Sprintf("\n  ... and %d more", len(bad)-5)
+		}
+		return nil, fmt.Errorf("%w: nothing was started:\n  %s%s\nlower their resources, or run them where there is more (--backend kubernetes); 'jikken validate FILE --host' shows what this host has",
+			ErrUnfit, strings.Join(bad, "\n  "), more)
+	}
 	if err := r.reapOrphans(ctx, m.RunID, false); err != nil {
 		return nil, fmt.Errorf("stop what an earlier runner left running: %w", err)
 	}
 	r.sweep(ctx, m.RunID, prior)
 	c := core.New(core.Config{
 		RunID: m.RunID, Backend: r.Backend.Name(), Host: r.Host,
-		Trials: m.Trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior,
+		Trials: m.Trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior, Capacity: r.Capacity,
 	})
 	d := newDriver(r, m, c)
 	return d.run(ctx)

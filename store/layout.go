@@ -96,6 +96,8 @@ type TrialRecord struct {
 	Image    string         `json:"image,omitempty"`
 	// ImageDigest pins the image a container backend resolved Image to.
 	ImageDigest string `json:"image_digest,omitempty"`
+	// Devices are the GPU units the last attempt was given (UUIDs when known).
+	Devices []string `json:"devices,omitempty"`
 	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
 	Live *Live `json:"live,omitempty"`
 }
@@ -109,6 +111,8 @@ type Attempt struct {
 	Reason   string    `json:"reason,omitempty"`
 	// Notes tell what the runner noticed about the attempt (an output that could not be stored).
 	Notes []string `json:"notes,omitempty"`
+	// Devices are the GPU units the attempt was given (UUIDs when known).
+	Devices []string `json:"devices,omitempty"`
 }
 
 // Live locates a running attempt.

@@ -54,16 +54,9 @@ var _ runner.Backend = (*Backend)(nil)
 // Name implements runner.Backend.
 func (b *Backend) Name() string { return "local" }
 
-// Check implements runner.Checker: GPUs cannot be given to local trials on a machine without
-// them, nor cpu and memory limits where no cgroup can enforce them.
+// Check implements runner.Checker: cpu and memory limits cannot be enforced where no cgroup
+// can be made.
 func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
-	for _, t := range trials {
-		if t.Resources.GPU > 0 {
-			if _, err := exec.LookPath("nvidia-smi"); err != nil {
-				return fmt.Errorf("trial %s asks for %d GPU(s), but this machine has none (no nvidia-smi); drop resources.gpu or run with --backend docker/kubernetes on a GPU host", t.Name, t.Resources.GPU)
-			}
-		}
-	}
 	return b.checkLimits(trials)
 }
 
@@ -137,6 +130,12 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	cmd := b.command(a.Trial.Cmd, a.Workdir)
 	cmd.Dir = a.Workdir
 	cmd.Env = b.environ(a.Env)
+	if len(a.Devices) > 0 {
+		// The devices the runner gave this attempt, and no other: CUDA numbers what it sees
+		// from 0, so each trial's first GPU is its own.
+		ids := strings.Join(a.Devices, ",")
+		cmd.Env = append(cmd.Env, "CUDA_VISIBLE_DEVICES="+ids, "NVIDIA_VISIBLE_DEVICES="+ids)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A session of its own: the attempt's processes share it (and its process group) unless
 	// they leave on purpose, and the runner's terminal signals do not reach them.

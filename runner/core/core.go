@@ -1,9 +1,9 @@
 package core
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -28,7 +28,14 @@ type Config struct {
 	// Journal holds each trial's last record from earlier runners of the run (a resume), by
 	// trial name; nil for a new run.
 	Journal map[string]*store.TrialRecord
+	// Capacity, when set, admits trials by their resources as well as by the cap, and gives
+	// each attempt its GPU devices.
+	Capacity *Capacity
 }
+
+// DeviceRecheck is how long the core leaves alone devices another run on the host holds
+// before it asks for them again.
+const DeviceRecheck = time.Second
 
 // Core is a run's state machine. Its zero value is not usable; build one with New.
 type Core struct {
@@ -49,11 +56,16 @@ type Core struct {
 	unsettled int
 	counts    Counts
 
-	ready readyQueue
-	dirty []int
-	acts  []Action
+	// waiting and services hold the trials that may start once a slot (services need none)
+	// and their resources are free.
+	waiting, services queues
+	pool              pool
+	dirty             []int
+	acts              []Action
 	// standalone are services nothing depends on: they run until every other trial ends.
 	standalone []int
+	// lazy are the services trials depend on: with counted resources, they start on demand.
+	lazy []int
 }
 
 type phase uint8
@@ -74,6 +86,7 @@ const (
 	stopIdle        // a service no trial needs any more
 	stopHalt        // interrupt, kill, fail-fast
 	stopLostService // a service the trial needs ended
+	stopPause       // a service no running trial uses, whose resources others wait for
 )
 
 type dep struct {
@@ -120,6 +133,12 @@ type trial struct {
 	bucket  *int
 	inReady bool
 	inDirty bool
+
+	req   request
+	grant grant
+	// before is the record as it was before the attempt starting now, put back when the
+	// attempt cannot have its devices.
+	before store.TrialRecord
 }
 
 // New builds the core of a run. Trials recorded as succeeded in the journal are final; every
@@ -128,7 +147,7 @@ func New(cfg Config) *Core {
 	if cfg.Jobs < 1 {
 		cfg.Jobs = 1
 	}
-	c := &Core{cfg: cfg, ts: make([]*trial, len(cfg.Trials))}
+	c := &Core{cfg: cfg, ts: make([]*trial, len(cfg.Trials)), pool: newPool(cfg.Capacity)}
 	index := make(map[string]int, len(cfg.Trials))
 	for i := range cfg.Trials {
 		index[cfg.Trials[i].Name] = i
@@ -136,7 +155,7 @@ func New(cfg Config) *Core {
 	c.counts.Total = len(cfg.Trials)
 	for i := range cfg.Trials {
 		spec := &cfg.Trials[i]
-		t := &trial{i: i, spec: spec, tries: spec.Retries + 1}
+		t := &trial{i: i, spec: spec, tries: spec.Retries + 1, req: requestOf(spec.Resources)}
 		if spec.Service && spec.Retries == 0 && (spec.Restart == experiment.RestartOnFailure || spec.Restart == experiment.RestartAlways) {
 			t.tries = 1 + DefaultRestarts
 		}
@@ -195,6 +214,9 @@ func New(cfg Config) *Core {
 		if t.spec.Service && len(t.depDeps) == 0 {
 			c.standalone = append(c.standalone, i)
 		}
+		if t.spec.Service && len(t.depDeps) > 0 {
+			c.lazy = append(c.lazy, i)
+		}
 		c.place(t)
 	}
 	return c
@@ -225,6 +247,8 @@ func (c *Core) Step(ev Event) []Action {
 		c.halt(e.Reason, true)
 	case Persisted:
 		c.persisted(e.Trial, e.Version)
+	case DevicesBusy:
+		c.devicesBusy(e)
 	case PersistFailed:
 		if c.fault == "" {
 			c.fault = fmt.Sprintf("record %s: %s", c.ts[e.Trial].spec.Name, e.Err)
@@ -305,7 +329,12 @@ func (c *Core) schedule() {
 			c.evaluate(t)
 		}
 		if !c.fill() {
-			return
+			if len(c.dirty) == 0 {
+				c.stalled()
+			}
+			if len(c.dirty) == 0 {
+				return
+			}
 		}
 	}
 }
@@ -324,31 +353,188 @@ func (c *Core) evaluate(t *trial) {
 	case why != "":
 		c.finish(t, store.Skipped, why)
 	case !ok:
+		// Services it waits for may start now (see demanded).
+		for _, i := range t.services {
+			if s := c.ts[i]; s.ph == idle && !s.retrying && !s.inReady {
+				c.markDirty(s)
+			}
+		}
+	case t.inReady:
 	case t.spec.Service:
-		c.start(t)
-	case !t.inReady:
+		if c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
+			return
+		}
 		t.inReady = true
-		heap.Push(&c.ready, t.i)
+		c.services.push(t.req, t.i)
+	default:
+		t.inReady = true
+		c.waiting.push(t.req, t.i)
 	}
 }
 
-// fill starts queued trials in plan order while slots are free; it reports whether it changed
-// anything that may let other trials move.
-func (c *Core) fill() bool {
-	changed := false
-	for c.running < c.cfg.Jobs && c.ready.Len() > 0 && !c.halted {
-		t := c.ts[heap.Pop(&c.ready).(int)]
-		t.inReady = false
-		if t.ph != idle || t.retrying {
+// inUse reports whether a trial that depends on service s is starting or running.
+func (c *Core) inUse(s *trial) bool {
+	for _, i := range s.depDeps {
+		if d := c.ts[i]; d.ph == starting || d.ph == running {
+			return true
+		}
+	}
+	return false
+}
+
+// demanded reports whether service s should start now, on a host whose resources are counted:
+// when a trial that needs it waits for nothing else, and fits beside it. A service started
+// before any trial can use it would hold resources those trials need.
+func (c *Core) demanded(s *trial) bool {
+	for _, i := range s.depDeps {
+		d := c.ts[i]
+		if d.ph != idle || d.retrying {
 			continue
 		}
-		ok, why := c.depsState(t)
+		if ok, why := c.depsStateBesides(d, true); !ok || why != "" {
+			continue
+		}
+		if d.spec.Service && len(d.depDeps) > 0 && !c.demanded(d) {
+			continue // a service that is not needed yet needs nothing yet
+		}
+		// d starts once the services it needs (and theirs) are up: each must be able to start
+		// (its own dependencies met, services taken as up), and all must fit beside d.
+		reqs := []request{d.req}
+		startable := true
+		seen := map[int]bool{}
+		var visit func(x *trial)
+		visit = func(x *trial) {
+			for _, j := range x.services {
+				u := c.ts[j]
+				if seen[j] || u.ph != idle {
+					continue
+				}
+				seen[j] = true
+				reqs = append(reqs, u.req)
+				ok, blocked := c.depsStateBesides(u, true)
+				startable = startable && ok && blocked == "" && !u.retrying
+				visit(u)
+			}
+		}
+		visit(d)
+		if startable && c.pool.fitsAll(reqs) {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeServices looks again at the services waiting for demand, once resources are freed.
+func (c *Core) wakeServices() {
+	if !c.pool.limited {
+		return
+	}
+	for _, i := range c.lazy {
+		if s := c.ts[i]; s.ph == idle && !s.retrying && !s.inReady {
+			c.markDirty(s)
+		}
+	}
+}
+
+// stalled fails the trials that can never start: nothing but services runs, nothing is due,
+// and what waits does not fit beside what the services hold.
+func (c *Core) stalled() {
+	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() {
+		return
+	}
+	var holders []string
+	for _, t := range c.ts {
 		switch {
-		case why != "":
-			c.finish(t, store.Skipped, why)
-			changed = true
-		case ok:
-			c.start(t)
+		case t.retrying:
+			return
+		case t.ph == starting || (t.ph == running && (!t.healthy || t.stop != noStop)):
+			return // something is still to happen
+		case t.ph == running:
+			holders = append(holders, t.spec.Name)
+		}
+	}
+	if len(holders) == 0 {
+		return
+	}
+	// First, pause the services no running trial uses: they start again when a trial needs
+	// them and fits beside them.
+	paused := false
+	for _, t := range c.ts {
+		if t.spec.Service && t.ph == running && len(t.depDeps) > 0 && !c.inUse(t) {
+			c.stopAttempt(t, stopPause, "paused: no trial uses it now, and others need its resources; it starts again when needed")
+			paused = true
+		}
+	}
+	if paused {
+		return
+	}
+	// The trials that wait for resources alone: queued, or waiting only for services that
+	// could start but do not fit beside them.
+	var stuck []*trial
+	for _, t := range c.ts {
+		if t.spec.Service || t.ph != idle {
+			continue
+		}
+		if t.inReady {
+			stuck = append(stuck, t)
+			continue
+		}
+		if ok, blocked := c.depsStateBesides(t, true); !ok || blocked != "" {
+			continue
+		}
+		startable := true
+		for _, i := range t.services {
+			if s := c.ts[i]; s.ph != running {
+				ok, blocked := c.depsState(s)
+				startable = startable && ok && blocked == ""
+			}
+		}
+		if startable {
+			stuck = append(stuck, t)
+		}
+	}
+	why := fmt.Sprintf("cannot start: the host's resources are held by services that other trials still need (%s); give the services fewer resources, or run these trials apart", strings.Join(holders, ", "))
+	for _, t := range stuck {
+		if t.ph == idle {
+			c.finish(t, store.Failed, why)
+		}
+	}
+}
+
+// fill starts queued trials, in plan order among those whose resources fit, services first,
+// then other trials while slots are free; it reports whether it changed anything that may let
+// other trials move.
+func (c *Core) fill() bool {
+	changed := false
+	for _, qs := range []*queues{&c.services, &c.waiting} {
+		for !c.halted && (qs == &c.services || c.running < c.cfg.Jobs) {
+			i, ok := qs.next(c.pool.fits)
+			if !ok {
+				break
+			}
+			t := c.ts[i]
+			t.inReady = false
+			if t.ph != idle || t.retrying {
+				continue
+			}
+			if t.spec.Service && !c.needed(t) {
+				c.finishUnneeded(t)
+				changed = true
+				continue
+			}
+			// Services started before this one in the same pass may have taken what the trial
+			// that wanted it needs.
+			if t.spec.Service && c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
+				continue
+			}
+			ok, why := c.depsState(t)
+			switch {
+			case why != "":
+				c.finish(t, store.Skipped, why)
+				changed = true
+			case ok:
+				c.start(t)
+			}
 		}
 	}
 	return changed && len(c.dirty) > 0
@@ -364,6 +550,11 @@ func (c *Core) needed(t *trial) bool {
 
 // depsState reports whether t may start now, or why it never will.
 func (c *Core) depsState(t *trial) (ok bool, blocked string) {
+	return c.depsStateBesides(t, false)
+}
+
+// depsStateBesides is depsState, taking the services t depends on as up when besides is set.
+func (c *Core) depsStateBesides(t *trial, besides bool) (ok bool, blocked string) {
 	if t.afterBlocked != "" {
 		return false, t.afterBlocked
 	}
@@ -385,6 +576,7 @@ func (c *Core) depsState(t *trial) (ok bool, blocked string) {
 			if u.ph == final {
 				return false, depReason(u)
 			}
+			sat = sat || besides
 		case d.cond == experiment.Started:
 			sat = u.startedHere || u.okDurable
 		default: // healthy
@@ -407,6 +599,15 @@ func depReason(u *trial) string {
 }
 
 func (c *Core) start(t *trial) {
+	g, ok := c.pool.take(t.req)
+	if !ok {
+		// fill only starts what fits; a trial that does not waits in its queue.
+		t.inReady = true
+		c.waiting.push(t.req, t.i)
+		return
+	}
+	t.grant = g
+	t.before = copyRecord(&t.rec)
 	clear := len(t.rec.Attempts) > 0
 	t.attempt = 1
 	if n := len(t.rec.Attempts); n > 0 {
@@ -420,7 +621,9 @@ func (c *Core) start(t *trial) {
 	if t.tries > 0 {
 		t.tries--
 	}
-	t.rec.Attempts = append(t.rec.Attempts, store.Attempt{N: t.attempt, Started: c.now})
+	devices := c.pool.ids(g)
+	t.rec.Attempts = append(t.rec.Attempts, store.Attempt{N: t.attempt, Started: c.now, Devices: devices})
+	t.rec.Devices = devices
 	if t.rec.Started == nil {
 		now := c.now
 		t.rec.Started = &now
@@ -428,7 +631,11 @@ func (c *Core) start(t *trial) {
 	t.rec.Status, t.rec.Finished, t.rec.ExitCode, t.rec.Reason = store.Running, nil, nil, ""
 	t.rec.Live = &store.Live{Host: c.cfg.Host, Attempt: t.attempt}
 	c.place(t)
-	c.emit(StartAttempt{Trial: t.i, Attempt: t.attempt, Clear: clear, Keep: t.collected})
+	var shares []int
+	for _, sh := range g.shares {
+		shares = append(shares, int(sh))
+	}
+	c.emit(StartAttempt{Trial: t.i, Attempt: t.attempt, Clear: clear, Keep: t.collected, Devices: devices, Shares: shares})
 }
 
 // current returns trial i if its attempt n is in one of the phases, else nil (a stale event).
@@ -503,6 +710,9 @@ func (c *Core) timer(tm Timer) {
 			t.retrying = false
 			c.markDirty(t)
 		}
+	case Recheck:
+		c.pool.recheck()
+		c.wakeServices()
 	}
 }
 
@@ -535,6 +745,9 @@ func (c *Core) exited(e Exited) {
 	if !t.spec.Service {
 		c.running--
 	}
+	c.pool.give(t.grant)
+	t.grant = grant{}
+	c.wakeServices()
 	wasUp := t.ph == running
 	t.ph, t.healthy, t.collected = idle, false, t.attempt
 	att := &t.rec.Attempts[len(t.rec.Attempts)-1]
@@ -553,6 +766,17 @@ func (c *Core) exited(e Exited) {
 	var status store.Status
 	retry := false
 	switch t.stop {
+	case stopPause:
+		// Not an end: the service waits, as before it first started, to be needed again.
+		att.Reason = t.stopWhy
+		t.rec.Status, t.rec.Reason = store.Pending, t.stopWhy
+		if t.tries >= 0 {
+			t.tries++
+		}
+		c.persist(t)
+		c.place(t)
+		c.markDirty(t)
+		return
 	case stopHalt:
 		status, reason = store.Killed, t.stopWhy
 	case stopIdle:
@@ -600,6 +824,35 @@ func (c *Core) exited(e Exited) {
 	if service && status == store.Failed {
 		c.serviceLost(t)
 	}
+}
+
+// devicesBusy undoes the start of an attempt whose devices another run on the host holds: the
+// trial waits again, and those devices are left alone until the next recheck.
+func (c *Core) devicesBusy(e DevicesBusy) {
+	t := c.current(e.Trial, e.Attempt, starting)
+	if t == nil {
+		return
+	}
+	c.active--
+	if !t.spec.Service {
+		c.running--
+	}
+	c.pool.give(t.grant)
+	t.grant = grant{}
+	c.wakeServices()
+	c.pool.hold(e.Devices)
+	c.emit(SetTimer{Timer: Timer{Kind: Recheck, Trial: -1}, At: c.now.Add(DeviceRecheck)})
+	t.rec = t.before
+	t.attempt = 0
+	if n := len(t.rec.Attempts); n > 0 {
+		t.attempt = t.rec.Attempts[n-1].N
+	}
+	if t.tries >= 0 {
+		t.tries++
+	}
+	t.ph, t.stop, t.stopWhy = idle, noStop, ""
+	c.place(t)
+	c.markDirty(t)
 }
 
 // serviceLost fails the running trials that needed service s, which ended for good.
@@ -725,7 +978,8 @@ func (c *Core) halt(reason string, interrupt bool) {
 			t.retrying = false
 		}
 	}
-	c.ready = c.ready[:0]
+	c.waiting.clear()
+	c.services.clear()
 	for _, t := range c.ts {
 		t.inReady = false
 	}
@@ -825,24 +1079,12 @@ func copyRecord(r *store.TrialRecord) store.TrialRecord {
 	out.Attempts = slices.Clone(r.Attempts)
 	for i := range out.Attempts {
 		out.Attempts[i].Notes = slices.Clone(out.Attempts[i].Notes)
+		out.Attempts[i].Devices = slices.Clone(out.Attempts[i].Devices)
 	}
+	out.Devices = slices.Clone(r.Devices)
 	if r.Live != nil {
 		l := *r.Live
 		out.Live = &l
 	}
 	return out
-}
-
-// readyQueue holds trials waiting for a slot, lowest plan index first.
-type readyQueue []int
-
-func (q readyQueue) Len() int           { return len(q) }
-func (q readyQueue) Less(i, j int) bool { return q[i] < q[j] }
-func (q readyQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *readyQueue) Push(x any)        { *q = append(*q, x.(int)) }
-func (q *readyQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
 }

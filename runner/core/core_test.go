@@ -81,7 +81,7 @@ func TestResumeFromAnyPrefix(t *testing.T) {
 		full := newWorld(rng, p, nil, epoch)
 		full.tracing, full.fastIO = trace, true
 		if v := full.run(-1); v != "" {
-			return "first run: " + v, full.trace
+			return "first run: " + v, append([]string{describePlan(p)}, full.trace...)
 		}
 		k := rng.IntN(len(full.journal) + 1)
 		var journal map[string]*store.TrialRecord
@@ -111,9 +111,12 @@ func TestResumeFromAnyPrefix(t *testing.T) {
 
 func describePlan(p plan) string {
 	var b strings.Builder
+	if c := p.capacity; c != nil {
+		fmt.Fprintf(&b, "  capacity: %g cores, %d bytes, GPUs %+v\n", c.CPU, c.Memory, c.GPUs)
+	}
 	for i, t := range p.trials {
-		fmt.Fprintf(&b, "  %d %s service=%v restart=%q retries=%d timeout=%s health=%v depends=%v after=%v behaviour=%+v\n",
-			i, t.Name, t.Service, t.Restart, t.Retries, time.Duration(t.Timeout), t.Health != nil, t.Depends, t.After, p.behave[i])
+		fmt.Fprintf(&b, "  %d %s service=%v restart=%q retries=%d timeout=%s health=%v depends=%v after=%v resources=%+v behaviour=%+v\n",
+			i, t.Name, t.Service, t.Restart, t.Retries, time.Duration(t.Timeout), t.Health != nil, t.Depends, t.After, t.Resources, p.behave[i])
 	}
 	return b.String()
 }

@@ -75,6 +75,14 @@ type Persisted struct {
 	At             time.Time
 }
 
+// DevicesBusy reports that an attempt could not start because another run on the host holds
+// some of the devices it was given (Devices): the core takes the start back.
+type DevicesBusy struct {
+	Trial, Attempt int
+	Devices        []string
+	At             time.Time
+}
+
 // PersistFailed reports that a record could not be written.
 type PersistFailed struct {
 	Trial, Version int
@@ -91,6 +99,7 @@ func (e TimerFired) time() time.Time    { return e.At }
 func (e StopRequested) time() time.Time { return e.At }
 func (e Persisted) time() time.Time     { return e.At }
 func (e PersistFailed) time() time.Time { return e.At }
+func (e DevicesBusy) time() time.Time   { return e.At }
 
 // Action is what the driver must do.
 type Action interface{ isAction() }
@@ -105,6 +114,11 @@ type StartAttempt struct {
 	// Keep is the earlier attempt whose logs the store holds as the trial's logs, to be kept
 	// under its number (0: none).
 	Keep int
+	// Devices are the GPU units the attempt is given (Capacity.GPUs' IDs); the driver answers
+	// DevicesBusy instead of Started when another run on the host holds one.
+	Devices []string
+	// Shares are the thousandths of each device the attempt takes (1000: the whole device).
+	Shares []int
 }
 
 // StopAttempt asks for an attempt to be stopped (SIGTERM, then SIGKILL after the grace period);
@@ -170,6 +184,8 @@ const (
 	HealthDeadline
 	// Retry starts the next attempt after the backoff.
 	Retry
+	// Recheck offers again the devices other runs on the host held.
+	Recheck
 )
 
 // Counts are the run's trials by state.

@@ -28,6 +28,42 @@ type plan struct {
 	behave   []behaviour
 	jobs     int
 	failFast bool
+	capacity *core.Capacity
+}
+
+// genCapacity returns a host (or none), and a function drawing resources that fit it.
+func genCapacity(rng *rand.Rand) (*core.Capacity, func() experiment.Resources) {
+	if rng.IntN(3) == 0 {
+		return nil, func() experiment.Resources { return experiment.Resources{} }
+	}
+	c := &core.Capacity{CPU: float64(1 + rng.IntN(4)), Memory: int64(1+rng.IntN(8)) << 30}
+	whole := rng.IntN(4)
+	for i := 0; i < whole; i++ {
+		c.GPUs = append(c.GPUs, core.Device{ID: fmt.Sprintf("GPU-%d", i)})
+	}
+	migs := rng.IntN(3)
+	for i := 0; i < migs; i++ {
+		c.GPUs = append(c.GPUs, core.Device{ID: fmt.Sprintf("MIG-%d", i), MIG: "1g.10gb"})
+	}
+	draw := func() experiment.Resources {
+		var r experiment.Resources
+		if rng.IntN(2) == 0 {
+			r.CPU = float64(rng.IntN(int(c.CPU)*2)+1) / 4
+		}
+		if rng.IntN(2) == 0 {
+			r.Memory = int64(rng.IntN(int(c.Memory>>29))+1) << 28
+		}
+		switch k := rng.IntN(6); {
+		case k == 0 && whole > 0:
+			r.GPU = float64(1 + rng.IntN(whole))
+		case k == 1 && whole > 0:
+			r.GPU = []float64{0.5, 0.25, 0.125, 0.333}[rng.IntN(4)]
+		case k == 2 && migs > 0:
+			r.MIG = "1g.10gb"
+		}
+		return r
+	}
+	return c, draw
 }
 
 type planOptions struct {
@@ -40,6 +76,8 @@ type planOptions struct {
 func genPlan(rng *rand.Rand, o planOptions) plan {
 	n := 2 + rng.IntN(7)
 	p := plan{jobs: 1 + rng.IntN(3), failFast: !o.deterministic && rng.IntN(6) == 0}
+	var draw func() experiment.Resources
+	p.capacity, draw = genCapacity(rng)
 	// Trials are created in dependency order, then shuffled into plan order.
 	order := rng.Perm(n)
 	specs := make([]experiment.Trial, n)
@@ -50,6 +88,7 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 			t.Retries = 0
 		}
 		b := behaviour{healthy: true}
+		t.Resources = draw()
 		t.Service = rng.IntN(4) == 0
 		if t.Service {
 			b.hang = true
@@ -116,6 +155,22 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 		p.trials[pos], p.behave[pos] = specs[k], behave[k]
 		p.trials[pos].Index = pos
 	}
+	// A runner refuses a plan that cannot fit the host before anything starts: take resources
+	// away from services first (what they hold all along is what makes plans unfit), then from
+	// everything.
+	for _, which := range []func(t experiment.Trial) bool{
+		func(t experiment.Trial) bool { return t.Service },
+		func(experiment.Trial) bool { return true },
+	} {
+		if len(core.Unfit(p.trials, p.capacity)) == 0 {
+			break
+		}
+		for i := range p.trials {
+			if which(p.trials[i]) {
+				p.trials[i].Resources = experiment.Resources{}
+			}
+		}
+	}
 	return p
 }
 
@@ -146,6 +201,9 @@ type world struct {
 
 type simAttempt struct {
 	trial, n     int
+	devices      []string
+	shares       []int
+	busy         bool // another run holds one of its devices: it will not start
 	b            behaviour
 	started      bool
 	healthy      bool
@@ -168,7 +226,7 @@ func newWorld(rng *rand.Rand, p plan, journal map[string]*store.TrialRecord, sta
 			}
 		}
 	}
-	w.c = core.New(core.Config{RunID: "run", Backend: "sim", Host: "h", Trials: p.trials, Jobs: p.jobs, FailFast: p.failFast, Journal: journal})
+	w.c = core.New(core.Config{RunID: "run", Backend: "sim", Host: "h", Trials: p.trials, Jobs: p.jobs, FailFast: p.failFast, Journal: journal, Capacity: p.capacity})
 	return w
 }
 
@@ -200,7 +258,13 @@ func (w *world) apply(a core.Action) string {
 		if b.flakyUntil > 0 && a.Attempt >= b.flakyUntil {
 			b.code = 0
 		}
-		w.attempts[[2]int{a.Trial, a.Attempt}] = &simAttempt{trial: a.Trial, n: a.Attempt, b: b}
+		at := &simAttempt{trial: a.Trial, n: a.Attempt, b: b, devices: a.Devices, shares: a.Shares}
+		// Now and then another run on the host holds a device.
+		at.busy = len(a.Devices) > 0 && !w.fastIO && w.rng.IntN(8) == 0
+		w.attempts[[2]int{a.Trial, a.Attempt}] = at
+		if v := w.checkResources(); v != "" {
+			return v
+		}
 	case core.StopAttempt:
 		at := w.attempts[[2]int{a.Trial, a.Attempt}]
 		if at == nil || !at.started || at.exited {
@@ -230,6 +294,51 @@ func (w *world) apply(a core.Action) string {
 		w.timers = append(w.timers, a)
 	case core.Persist:
 		w.persists = append(w.persists, a)
+	}
+	return ""
+}
+
+// checkResources checks that the attempts running (or starting) fit the host: cores, memory,
+// no device given beyond its whole, each attempt the devices it asked for.
+func (w *world) checkResources() string {
+	c := w.p.capacity
+	if c == nil {
+		return ""
+	}
+	var cpu float64
+	var mem int64
+	used := map[string]int{}
+	for _, at := range w.attempts {
+		if at.exited {
+			continue
+		}
+		r := w.p.trials[at.trial].Resources
+		cpu += r.CPU
+		mem += r.Memory
+		name := w.p.trials[at.trial].Name
+		switch {
+		case r.GPU >= 1 && (len(at.devices) != int(r.GPU) || slices.ContainsFunc(at.shares, func(s int) bool { return s != 1000 })):
+			return fmt.Sprintf("%s asked for %g GPUs and got %v %v", name, r.GPU, at.devices, at.shares)
+		case r.GPU > 0 && r.GPU < 1 && (len(at.devices) != 1 || at.shares[0] != int(r.GPU*1000+0.5)):
+			return fmt.Sprintf("%s asked for a %g share and got %v %v", name, r.GPU, at.devices, at.shares)
+		case r.MIG != "" && (len(at.devices) != 1 || !strings.HasPrefix(at.devices[0], "MIG-")):
+			return fmt.Sprintf("%s asked for a MIG instance and got %v", name, at.devices)
+		case r.GPU >= 1 && slices.ContainsFunc(at.devices, func(d string) bool { return strings.HasPrefix(d, "MIG-") }):
+			return fmt.Sprintf("%s asked for whole GPUs and got a MIG instance: %v", name, at.devices)
+		case !r.UsesGPU() && len(at.devices) > 0:
+			return fmt.Sprintf("%s asked for no GPU and got %v", name, at.devices)
+		}
+		for k, d := range at.devices {
+			used[d] += at.shares[k]
+		}
+	}
+	if cpu > c.CPU+1e-9 || mem > c.Memory {
+		return fmt.Sprintf("attempts hold %g cores and %d bytes of a host with %g and %d", cpu, mem, c.CPU, c.Memory)
+	}
+	for d, u := range used {
+		if u > 1000 {
+			return fmt.Sprintf("device %s is given %d thousandths at once", d, u)
+		}
 	}
 	return ""
 }
@@ -340,6 +449,8 @@ func (w *world) enabled() []core.Event {
 			continue
 		}
 		switch {
+		case !at.started && at.busy:
+			evs = append(evs, core.DevicesBusy{Trial: at.trial, Attempt: at.n, Devices: at.devices[:1]})
 		case !at.started && at.b.startErr:
 			evs = append(evs, core.Exited{Trial: at.trial, Attempt: at.n, Code: -1, Err: "cannot start"})
 		case !at.started:
@@ -395,6 +506,13 @@ func (w *world) next() (string, bool) {
 		ev = e
 	case core.Healthy:
 		w.attempts[[2]int{e.Trial, e.Attempt}].healthPassed = true
+		e.At = w.now
+		ev = e
+	case core.DevicesBusy:
+		// The start is taken back: the attempt never was.
+		at := w.attempts[[2]int{e.Trial, e.Attempt}]
+		delete(w.attempts, [2]int{e.Trial, e.Attempt})
+		w.lastAttempt[e.Trial] = at.n - 1
 		e.At = w.now
 		ev = e
 	case core.Exited:
