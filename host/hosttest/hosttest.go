@@ -100,6 +100,14 @@ func (g GPU) withDefaults() GPU {
 func NvidiaSMI(t testing.TB, f Fake) string {
 	t.Helper()
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(f.Script()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Script is the text of f's nvidia-smi program (a POSIX shell script).
+func (f Fake) Script() string {
 	var s strings.Builder
 	s.WriteString("#!/bin/sh\n# A fake nvidia-smi written by jikken's host/hosttest.\n")
 	if f.Log != "" {
@@ -119,10 +127,7 @@ func NvidiaSMI(t testing.TB, f Fake) string {
 esac
 `, shellQuote(f.List()), shellQuote(f.Query(true)), shellQuote(f.Query(false)))
 	}
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(s.String()), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return s.String()
 }
 
 // OnPath puts an nvidia-smi that answers as f says first on PATH for the rest of the test, and
