@@ -174,7 +174,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		Backend: backend.Name(),
 		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: ext, TLAStr: tla, Backend: settingsOf(backend),
 			GPUs: o.host.GPUs, CPUs: o.host.CPUs, Memory: o.host.Memory, NoEnforce: o.host.NoEnforce},
-		Code:    code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
+		Code: code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
 	if err := runs.CreateManifest(ctx, m); err != nil {
 		return fmt.Errorf("record run: %w", err)
