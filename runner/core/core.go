@@ -741,13 +741,7 @@ func (c *Core) exited(e Exited) {
 	if t == nil {
 		return
 	}
-	c.active--
-	if !t.spec.Service {
-		c.running--
-	}
-	c.pool.give(t.grant)
-	t.grant = grant{}
-	c.wakeServices()
+	c.release(t)
 	wasUp := t.ph == running
 	t.ph, t.healthy, t.collected = idle, false, t.attempt
 	att := &t.rec.Attempts[len(t.rec.Attempts)-1]
@@ -826,13 +820,8 @@ func (c *Core) exited(e Exited) {
 	}
 }
 
-// devicesBusy undoes the start of an attempt whose devices another run on the host holds: the
-// trial waits again, and those devices are left alone until the next recheck.
-func (c *Core) devicesBusy(e DevicesBusy) {
-	t := c.current(e.Trial, e.Attempt, starting)
-	if t == nil {
-		return
-	}
+// release gives back the slot and the resources of t's attempt, which has ended or not started.
+func (c *Core) release(t *trial) {
 	c.active--
 	if !t.spec.Service {
 		c.running--
@@ -840,6 +829,16 @@ func (c *Core) devicesBusy(e DevicesBusy) {
 	c.pool.give(t.grant)
 	t.grant = grant{}
 	c.wakeServices()
+}
+
+// devicesBusy undoes the start of an attempt whose devices another run on the host holds: the
+// trial waits again, and those devices are left alone until the next recheck.
+func (c *Core) devicesBusy(e DevicesBusy) {
+	t := c.current(e.Trial, e.Attempt, starting)
+	if t == nil {
+		return
+	}
+	c.release(t)
 	c.pool.hold(e.Devices)
 	c.emit(SetTimer{Timer: Timer{Kind: Recheck, Trial: -1}, At: c.now.Add(DeviceRecheck)})
 	t.rec = t.before
