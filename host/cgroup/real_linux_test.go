@@ -306,3 +306,21 @@ func TestV2Placement(t *testing.T) {
 	}
 	_ = os.Remove(filepath.Join(m.hiers[0].base, m.name))
 }
+
+// A limit too small to start anything says so, rather than failing on an odd error.
+func TestRealTooSmall(t *testing.T) {
+	m := realManager(t)
+	g := create(t, m, testRun(t), "tiny", Limits{CPU: 0.001, Memory: 1})
+	cmd := exec.Command("/bin/true")
+	err := g.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+		if !g.OOMKilled(true) {
+			t.Fatalf("true under a 1-byte limit ran: %v", err)
+		}
+		return
+	}
+	if !strings.Contains(err.Error(), "its memory limit (1 bytes) is too small to start it") {
+		t.Errorf("Start under a 1-byte limit: %v", err)
+	}
+}
