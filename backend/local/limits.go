@@ -118,7 +118,8 @@ func (b *Backend) attemptGroup(run, trial string, attempt int) *cgroup.Group {
 }
 
 // liveGroups adds to live the attempts of run whose cgroups still hold processes (one that
-// cleared its environment included) and removes the groups a dead runner left empty.
+// cleared its environment included), removes the groups a dead runner left empty, and the run's
+// folders once no group is left in them.
 func (b *Backend) liveGroups(run string, live []runner.LiveTrial) []runner.LiveTrial {
 	m, err := b.cgroups()
 	if err != nil {
@@ -147,6 +148,10 @@ func (b *Backend) liveGroups(run string, live []runner.LiveTrial) []runner.LiveT
 		if !found {
 			live = append(live, runner.LiveTrial{RunID: run, Trial: g.Trial, Attempt: g.Attempt, Handle: "pgid:" + strconv.Itoa(pids[0])})
 		}
+	}
+	// The runner asks when a run starts and ends: the run's folders go when no group is left.
+	if err := m.Prune(run); err != nil {
+		b.logger().Warn("remove the cgroup folders of run", "run", run, "err", err)
 	}
 	return live
 }

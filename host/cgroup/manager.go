@@ -368,8 +368,54 @@ func (m *Manager) limit(g *Group, l Limits) error {
 // that died may have run in another group), so what they hold can be stopped and they can be
 // removed.
 func (m *Manager) Find(run string) ([]*Group, error) {
-	want := escape(run)
+	dirs, err := m.runDirs(run)
+	if err != nil {
+		return nil, err
+	}
 	found := map[string]*Group{}
+	for _, d := range dirs {
+		m.collect(d.path, run, d.kinds, found)
+	}
+	out := make([]*Group, 0, len(found))
+	for _, g := range found {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Trial != out[j].Trial {
+			return out[i].Trial < out[j].Trial
+		}
+		return out[i].Attempt < out[j].Attempt
+	})
+	return out, nil
+}
+
+// Prune removes run's folders (name/run) that no attempt's group is left in, wherever they
+// were made, and on v1 the name/ folders left empty: a runner that died between making a run's
+// folder and its first group leaves one.
+func (m *Manager) Prune(run string) error {
+	dirs, err := m.runDirs(run)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if os.Remove(d.path) == nil && !m.v2 {
+			_ = os.Remove(filepath.Dir(d.path))
+		}
+	}
+	return nil
+}
+
+// runDir is a folder name/run in a hierarchy of kinds.
+type runDir struct {
+	path  string
+	kinds []string
+}
+
+// runDirs finds run's folders in the hierarchies: under any group (a runner that died may
+// have run in another one than this process).
+func (m *Manager) runDirs(run string) ([]runDir, error) {
+	want := escape(run)
+	var out []runDir
 	var kinds []string
 	var walk func(dir string, depth int) error
 	walk = func(dir string, depth int) error {
@@ -386,7 +432,9 @@ func (m *Manager) Find(run string) ([]*Group, error) {
 			}
 			sub := filepath.Join(dir, e.Name())
 			if e.Name() == m.name {
-				m.collect(filepath.Join(sub, want), run, kinds, found)
+				if st, err := os.Stat(filepath.Join(sub, want)); err == nil && st.IsDir() {
+					out = append(out, runDir{filepath.Join(sub, want), kinds})
+				}
 			}
 			if depth < 64 {
 				if err := walk(sub, depth+1); err != nil {
@@ -412,16 +460,6 @@ func (m *Manager) Find(run string) ([]*Group, error) {
 			return nil, fmt.Errorf("find the cgroups of run %s: %w", run, err)
 		}
 	}
-	out := make([]*Group, 0, len(found))
-	for _, g := range found {
-		out = append(out, g)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Trial != out[j].Trial {
-			return out[i].Trial < out[j].Trial
-		}
-		return out[i].Attempt < out[j].Attempt
-	})
 	return out, nil
 }
 
