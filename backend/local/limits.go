@@ -99,9 +99,19 @@ func oomReason(l cgroup.Limits) string {
 	return "out of memory"
 }
 
+// finder is the cgroup manager that finds the groups of attempts: the one that makes them, or,
+// where this process can make none, one that only finds them (a 'jikken kill' run outside
+// the delegated group the runner ran in).
+func (b *Backend) finder() (*cgroup.Manager, error) {
+	if m, err := b.cgroups(); err == nil {
+		return m, nil
+	}
+	return cgroup.Lookup(cgroup.Options{Root: b.CgroupRoot})
+}
+
 // attemptGroup finds the cgroup of one attempt of run, made by this runner or one that died.
 func (b *Backend) attemptGroup(run, trial string, attempt int) *cgroup.Group {
-	m, err := b.cgroups()
+	m, err := b.finder()
 	if err != nil {
 		return nil
 	}
@@ -121,7 +131,7 @@ func (b *Backend) attemptGroup(run, trial string, attempt int) *cgroup.Group {
 // cleared its environment included), removes the groups a dead runner left empty, and the run's
 // folders once no group is left in them.
 func (b *Backend) liveGroups(run string, live []runner.LiveTrial) []runner.LiveTrial {
-	m, err := b.cgroups()
+	m, err := b.finder()
 	if err != nil {
 		return live
 	}

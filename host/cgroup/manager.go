@@ -61,6 +61,8 @@ type Manager struct {
 	// placeOnly is a v2 hierarchy without controllers (tests): groups place and kill processes
 	// but enforce no limits.
 	placeOnly bool
+	// lookupOnly is a manager of Lookup: it finds groups, it makes none.
+	lookupOnly bool
 
 	prepare    sync.Once
 	prepareErr error
@@ -106,6 +108,33 @@ func Detect(o Options) (*Manager, error) {
 		why = append(why, "no cgroup filesystem is mounted")
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(why, "; "))
+}
+
+// Lookup is a manager that finds, stops and removes the groups of attempts (Find, and the
+// groups' methods) where this process cannot make any: a 'jikken kill' run outside the
+// delegated group its runner ran in. Its Create fails.
+func Lookup(o Options) (*Manager, error) {
+	if m, err := Detect(o); err == nil {
+		return m, nil
+	}
+	if o.Name == "" {
+		o.Name = "jikken"
+	}
+	s, err := ReadSelf(o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	m := &Manager{name: o.Name, lookupOnly: true}
+	root, _ := readTrim(filepath.Join(s.V2Mount, "cgroup.controllers"))
+	switch r := strings.Fields(root); {
+	case s.V2 != "" && slices.Contains(r, "memory") && slices.Contains(r, "cpu"):
+		m.v2, m.hiers = true, []hier{{"v2", s.V2, s.V2Mount}}
+	case s.V1["memory"] != "" && s.V1["cpu"] != "":
+		m.hiers = []hier{{"memory", s.V1["memory"], s.V1Mount["memory"]}, {"cpu", s.V1["cpu"], s.V1Mount["cpu"]}}
+	default:
+		return nil, fmt.Errorf("%w: no hierarchy with the memory and cpu controllers is mounted", ErrUnavailable)
+	}
+	return m, nil
 }
 
 func detectV2(s *Self, name string) (*Manager, string) {
@@ -254,6 +283,9 @@ func writeFile(p, v string) error {
 // starts); with none, in the memory one, to hold the attempt's processes. A group left with the
 // same name by a runner that died is emptied and made again.
 func (m *Manager) Create(run, trial string, attempt int, l Limits) (*Group, error) {
+	if m.lookupOnly {
+		return nil, fmt.Errorf("cgroup: this process cannot make groups (%s)", m)
+	}
 	if err := m.setup(); err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}

@@ -95,11 +95,9 @@ func (g GPU) withDefaults() GPU {
 	return g
 }
 
-// NvidiaSMI writes an nvidia-smi program that answers as f says into a new temporary folder,
-// and returns the folder (to put first on PATH) .
-func NvidiaSMI(t testing.TB, f Fake) string {
-	t.Helper()
-	dir := t.TempDir()
+// Script is the text of an nvidia-smi program (a POSIX shell script) that answers as f says,
+// for tests that write it themselves (a testscript command).
+func (f Fake) Script() string {
 	var s strings.Builder
 	s.WriteString("#!/bin/sh\n# A fake nvidia-smi written by jikken's host/hosttest.\n")
 	if f.Log != "" {
@@ -107,8 +105,9 @@ func NvidiaSMI(t testing.TB, f Fake) string {
 	}
 	if f.Fail != "" {
 		fmt.Fprintf(&s, "printf '%%s\\n' %s\nexit 9\n", shellQuote(f.Fail))
-	} else {
-		fmt.Fprintf(&s, `case " $* " in
+		return s.String()
+	}
+	fmt.Fprintf(&s, `case " $* " in
 *" -L "*) printf '%%s' %s ;;
 *" --query-gpu=index,uuid,name,memory.total,mig.mode.current "*)
   case "$*" in
@@ -118,8 +117,15 @@ func NvidiaSMI(t testing.TB, f Fake) string {
 *) echo "fake nvidia-smi: arguments not supported: $*" >&2; exit 2 ;;
 esac
 `, shellQuote(f.List()), shellQuote(f.Query(true)), shellQuote(f.Query(false)))
-	}
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(s.String()), 0o755); err != nil {
+	return s.String()
+}
+
+// NvidiaSMI writes an nvidia-smi program that answers as f says into a new temporary folder,
+// and returns the folder (to put first on PATH).
+func NvidiaSMI(t testing.TB, f Fake) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(f.Script()), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir
