@@ -1,6 +1,7 @@
 // Package local runs trials as processes on this machine: each attempt a session of its own in
 // the trial's working directory, its output captured to files, every process it started stopped
-// with it.
+// with it; an attempt whose trial declares cpu or memory runs in a cgroup of its own that
+// enforces them.
 package local
 
 import (
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/host/cgroup"
 	"github.com/jikken-dev/jikken/runner"
 )
 
@@ -30,17 +32,33 @@ type Backend struct {
 	Env []string
 	// PathPrepend is put in front of PATH, so trials can call the jikken that runs them.
 	PathPrepend string
+	// NoEnforce runs trials that declare resources.cpu or resources.memory without limits
+	// (--no-enforce). Otherwise each of their attempts runs in a cgroup that enforces them, and
+	// where no cgroup can be made Check and Start refuse them.
+	NoEnforce bool
+	// CgroupRoot is where cgroups are looked for (default /); tests may point it elsewhere.
+	CgroupRoot string
 
 	once sync.Once
 	base []string // the runner's environment less store credentials, with Env appended
 	// paths caches where commands were found on PATH, which does not change during a run.
 	paths sync.Map
+
+	cgOnce sync.Once
+	cg     *cgroup.Manager
+	cgErr  error
 }
 
 var _ runner.Backend = (*Backend)(nil)
 
 // Name implements runner.Backend.
 func (b *Backend) Name() string { return "local" }
+
+// Check implements runner.Checker: cpu and memory limits cannot be enforced where no cgroup
+// can be made.
+func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
+	return b.checkLimits(trials)
+}
 
 // shellMeta are characters that make a command need a shell.
 const shellMeta = "|&;<>()$`\\\"'*?[]#~{}!\n\t"
@@ -105,6 +123,10 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	}
 	defer stderr.Close()
 
+	group, err := b.group(a)
+	if err != nil {
+		return nil, err
+	}
 	cmd := b.command(a.Trial.Cmd, a.Workdir)
 	cmd.Dir = a.Workdir
 	cmd.Env = b.environ(a.Env)
@@ -118,14 +140,22 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	// A session of its own: the attempt's processes share it (and its process group) unless
 	// they leave on purpose, and the runner's terminal signals do not reach them.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	if group != nil {
+		err = group.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		if group != nil {
+			_ = group.Remove()
+		}
 		if st, serr := os.Stat(a.Workdir); serr != nil || !st.IsDir() {
 			return nil, fmt.Errorf("working directory %s does not exist; fix the trial's workdir", a.Workdir)
 		}
 		return nil, fmt.Errorf("start %s: %w", a.Trial.Cmd, err)
 	}
 	return &process{b: b, cmd: cmd, pid: cmd.Process.Pid, run: a.RunID, trial: a.Trial.Name, attempt: a.N,
-		health: a.Trial.Health, dir: a.Workdir, env: cmd.Env, done: make(chan struct{})}, nil
+		health: a.Trial.Health, dir: a.Workdir, env: cmd.Env, group: group, done: make(chan struct{})}, nil
 }
 
 // storeSecrets are the runner's store credentials: a trial does not need them to have its
@@ -164,6 +194,8 @@ type process struct {
 	health  *experiment.Health
 	dir     string
 	env     []string
+	// group is the attempt's cgroup when its trial declares limits.
+	group   *cgroup.Group
 	done    chan struct{}
 	stopped sync.Once
 }
@@ -177,7 +209,17 @@ func (p *process) Wait() runner.Exit {
 	close(p.done)
 	// The trial's processes end with it: whatever it left in its group is killed.
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-	return exitOf(p.cmd.ProcessState, err)
+	exit := exitOf(p.cmd.ProcessState, err)
+	if g := p.group; g != nil {
+		if g.Limits.Memory > 0 && g.OOMKilled(exit.Code == 128+int(syscall.SIGKILL)) {
+			exit.Reason = oomReason(g.Limits)
+		}
+		// Whatever it left in its cgroup, in another session or not, is killed too.
+		if err := g.Remove(); err != nil {
+			p.b.logger().Warn("remove the cgroup of an attempt", "trial", p.trial, "err", err)
+		}
+	}
+	return exit
 }
 
 func exitOf(ps *os.ProcessState, err error) runner.Exit {
@@ -196,20 +238,23 @@ func exitOf(ps *os.ProcessState, err error) runner.Exit {
 func (p *process) Stop(grace time.Duration) error {
 	var err error
 	p.stopped.Do(func() {
-		err = p.b.stopTree(p.run, p.trial, p.attempt, p.pid, grace, p.done)
+		err = p.b.stopTree(p.run, p.trial, p.attempt, p.pid, p.group, grace, p.done)
 	})
 	return err
 }
 
 // stopTree stops the processes of one attempt of a trial: the process group pgid and every
-// process found with the attempt's environment or in its session.
-func (b *Backend) stopTree(run, trial string, attempt, pgid int, grace time.Duration, done <-chan struct{}) error {
+// process found with the attempt's environment, in its session or in its cgroup g (may be nil).
+func (b *Backend) stopTree(run, trial string, attempt, pgid int, g *cgroup.Group, grace time.Duration, done <-chan struct{}) error {
 	members := func() []int {
+		var out []int
+		if g != nil {
+			out, _ = g.Procs()
+		}
 		procs, err := b.processes()
 		if err != nil {
-			return nil
+			return out
 		}
-		var out []int
 		for _, pr := range procs {
 			if pr.sid == pgid || pr.pgrp == pgid || (pr.run == run && pr.trial == trial && (attempt == 0 || pr.attempt == attempt)) {
 				out = append(out, pr.pid)
@@ -261,7 +306,8 @@ func (b *Backend) stopTree(run, trial string, attempt, pgid int, grace time.Dura
 
 // Live implements runner.Backend: the attempts of the run that still have processes, found by
 // the JIKKEN_RUN_ID, JIKKEN_TRIAL and JIKKEN_ATTEMPT every process of an attempt inherits (a
-// background child whose parent exited included).
+// background child whose parent exited included) and by the attempts' cgroups. Cgroups that an
+// earlier runner left empty are removed.
 func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, error) {
 	procs, err := b.processes()
 	if err != nil {
@@ -280,16 +326,22 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 		seen[key] = true
 		out = append(out, runner.LiveTrial{RunID: runID, Trial: pr.trial, Attempt: pr.attempt, Handle: "pgid:" + strconv.Itoa(pr.sid)})
 	}
-	return out, nil
+	return b.liveGroups(runID, out), nil
 }
 
-// StopLive implements runner.Backend: every process of the attempt, wherever it went.
+// StopLive implements runner.Backend: every process of the attempt, wherever it went, and its
+// cgroup.
 func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {
 	pgid, err := strconv.Atoi(strings.TrimPrefix(lt.Handle, "pgid:"))
 	if err != nil || pgid <= 1 {
 		return fmt.Errorf("bad local handle %q", lt.Handle)
 	}
-	return b.stopTree(lt.RunID, lt.Trial, lt.Attempt, pgid, 5*time.Second, nil)
+	g := b.attemptGroup(lt.RunID, lt.Trial, lt.Attempt)
+	err = b.stopTree(lt.RunID, lt.Trial, lt.Attempt, pgid, g, 5*time.Second, nil)
+	if g != nil {
+		err = errors.Join(err, g.Remove())
+	}
+	return err
 }
 
 // proc is a process as the backend sees it.
