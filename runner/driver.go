@@ -13,19 +13,24 @@ import (
 
 // driver executes a core's actions: it owns the goroutines, the backend, the store and the
 // clock, and feeds what happens back to the core as events. It decides nothing.
+//
+// The goroutine that has an event (an attempt that ended, the store writer, the timer loop)
+// steps the core itself, under a lock, and carries out the actions: a trial that ends starts
+// the next one from the same goroutine, with no hand-off to another thread on the way.
 type driver struct {
-	r    *Runner
-	m    *store.Manifest
-	c    *core.Core
-	base []string // the trial environment's start, shared by every attempt
+	r   *Runner
+	m   *store.Manifest
+	ctx context.Context
 
-	events chan core.Event
-	quit   chan struct{}
-	timers timerQueue
-	seq    uint64
-
+	// mu serialises the core and everything below it.
 	mu       sync.Mutex
+	c        *core.Core
 	attempts map[int]*attempt // by trial index: the attempt that trial runs now
+	timers   timerQueue
+	seq      uint64
+	ended    bool
+	done     chan struct{} // closed once the core is done
+	wake     chan struct{} // tells the timer loop the earliest timer changed
 
 	persist *persister
 }
@@ -33,106 +38,123 @@ type driver struct {
 func newDriver(r *Runner, m *store.Manifest, c *core.Core) *driver {
 	d := &driver{
 		r: r, m: m, c: c,
-		events:   make(chan core.Event, 256),
-		quit:     make(chan struct{}),
 		attempts: map[int]*attempt{},
+		done:     make(chan struct{}),
+		wake:     make(chan struct{}, 1),
 	}
 	d.persist = newPersister(r.Runs, d.send, r.Log)
 	return d
 }
 
-// send hands an event to the loop; once the loop has ended, events are dropped.
+// send steps the core with ev and carries out what follows; once the run is done, events are
+// dropped.
 func (d *driver) send(ev core.Event) {
-	select {
-	case d.events <- ev:
-	case <-d.quit:
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended {
+		return
+	}
+	d.do(d.c.Step(ev))
+	if d.c.Done() {
+		d.ended = true
+		close(d.done)
 	}
 }
 
 func (d *driver) run(ctx context.Context) (*Summary, error) {
-	defer close(d.quit)
-	go d.persist.run(context.WithoutCancel(ctx))
+	d.ctx = context.WithoutCancel(ctx)
+	go d.persist.run(d.ctx)
 	defer d.persist.close()
 
-	d.do(ctx, d.c.Step(core.Begin{At: time.Now()}))
+	d.send(core.Begin{At: time.Now()})
 	wake := time.NewTimer(time.Hour)
 	defer wake.Stop()
 	stop := ctx.Done()
-	for !d.c.Done() {
-		d.armTimer(wake)
+	for {
+		d.mu.Lock()
+		next, armed := time.Time{}, d.timers.Len() > 0
+		if armed {
+			next = d.timers[0].at
+		}
+		d.mu.Unlock()
+		if !wake.Stop() {
+			select {
+			case <-wake.C:
+			default:
+			}
+		}
+		if armed {
+			wake.Reset(max(0, time.Until(next)))
+		}
 		select {
-		case ev := <-d.events:
-			d.do(ctx, d.c.Step(ev))
+		case <-d.done:
+			return d.finish()
+		case <-d.wake:
 		case now := <-wake.C:
+			d.mu.Lock()
+			var due []core.Timer
 			for d.timers.Len() > 0 && !d.timers[0].at.After(now) {
-				e := heap.Pop(&d.timers).(timerEntry)
-				d.do(ctx, d.c.Step(core.TimerFired{Timer: e.timer, At: now}))
+				due = append(due, heap.Pop(&d.timers).(timerEntry).timer)
+			}
+			d.mu.Unlock()
+			for _, tm := range due {
+				d.send(core.TimerFired{Timer: tm, At: now})
 			}
 		case <-stop:
 			stop = nil
-			d.do(ctx, d.c.Step(core.StopRequested{Reason: "interrupted", At: time.Now()}))
+			d.send(core.StopRequested{Reason: "interrupted", At: time.Now()})
 		}
 	}
+}
+
+func (d *driver) finish() (*Summary, error) {
 	// Processes a trial left behind when it ended (a daemon it started) end with the run.
-	if err := d.r.reapOrphans(context.WithoutCancel(ctx), d.m.RunID, true); err != nil {
+	if err := d.r.reapOrphans(d.ctx, d.m.RunID, true); err != nil {
 		d.r.Log.Warn("stop what the trials left running", "err", err)
 	}
+	d.mu.Lock()
 	sum := d.summary()
-	if f := d.c.Fault(); f != "" {
-		return sum, fmt.Errorf("%w: %s; free space (or fix access), then 'jikken resume %s'", ErrStore, f, d.m.RunID)
+	fault := d.c.Fault()
+	d.mu.Unlock()
+	if fault != "" {
+		return sum, fmt.Errorf("%w: %s; free space (or fix access), then 'jikken resume %s'", ErrStore, fault, d.m.RunID)
 	}
 	return sum, nil
 }
 
-// armTimer makes wake fire at the earliest timer.
-func (d *driver) armTimer(wake *time.Timer) {
-	if d.timers.Len() == 0 {
-		return
-	}
-	if !wake.Stop() {
-		select {
-		case <-wake.C:
-		default:
-		}
-	}
-	wake.Reset(max(0, time.Until(d.timers[0].at)))
-}
-
-func (d *driver) do(ctx context.Context, acts []core.Action) {
+// do carries out actions; the caller holds mu. Nothing here waits: attempts, stops and health
+// checks run in goroutines of their own, records go to the store writer.
+func (d *driver) do(acts []core.Action) {
 	for _, a := range acts {
 		switch a := a.(type) {
 		case core.Persist:
 			d.persist.add(a.Trial, a.Version, a.Record)
 		case core.StartAttempt:
 			at := &attempt{d: d, trial: a.Trial, n: a.Attempt, clear: a.Clear, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
-			d.mu.Lock()
 			d.attempts[a.Trial] = at
-			d.mu.Unlock()
-			go at.run(context.WithoutCancel(ctx))
+			go at.run(d.ctx)
 		case core.StopAttempt:
-			if at := d.attempt(a.Trial, a.Attempt); at != nil {
+			if at := d.attempts[a.Trial]; at != nil && at.n == a.Attempt {
 				at.stop(d.r.StopGrace)
 			}
 		case core.WatchHealth:
-			if at := d.attempt(a.Trial, a.Attempt); at != nil {
+			if at := d.attempts[a.Trial]; at != nil && at.n == a.Attempt {
 				at.watchHealth(a.Deadline)
 			}
 		case core.SetTimer:
 			d.seq++
+			first := d.timers.Len() == 0 || a.At.Before(d.timers[0].at)
 			heap.Push(&d.timers, timerEntry{at: a.At, seq: d.seq, timer: a.Timer})
+			if first {
+				select {
+				case d.wake <- struct{}{}:
+				default:
+				}
+			}
 		case core.Report:
 			d.report(a)
 		}
 	}
-}
-
-func (d *driver) attempt(trial, n int) *attempt {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if at := d.attempts[trial]; at != nil && at.n == n {
-		return at
-	}
-	return nil
 }
 
 func (d *driver) report(a core.Report) {

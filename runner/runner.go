@@ -94,13 +94,8 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 			return nil, err
 		}
 	}
-	if bad := core.Unfit(m.Trials, r.Capacity); len(bad) > 0 {
-		more := ""
-		if len(bad) > 5 {
-			bad, more = bad[:5], fmt.Sprintf("\n  ... and %d more", len(bad)-5)
-		}
-		return nil, fmt.Errorf("%w: nothing was started:\n  %s%s\nlower their resources, or run them where there is more (--backend kubernetes); 'jikken validate FILE --host' shows what this host has",
-			ErrUnfit, strings.Join(bad, "\n  "), more)
+	if err := CheckFit(m.Trials, r.Capacity); err != nil {
+		return nil, err
 	}
 	if err := r.reapOrphans(ctx, m.RunID, false); err != nil {
 		return nil, fmt.Errorf("stop what an earlier runner left running: %w", err)
@@ -132,6 +127,20 @@ func (r *Runner) reapOrphans(ctx context.Context, run string, atEnd bool) error 
 		}
 	}
 	return nil
+}
+
+// CheckFit refuses trials that can never start on c (nil: no limit), with the numbers.
+func CheckFit(trials []experiment.Trial, c *core.Capacity) error {
+	bad := core.Unfit(trials, c)
+	if len(bad) == 0 {
+		return nil
+	}
+	more := ""
+	if len(bad) > 5 {
+		bad, more = bad[:5], fmt.Sprintf("\n  ... and %d more", len(bad)-5)
+	}
+	return fmt.Errorf("%w: nothing was started:\n  %s%s\nlower their resources, or run them where there is more (--backend kubernetes); 'jikken validate FILE --host' shows what this host has",
+		ErrUnfit, strings.Join(bad, "\n  "), more)
 }
 
 // workdir resolves where trial t runs.

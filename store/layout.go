@@ -59,6 +59,12 @@ type RunOptions struct {
 	// Backend holds what resume and kill need to find the run's trials again (the kubernetes
 	// backend's namespace).
 	Backend map[string]string `json:"backend_settings,omitempty"`
+	// GPUs, CPUs and Memory restrict what of the host its trials may use (--gpus, --cpus,
+	// --memory); NoEnforce runs limited trials where no cgroup can enforce the limits.
+	GPUs      string  `json:"gpus,omitempty"`
+	CPUs      float64 `json:"cpus,omitempty"`
+	Memory    string  `json:"memory,omitempty"`
+	NoEnforce bool    `json:"no_enforce,omitempty"`
 }
 
 // Status of a trial or a run.

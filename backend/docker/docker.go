@@ -436,3 +436,7 @@ func gpuString(r experiment.Resources) string {
 	}
 	return fmt.Sprintf("%g GPUs", r.GPU)
 }
+
+// OnThisHost reports whether the engine runs on this machine (a unix socket): its containers
+// then share this host's CPUs, memory and GPUs, which the runner can count.
+func (b *Backend) OnThisHost() bool { return strings.HasPrefix(b.api.DaemonHost(), "unix://") }

@@ -204,6 +204,7 @@ type process struct {
 func (p *process) Handle() string { return "pgid:" + strconv.Itoa(p.pid) }
 
 func (p *process) Wait() runner.Exit {
+	awaitExit(p.pid)
 	err := p.cmd.Wait()
 	close(p.done)
 	// The trial's processes end with it: whatever it left in its group is killed.

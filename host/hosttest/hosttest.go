@@ -95,8 +95,18 @@ func (g GPU) withDefaults() GPU {
 	return g
 }
 
-// Script is the text of an nvidia-smi program (a POSIX shell script) that answers as f says,
-// for tests that write it themselves (a testscript command).
+// NvidiaSMI writes an nvidia-smi program that answers as f says into a new temporary folder,
+// and returns the folder (to put first on PATH) .
+func NvidiaSMI(t testing.TB, f Fake) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(f.Script()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Script is the text of f's nvidia-smi program (a POSIX shell script).
 func (f Fake) Script() string {
 	var s strings.Builder
 	s.WriteString("#!/bin/sh\n# A fake nvidia-smi written by jikken's host/hosttest.\n")
@@ -105,9 +115,8 @@ func (f Fake) Script() string {
 	}
 	if f.Fail != "" {
 		fmt.Fprintf(&s, "printf '%%s\\n' %s\nexit 9\n", shellQuote(f.Fail))
-		return s.String()
-	}
-	fmt.Fprintf(&s, `case " $* " in
+	} else {
+		fmt.Fprintf(&s, `case " $* " in
 *" -L "*) printf '%%s' %s ;;
 *" --query-gpu=index,uuid,name,memory.total,mig.mode.current "*)
   case "$*" in
@@ -117,18 +126,8 @@ func (f Fake) Script() string {
 *) echo "fake nvidia-smi: arguments not supported: $*" >&2; exit 2 ;;
 esac
 `, shellQuote(f.List()), shellQuote(f.Query(true)), shellQuote(f.Query(false)))
-	return s.String()
-}
-
-// NvidiaSMI writes an nvidia-smi program that answers as f says into a new temporary folder,
-// and returns the folder (to put first on PATH).
-func NvidiaSMI(t testing.TB, f Fake) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(f.Script()), 0o755); err != nil {
-		t.Fatal(err)
 	}
-	return dir
+	return s.String()
 }
 
 // OnPath puts an nvidia-smi that answers as f says first on PATH for the rest of the test, and

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/jikken-dev/jikken/host/hosttest"
 	"github.com/jikken-dev/jikken/internal/cli"
 	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/report/chart/charttest"
@@ -65,7 +67,8 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"svgtext": svgText,
+			"svgtext":         svgText,
+			"fake-nvidia-smi": fakeNvidiaSMI,
 		},
 	})
 }
@@ -128,4 +131,19 @@ func svgText(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s does not draw %q (its text: %q)", args[0], want, all)
 		}
 	}
+}
+
+// fakeNvidiaSMI writes into $WORK/bin an nvidia-smi that shows N whole GPUs (the host has no
+// GPU): fake-nvidia-smi N. Put $WORK/bin first on PATH to use it.
+func fakeNvidiaSMI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fake-nvidia-smi N")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("fake-nvidia-smi: %v", err)
+	}
+	dir := ts.MkAbs("bin")
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(hosttest.GPUs(n).Script()), 0o755))
 }
