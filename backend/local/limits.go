@@ -28,9 +28,6 @@ func (b *Backend) cgroups() (*cgroup.Manager, error) {
 
 // checkLimits refuses trials whose cpu or memory cannot be enforced here, unless NoEnforce.
 func (b *Backend) checkLimits(trials []experiment.Trial) error {
-	if b.NoEnforce {
-		return nil
-	}
 	var limited []experiment.Trial
 	for _, t := range trials {
 		if !limitsOf(t).IsZero() {
@@ -42,6 +39,12 @@ func (b *Backend) checkLimits(trials []experiment.Trial) error {
 	}
 	_, err := b.cgroups()
 	if err == nil {
+		return nil
+	}
+	if b.NoEnforce {
+		b.warnOnce.Do(func() {
+			b.logger().Warn("resources.cpu and resources.memory are not enforced (--no-enforce)", "why", unavailable(err))
+		})
 		return nil
 	}
 	who := "trial " + limited[0].Name + " declares " + limitsString(limitsOf(limited[0]))
@@ -74,16 +77,19 @@ func limitsString(l cgroup.Limits) string {
 }
 
 // group makes the cgroup of an attempt whose trial declares cpu or memory; nil when it declares
-// neither or NoEnforce is set.
+// neither, or no cgroup can be made here and NoEnforce is set.
 func (b *Backend) group(a *runner.Attempt) (*cgroup.Group, error) {
 	l := limitsOf(a.Trial)
-	if l.IsZero() || b.NoEnforce {
+	if l.IsZero() {
 		return nil, nil
 	}
 	if err := b.checkLimits([]experiment.Trial{a.Trial}); err != nil {
 		return nil, err
 	}
-	m, _ := b.cgroups()
+	m, err := b.cgroups()
+	if err != nil {
+		return nil, nil // NoEnforce: checkLimits let it through
+	}
 	g, err := m.Create(a.RunID, a.Trial.Name, a.N, l)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", a.Trial.Name, err)

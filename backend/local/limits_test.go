@@ -88,6 +88,13 @@ func TestOOMKilled(t *testing.T) {
 	}
 	noGroupsLeft(t, a.RunID)
 
+	// NoEnforce does not turn limits off where cgroups can enforce them.
+	a, p = start(t, &local.Backend{NoEnforce: true}, "head -c 300M /dev/zero | tail > /dev/null", experiment.Resources{Memory: 64 << 20})
+	if e := wait(t, p); e.Reason != "out of memory (limit 64MiB)" {
+		t.Errorf("with NoEnforce where cgroups work: exit %+v, want the limit enforced", e)
+	}
+	noGroupsLeft(t, a.RunID)
+
 	// Within its limit, the same trial succeeds.
 	a, p = start(t, &local.Backend{}, "head -c 8M /dev/zero | tail > /dev/null", experiment.Resources{Memory: 64 << 20})
 	if e := wait(t, p); e.Code != 0 || e.Reason != "" {
