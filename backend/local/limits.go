@@ -28,9 +28,6 @@ func (b *Backend) cgroups() (*cgroup.Manager, error) {
 
 // checkLimits refuses trials whose cpu or memory cannot be enforced here, unless NoEnforce.
 func (b *Backend) checkLimits(trials []experiment.Trial) error {
-	if b.NoEnforce {
-		return nil
-	}
 	var limited []experiment.Trial
 	for _, t := range trials {
 		if !limitsOf(t).IsZero() {
@@ -42,6 +39,12 @@ func (b *Backend) checkLimits(trials []experiment.Trial) error {
 	}
 	_, err := b.cgroups()
 	if err == nil {
+		return nil
+	}
+	if b.NoEnforce {
+		b.warnOnce.Do(func() {
+			b.logger().Warn("resources.cpu and resources.memory are not enforced (--no-enforce)", "why", unavailable(err))
+		})
 		return nil
 	}
 	who := "trial " + limited[0].Name + " declares " + limitsString(limitsOf(limited[0]))
@@ -74,16 +77,19 @@ func limitsString(l cgroup.Limits) string {
 }
 
 // group makes the cgroup of an attempt whose trial declares cpu or memory; nil when it declares
-// neither or NoEnforce is set.
+// neither, or no cgroup can be made here and NoEnforce is set.
 func (b *Backend) group(a *runner.Attempt) (*cgroup.Group, error) {
 	l := limitsOf(a.Trial)
-	if l.IsZero() || b.NoEnforce {
+	if l.IsZero() {
 		return nil, nil
 	}
 	if err := b.checkLimits([]experiment.Trial{a.Trial}); err != nil {
 		return nil, err
 	}
-	m, _ := b.cgroups()
+	m, err := b.cgroups()
+	if err != nil {
+		return nil, nil // NoEnforce: checkLimits let it through
+	}
 	g, err := m.Create(a.RunID, a.Trial.Name, a.N, l)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", a.Trial.Name, err)
@@ -99,9 +105,19 @@ func oomReason(l cgroup.Limits) string {
 	return "out of memory"
 }
 
+// finder is the cgroup manager that finds the groups of attempts: the one that makes them, or,
+// where this process can make none, one that only finds them (a 'jikken kill' run outside
+// the delegated group the runner ran in).
+func (b *Backend) finder() (*cgroup.Manager, error) {
+	if m, err := b.cgroups(); err == nil {
+		return m, nil
+	}
+	return cgroup.Lookup(cgroup.Options{Root: b.CgroupRoot})
+}
+
 // attemptGroup finds the cgroup of one attempt of run, made by this runner or one that died.
 func (b *Backend) attemptGroup(run, trial string, attempt int) *cgroup.Group {
-	m, err := b.cgroups()
+	m, err := b.finder()
 	if err != nil {
 		return nil
 	}
@@ -118,9 +134,10 @@ func (b *Backend) attemptGroup(run, trial string, attempt int) *cgroup.Group {
 }
 
 // liveGroups adds to live the attempts of run whose cgroups still hold processes (one that
-// cleared its environment included) and removes the groups a dead runner left empty.
+// cleared its environment included), removes the groups a dead runner left empty, and the run's
+// folders once no group is left in them.
 func (b *Backend) liveGroups(run string, live []runner.LiveTrial) []runner.LiveTrial {
-	m, err := b.cgroups()
+	m, err := b.finder()
 	if err != nil {
 		return live
 	}
@@ -147,6 +164,10 @@ func (b *Backend) liveGroups(run string, live []runner.LiveTrial) []runner.LiveT
 		if !found {
 			live = append(live, runner.LiveTrial{RunID: run, Trial: g.Trial, Attempt: g.Attempt, Handle: "pgid:" + strconv.Itoa(pids[0])})
 		}
+	}
+	// The runner asks when a run starts and ends: the run's folders go when no group is left.
+	if err := m.Prune(run); err != nil {
+		b.logger().Warn("remove the cgroup folders of run", "run", run, "err", err)
 	}
 	return live
 }

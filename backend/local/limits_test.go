@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,7 +52,8 @@ func wait(t *testing.T, p runner.Process) runner.Exit {
 	return runner.Exit{}
 }
 
-// noGroupsLeft checks that run has no cgroup left.
+// noGroupsLeft checks that run has no cgroup left once its attempt is over, and no folder
+// once the runner has asked what is live at the end of the run.
 func noGroupsLeft(t *testing.T, run string) {
 	t.Helper()
 	m, err := cgroup.Detect(cgroup.Options{})
@@ -65,6 +67,15 @@ func noGroupsLeft(t *testing.T, run string) {
 	for _, g := range groups {
 		t.Errorf("cgroup %v of %s@%d is left", g.Dirs(), g.Trial, g.Attempt)
 	}
+	if _, err := (&local.Backend{}).Live(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == run {
+			t.Errorf("the cgroup folder %s of the run is left", p)
+		}
+		return nil
+	})
 }
 
 // A trial allocating 300 MiB under memory: 64Mi is killed, and reported as Docker reports it.
@@ -74,6 +85,13 @@ func TestOOMKilled(t *testing.T) {
 	e := wait(t, p)
 	if e.Code != 137 || e.Reason != "out of memory (limit 64MiB)" || e.Err != nil {
 		t.Errorf("exit %+v, want code 137 and reason \"out of memory (limit 64MiB)\"", e)
+	}
+	noGroupsLeft(t, a.RunID)
+
+	// NoEnforce does not turn limits off where cgroups can enforce them.
+	a, p = start(t, &local.Backend{NoEnforce: true}, "head -c 300M /dev/zero | tail > /dev/null", experiment.Resources{Memory: 64 << 20})
+	if e := wait(t, p); e.Reason != "out of memory (limit 64MiB)" {
+		t.Errorf("with NoEnforce where cgroups work: exit %+v, want the limit enforced", e)
 	}
 	noGroupsLeft(t, a.RunID)
 

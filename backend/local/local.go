@@ -32,9 +32,9 @@ type Backend struct {
 	Env []string
 	// PathPrepend is put in front of PATH, so trials can call the jikken that runs them.
 	PathPrepend string
-	// NoEnforce runs trials that declare resources.cpu or resources.memory without limits
-	// (--no-enforce). Otherwise each of their attempts runs in a cgroup that enforces them, and
-	// where no cgroup can be made Check and Start refuse them.
+	// NoEnforce lets trials that declare resources.cpu or resources.memory run without limits
+	// where no cgroup can be made (--no-enforce); otherwise Check and Start refuse them there.
+	// Where cgroups can be made, each of their attempts runs in one that enforces them.
 	NoEnforce bool
 	// CgroupRoot is where cgroups are looked for (default /); tests may point it elsewhere.
 	CgroupRoot string
@@ -44,9 +44,10 @@ type Backend struct {
 	// paths caches where commands were found on PATH, which does not change during a run.
 	paths sync.Map
 
-	cgOnce sync.Once
-	cg     *cgroup.Manager
-	cgErr  error
+	cgOnce   sync.Once
+	cg       *cgroup.Manager
+	cgErr    error
+	warnOnce sync.Once
 }
 
 var _ runner.Backend = (*Backend)(nil)

@@ -28,6 +28,7 @@ func BenchmarkStart(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer g.Remove()
+				defer m.Prune("bench")
 			}
 			for range b.N {
 				cmd := exec.Command("/bin/true")
@@ -62,4 +63,5 @@ func BenchmarkCreateRemove(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	_ = m.Prune("bench")
 }

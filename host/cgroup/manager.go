@@ -61,6 +61,8 @@ type Manager struct {
 	// placeOnly is a v2 hierarchy without controllers (tests): groups place and kill processes
 	// but enforce no limits.
 	placeOnly bool
+	// lookupOnly is a manager of Lookup: it finds groups, it makes none.
+	lookupOnly bool
 
 	prepare    sync.Once
 	prepareErr error
@@ -106,6 +108,33 @@ func Detect(o Options) (*Manager, error) {
 		why = append(why, "no cgroup filesystem is mounted")
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(why, "; "))
+}
+
+// Lookup is a manager that finds, stops and removes the groups of attempts (Find, and the
+// groups' methods) where this process cannot make any: a 'jikken kill' run outside the
+// delegated group its runner ran in. Its Create fails.
+func Lookup(o Options) (*Manager, error) {
+	if m, err := Detect(o); err == nil {
+		return m, nil
+	}
+	if o.Name == "" {
+		o.Name = "jikken"
+	}
+	s, err := ReadSelf(o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	m := &Manager{name: o.Name, lookupOnly: true}
+	root, _ := readTrim(filepath.Join(s.V2Mount, "cgroup.controllers"))
+	switch r := strings.Fields(root); {
+	case s.V2 != "" && slices.Contains(r, "memory") && slices.Contains(r, "cpu"):
+		m.v2, m.hiers = true, []hier{{"v2", s.V2, s.V2Mount}}
+	case s.V1["memory"] != "" && s.V1["cpu"] != "":
+		m.hiers = []hier{{"memory", s.V1["memory"], s.V1Mount["memory"]}, {"cpu", s.V1["cpu"], s.V1Mount["cpu"]}}
+	default:
+		return nil, fmt.Errorf("%w: no hierarchy with the memory and cpu controllers is mounted", ErrUnavailable)
+	}
+	return m, nil
 }
 
 func detectV2(s *Self, name string) (*Manager, string) {
@@ -254,6 +283,9 @@ func writeFile(p, v string) error {
 // starts); with none, in the memory one, to hold the attempt's processes. A group left with the
 // same name by a runner that died is emptied and made again.
 func (m *Manager) Create(run, trial string, attempt int, l Limits) (*Group, error) {
+	if m.lookupOnly {
+		return nil, fmt.Errorf("cgroup: this process cannot make groups (%s)", m)
+	}
 	if err := m.setup(); err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
 	}
@@ -368,8 +400,54 @@ func (m *Manager) limit(g *Group, l Limits) error {
 // that died may have run in another group), so what they hold can be stopped and they can be
 // removed.
 func (m *Manager) Find(run string) ([]*Group, error) {
-	want := escape(run)
+	dirs, err := m.runDirs(run)
+	if err != nil {
+		return nil, err
+	}
 	found := map[string]*Group{}
+	for _, d := range dirs {
+		m.collect(d.path, run, d.kinds, found)
+	}
+	out := make([]*Group, 0, len(found))
+	for _, g := range found {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Trial != out[j].Trial {
+			return out[i].Trial < out[j].Trial
+		}
+		return out[i].Attempt < out[j].Attempt
+	})
+	return out, nil
+}
+
+// Prune removes run's folders (name/run) that no attempt's group is left in, wherever they
+// were made, and on v1 the name/ folders left empty: a runner that died between making a run's
+// folder and its first group leaves one.
+func (m *Manager) Prune(run string) error {
+	dirs, err := m.runDirs(run)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if os.Remove(d.path) == nil && !m.v2 {
+			_ = os.Remove(filepath.Dir(d.path))
+		}
+	}
+	return nil
+}
+
+// runDir is a folder name/run in a hierarchy of kinds.
+type runDir struct {
+	path  string
+	kinds []string
+}
+
+// runDirs finds run's folders in the hierarchies: under any group (a runner that died may
+// have run in another one than this process).
+func (m *Manager) runDirs(run string) ([]runDir, error) {
+	want := escape(run)
+	var out []runDir
 	var kinds []string
 	var walk func(dir string, depth int) error
 	walk = func(dir string, depth int) error {
@@ -386,7 +464,9 @@ func (m *Manager) Find(run string) ([]*Group, error) {
 			}
 			sub := filepath.Join(dir, e.Name())
 			if e.Name() == m.name {
-				m.collect(filepath.Join(sub, want), run, kinds, found)
+				if st, err := os.Stat(filepath.Join(sub, want)); err == nil && st.IsDir() {
+					out = append(out, runDir{filepath.Join(sub, want), kinds})
+				}
 			}
 			if depth < 64 {
 				if err := walk(sub, depth+1); err != nil {
@@ -412,16 +492,6 @@ func (m *Manager) Find(run string) ([]*Group, error) {
 			return nil, fmt.Errorf("find the cgroups of run %s: %w", run, err)
 		}
 	}
-	out := make([]*Group, 0, len(found))
-	for _, g := range found {
-		out = append(out, g)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Trial != out[j].Trial {
-			return out[i].Trial < out[j].Trial
-		}
-		return out[i].Attempt < out[j].Attempt
-	})
 	return out, nil
 }
 

@@ -43,7 +43,10 @@ func create(t *testing.T, m *Manager, run, trial string, l Limits) *Group {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = g.Remove() })
+	t.Cleanup(func() {
+		_ = g.Remove()
+		_ = m.Prune(run)
+	})
 	return g
 }
 
@@ -208,8 +211,13 @@ func TestRealKillEscaped(t *testing.T) {
 		if exists(d) {
 			t.Errorf("%s is left after Remove", d)
 		}
+	}
+	if err := m.Prune(run); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range g.Dirs() {
 		if exists(filepath.Dir(d)) {
-			t.Errorf("the run's folder %s is left after its last group was removed", filepath.Dir(d))
+			t.Errorf("the run's folder %s is left after Prune", filepath.Dir(d))
 		}
 	}
 }
@@ -223,7 +231,7 @@ func TestRealFind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = g2.Remove() })
+	t.Cleanup(func() { _ = g2.Remove(); _ = m.Prune(run) })
 	create(t, m, other, "a", Limits{CPU: 1})
 	found, err := m.Find(run)
 	if err != nil {
@@ -250,6 +258,7 @@ func TestRealFind(t *testing.T) {
 		t.Fatalf("create a group that exists: %v", err)
 	}
 	_ = again.Remove()
+	_ = m.Prune(other)
 }
 
 // placementManager uses the v2 hierarchy without controllers (the hybrid layout of this
@@ -301,8 +310,53 @@ func TestV2Placement(t *testing.T) {
 	if err := g.Remove(); err != nil {
 		t.Fatal(err)
 	}
-	if exists(g.dir("v2")) {
+	if err := m.Prune(run); err != nil {
+		t.Fatal(err)
+	}
+	if exists(g.dir("v2")) || exists(filepath.Dir(g.dir("v2"))) {
 		t.Errorf("%s is left after Remove", g.dir("v2"))
 	}
 	_ = os.Remove(filepath.Join(m.hiers[0].base, m.name))
+}
+
+// A limit too small to start anything says so, rather than failing on an odd error.
+func TestRealTooSmall(t *testing.T) {
+	m := realManager(t)
+	g := create(t, m, testRun(t), "tiny", Limits{CPU: 0.001, Memory: 1})
+	cmd := exec.Command("/bin/true")
+	err := g.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+		if !g.OOMKilled(true) {
+			t.Fatalf("true under a 1-byte limit ran: %v", err)
+		}
+		return
+	}
+	if !strings.Contains(err.Error(), "its memory limit (1 bytes) is too small to start it") {
+		t.Errorf("Start under a 1-byte limit: %v", err)
+	}
+}
+
+// Prune removes the folder of a run that no group is left in (a runner died between making it
+// and the first group), and keeps one that holds a group.
+func TestRealPrune(t *testing.T) {
+	m := realManager(t)
+	run, busy := testRun(t), testRun(t)
+	dir := filepath.Join(m.hiers[0].base, m.name, escape(run))
+	if err := m.makeRunDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	g := create(t, m, busy, "a", Limits{Memory: 64 << 20})
+	if err := m.Prune(run); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Prune(busy); err != nil {
+		t.Fatal(err)
+	}
+	if exists(dir) {
+		t.Errorf("Prune left the empty folder %s", dir)
+	}
+	if !exists(g.dir("memory")) && !exists(g.dir("v2")) {
+		t.Errorf("Prune removed a group in use")
+	}
 }

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -429,4 +430,35 @@ func FuzzEscape(f *testing.F) {
 			t.Errorf("unescape(escape(%q)) = %q", s, back)
 		}
 	})
+}
+
+// Where this process cannot make groups (its v2 group is not delegated), Lookup still finds
+// those a runner made elsewhere, and makes none.
+func TestLookupNotDelegated(t *testing.T) {
+	other := "sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-r7.scope/jikken/run%201/train@2/"
+	root := fakeTree(t, map[string]string{
+		"proc/self/mountinfo":              unifiedMountinfo,
+		"proc/self/cgroup":                 "0::/user.slice/user-1000.slice/session-3.scope\n",
+		"sys/fs/cgroup/cgroup.controllers": "cpuset cpu io memory pids\n",
+		"sys/fs/cgroup/user.slice/user-1000.slice/session-3.scope/cgroup.controllers": "\n",
+		other + "cgroup.procs":  "",
+		other + "memory.events": "oom_kill 1\n",
+	})
+	if _, err := Detect(Options{Root: root}); err == nil {
+		t.Fatal("Detect in a group without controllers succeeded")
+	}
+	m, err := Lookup(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := m.Find("run 1")
+	if err != nil || len(found) != 1 || found[0].Trial != "train" || found[0].Attempt != 2 || !found[0].OOMKilled(false) {
+		t.Errorf("Find = %+v, %v; want train@2 of run 1", found, err)
+	}
+	if _, err := m.Create("run 2", "x", 1, Limits{CPU: 1}); err == nil || !strings.Contains(err.Error(), "this process cannot make groups") {
+		t.Errorf("Create with a Lookup manager: %v", err)
+	}
+	if _, err := Lookup(Options{Root: fakeTree(t, map[string]string{"proc/self/mountinfo": "", "proc/self/cgroup": ""})}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Lookup without cgroups: %v", err)
+	}
 }

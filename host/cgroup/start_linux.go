@@ -1,11 +1,13 @@
 package cgroup
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -33,12 +35,18 @@ func (g *Group) Start(cmd *exec.Cmd) error {
 		}
 		defer unix.Close(fd)
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
-		return cmd.Start()
+		return g.explain(cmd.Start())
+	}
+	// The memory group last: from there on the thread's kernel allocations (opening the next
+	// tasks file, the fork) are charged to the trial.
+	dirs := g.Dirs()
+	if m := g.dir("memory"); m != "" {
+		dirs = append(slices.DeleteFunc(dirs, func(d string) bool { return d == m }), m)
 	}
 	var err error
 	onThrowawayThread(func() {
 		tid := strconv.Itoa(unix.Gettid())
-		for _, d := range g.Dirs() {
+		for _, d := range dirs {
 			if err = writeFile(filepath.Join(d, "tasks"), tid); err != nil {
 				err = fmt.Errorf("enter cgroup %s: %w", d, err)
 				return
@@ -46,7 +54,7 @@ func (g *Group) Start(cmd *exec.Cmd) error {
 		}
 		err = cmd.Start()
 	})
-	return err
+	return g.explain(err)
 }
 
 // onThrowawayThread runs f on an OS thread of its own that ends with it, so whatever f does to
@@ -68,4 +76,12 @@ func onThrowawayThread(f func()) {
 		// No UnlockOSThread: the runtime ends a thread whose locked goroutine returns.
 	}()
 	<-done
+}
+
+// explain adds to a start that failed for want of memory that the group's limit is why.
+func (g *Group) explain(err error) error {
+	if errors.Is(err, syscall.ENOMEM) && g.Limits.Memory > 0 {
+		return fmt.Errorf("%w: its memory limit (%d bytes) is too small to start it", err, g.Limits.Memory)
+	}
+	return err
 }
