@@ -12,13 +12,15 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/jikken-dev/jikken/internal/cli"
+	"github.com/jikken-dev/jikken/internal/cli/ghostcmd"
 )
 
 var updateScripts = flag.Bool("update", false, "rewrite the cmp files of script tests with the actual output")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"jikken": func() { os.Exit(cli.Main()) },
+		"jikken":    func() { os.Exit(cli.Main()) },
+		"git-ghost": func() { os.Exit(ghostcmd.Main()) },
 	})
 }
 

@@ -16,7 +16,7 @@ func newPullCmd(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		po.Dir, po.GhostRepo, po.Prefix, po.Force = g.srcDir, g.repo, g.prefix, force
+		po.Dir, po.GhostRepo, po.Prefix, po.RemoteOptions, po.Force = g.srcDir, g.repo, g.prefix, g.remote(), force
 		res, err := ghost.Pull(cmd.Context(), po)
 		if err != nil {
 			return err
