@@ -39,6 +39,12 @@ const (
 	newIndexName = "index.new"
 )
 
+// interruptSwitch, set by tests only, is asked before each step of finish (a removal, a move,
+// the index, HEAD) whether to stop there as a killed process would.
+var interruptSwitch func(step int) bool
+
+var errInterrupted = errors.New("switch interrupted")
+
 // journal is what a switch that is under way still has to do.
 type journal struct {
 	Version int      `json:"version"`
@@ -120,6 +126,7 @@ func (w *worktree) switchTo(ctx context.Context, t target, dirty []string) error
 	}
 	j := journal{Version: 1, Start: w.start, Head: t.head}
 	var gitlinks []string
+	added := map[string]bool{}
 	for _, e := range parseRaw(out) {
 		switch {
 		case e.dstMode == "000000":
@@ -128,9 +135,10 @@ func (w *worktree) switchTo(ctx context.Context, t target, dirty []string) error
 			gitlinks = append(gitlinks, e.path)
 		default:
 			j.Write = append(j.Write, e.path)
+			added[e.path] = e.srcMode == "000000"
 		}
 	}
-	if err := w.checkFree(ctx, j, t, dirty); err != nil {
+	if err := w.checkFree(ctx, j, t, dirty, added); err != nil {
 		return err
 	}
 	dir := w.stateDir()
@@ -170,7 +178,7 @@ func (w *worktree) switchTo(ctx context.Context, t target, dirty []string) error
 
 // checkFree refuses, before anything changes, a switch that would overwrite local work: a
 // changed path with local changes, or an untracked or ignored file where the ghost puts one.
-func (w *worktree) checkFree(ctx context.Context, j journal, t target, dirty []string) error {
+func (w *worktree) checkFree(ctx context.Context, j journal, t target, dirty []string, added map[string]bool) error {
 	touched := map[string]bool{}
 	for _, p := range append(append([]string(nil), j.Remove...), j.Write...) {
 		touched[p] = true
@@ -197,16 +205,18 @@ func (w *worktree) checkFree(ctx context.Context, j journal, t target, dirty []s
 		removed[p] = true
 	}
 	for _, p := range j.Write {
-		if err := w.inTheWay(p, removed); err != nil {
+		if err := w.inTheWay(p, added[p], removed); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// inTheWay reports a file that keeps the ghost's file p from being written: p itself when it is
-// neither tracked at HEAD nor removed, or one of its parent directories that is a file.
-func (w *worktree) inTheWay(p string, removed map[string]bool) error {
+// inTheWay reports a file that keeps the ghost's file p from being written: one of its parent
+// directories that is a file the switch does not remove, or, when p is new (not tracked at
+// HEAD), whatever is at p: an untracked or ignored file, or a directory of files the switch
+// does not remove.
+func (w *worktree) inTheWay(p string, isNew bool, removed map[string]bool) error {
 	refuse := func(q string) error {
 		return fmt.Errorf("untracked or ignored %s is in the way of the ghost's %s (nothing was changed); move it away and pull again", q, p)
 	}
@@ -217,8 +227,11 @@ func (w *worktree) inTheWay(p string, removed map[string]bool) error {
 		}
 	}
 	fi, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(p)))
-	if err != nil || !fi.IsDir() {
-		return nil // a file at p is tracked (the switch replaces it) or absent
+	if err != nil || !isNew {
+		return nil // absent, or tracked (checkFree checked it is clean)
+	}
+	if !fi.IsDir() {
+		return refuse(p)
 	}
 	// A directory where the ghost puts a file: it must hold only files the ghost removes.
 	return filepath.WalkDir(filepath.Join(w.root, filepath.FromSlash(p)), func(q string, d fs.DirEntry, err error) error {
@@ -287,10 +300,18 @@ func (w *worktree) prepareIndex(ctx context.Context, path, tree string) error {
 func (w *worktree) finish(ctx context.Context, j journal) error {
 	dir := w.stateDir()
 	stage := filepath.Join(dir, stageName)
+	step := 0
+	stop := func() bool {
+		step++
+		return interruptSwitch != nil && interruptSwitch(step-1)
+	}
 	// Deeper paths first, so directories empty before their parents are removed.
 	remove := append([]string(nil), j.Remove...)
 	sort.Slice(remove, func(a, b int) bool { return len(remove[a]) > len(remove[b]) })
 	for _, p := range remove {
+		if stop() {
+			return errInterrupted
+		}
 		full := filepath.Join(w.root, filepath.FromSlash(p))
 		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) && !isDirErr(err) {
 			return fmt.Errorf("remove %s: %w", p, err)
@@ -298,6 +319,9 @@ func (w *worktree) finish(ctx context.Context, j journal) error {
 		w.removeEmptyParents(p)
 	}
 	for _, p := range j.Write {
+		if stop() {
+			return errInterrupted
+		}
 		src := filepath.Join(stage, filepath.FromSlash(p))
 		if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
 			continue // moved before
@@ -313,10 +337,16 @@ func (w *worktree) finish(ctx context.Context, j journal) error {
 			return fmt.Errorf("move %s into place: %w", p, err)
 		}
 	}
+	if stop() {
+		return errInterrupted
+	}
 	if j.Index {
 		if err := w.installIndex(filepath.Join(dir, newIndexName)); err != nil {
 			return err
 		}
+	}
+	if stop() {
+		return errInterrupted
 	}
 	if j.Head != j.Start {
 		if err := w.moveHead(ctx, j.Start, j.Head); err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -214,8 +213,8 @@ func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, erro
 			return state{}, fmt.Errorf("untracked file %s is %s (limit %s); add it to .gitignore, pass --no-untracked, or raise --max-untracked-size",
 				p, humanSize(fi.Size()), humanSize(opt.MaxUntrackedSize))
 		}
-		if looksSecret(p) {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("untracked file %s looks like a secret and is included; add it to .gitignore or pass --no-untracked if it must not leave this machine", p))
+		if why := secretReason(filepath.Join(w.root, filepath.FromSlash(p)), p, fi); why != "" {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("untracked file %s %s and is included; add it to .gitignore or pass --no-untracked if it must not leave this machine", p, why))
 		}
 	}
 	index, tree, err := w.trees(ctx, opt)
@@ -379,29 +378,6 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
-}
-
-var secretNames = []string{".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".pgpass",
-	"credentials", "credentials.json", ".npmrc", ".pypirc", "secrets.yaml", "secrets.yml", ".htpasswd"}
-var secretExts = []string{".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".gpg", ".asc", ".ovpn"}
-
-// looksSecret reports whether a file name is one that commonly holds credentials.
-func looksSecret(p string) bool {
-	base := strings.ToLower(path.Base(p))
-	for _, n := range secretNames {
-		if base == n {
-			return true
-		}
-	}
-	if strings.HasPrefix(base, ".env.") {
-		return true
-	}
-	for _, e := range secretExts {
-		if strings.HasSuffix(base, e) {
-			return true
-		}
-	}
-	return false
 }
 
 func humanSize(n int64) string {
