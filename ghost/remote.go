@@ -230,23 +230,23 @@ type contents struct {
 // ghostFiles are the files load reads from every ghost commit.
 var ghostFiles = []string{diffFile, indexFile, commitsFile, commitsPack}
 
-// load returns what the given ghost commits hold, by ghost ID. Ghosts the cache lacks are
-// fetched first; what is cached costs one git call and no connection.
+// load returns what the given ghost commits hold, by ghost ID, read through the cache's refs:
+// a fetch moves a ref only once every object is in place, while the objects themselves appear
+// one by one, so another process reading by object name in the middle of a fetch could see a
+// commit without its files. Ghosts the cache has no ref for are fetched first (for one this
+// machine pushed, that transfers nothing); what is cached costs one git call and no connection.
 func (r *remote) load(ctx context.Context, gs ...Ghost) (map[string]contents, error) {
-	names := make([]string, len(gs))
+	refs := make([]string, len(gs))
 	for i, g := range gs {
-		names[i] = g.Commit
-		if names[i] == "" {
-			names[i] = cacheRef(g)
-		}
+		refs[i] = cacheRef(g)
 	}
-	got, err := r.readAll(ctx, names)
+	got, err := r.readAll(ctx, refs)
 	if err != nil {
 		return nil, err
 	}
 	var missing []Ghost
 	for i, g := range gs {
-		if _, ok := got[names[i]]; !ok {
+		if _, ok := got[refs[i]]; !ok {
 			missing = append(missing, g)
 		}
 	}
@@ -254,29 +254,17 @@ func (r *remote) load(ctx context.Context, gs ...Ghost) (map[string]contents, er
 		if err := r.fetch(ctx, missing...); err != nil {
 			return nil, err
 		}
-		refs := make([]string, len(missing))
-		for i, g := range missing {
-			refs[i] = cacheRef(g)
-		}
-		again, err := r.readAll(ctx, refs)
-		if err != nil {
+		if got, err = r.readAll(ctx, refs); err != nil {
 			return nil, err
-		}
-		for i, g := range missing {
-			c, ok := again[refs[i]]
-			if !ok {
-				return nil, fmt.Errorf("ghost %s is not in %s any more; run 'list' to see the ghosts", g.ID(), r.url)
-			}
-			for j := range gs {
-				if gs[j].ID() == g.ID() {
-					got[names[j]] = c
-				}
-			}
 		}
 	}
 	out := make(map[string]contents, len(gs))
 	for i, g := range gs {
-		out[g.ID()] = got[names[i]]
+		c, ok := got[refs[i]]
+		if !ok {
+			return nil, fmt.Errorf("ghost %s is not in %s any more; run 'list' to see the ghosts", g.ID(), r.url)
+		}
+		out[g.ID()] = c
 	}
 	return out, nil
 }
