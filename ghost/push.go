@@ -99,15 +99,14 @@ func (w *worktree) relPath(p string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// Push writes ghosts of the local commits and/or the working state to the ghost repository.
+// Push writes ghosts of the local commits and/or the working state to the ghost repository. It
+// holds the repository's ghost lock, so it never captures a working tree a pull is switching.
 func Push(ctx context.Context, opts PushOptions) (PushResult, error) {
-	w, err := openWorktree(ctx, opts.Dir)
+	w, unlock, err := openLocked(ctx, opts.Dir)
 	if err != nil {
 		return PushResult{}, fmt.Errorf("ghost push: %w", err)
 	}
-	if err := w.recoverIfNeeded(ctx); err != nil {
-		return PushResult{}, fmt.Errorf("ghost push: %w", err)
-	}
+	defer unlock()
 	r, err := openRemote(ctx, opts.GhostRepo, opts.prefix(), opts.RemoteOptions)
 	if err != nil {
 		return PushResult{}, fmt.Errorf("ghost push: %w", err)

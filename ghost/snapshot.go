@@ -58,15 +58,14 @@ type Snapshot struct {
 // Take records the state of the repository containing dir without changing the working
 // tree, the index or HEAD. The state is always stored as commit objects under
 // refs/jikken/snapshots/ in the repository itself; with opts.GhostRepo it is also pushed as
-// ghosts (local commits since the remote base, then the working state).
+// ghosts (local commits since the remote base, then the working state). Like Push, it holds
+// the repository's ghost lock.
 func Take(ctx context.Context, dir string, opts SnapshotOptions) (Snapshot, error) {
-	w, err := openWorktree(ctx, dir)
-	if err == nil {
-		err = w.recoverIfNeeded(ctx)
-	}
+	w, unlock, err := openLocked(ctx, dir)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("ghost snapshot: %w", err)
 	}
+	defer unlock()
 	snap, err := takeSnapshot(ctx, w, opts)
 	if err != nil {
 		return snap, fmt.Errorf("ghost snapshot: %w", err)

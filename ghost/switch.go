@@ -79,19 +79,6 @@ func (w *worktree) lock(ctx context.Context) (func(), error) {
 	return unlock, nil
 }
 
-// recoverIfNeeded finishes a killed pull's switch before a command reads the working tree.
-func (w *worktree) recoverIfNeeded(ctx context.Context) error {
-	if _, err := os.Stat(filepath.Join(w.stateDir(), journalName)); err != nil {
-		return nil
-	}
-	unlock, err := w.lock(ctx)
-	if err != nil {
-		return err
-	}
-	unlock()
-	return nil
-}
-
 // recover finishes the switch of a killed pull, or removes what a pull killed before its
 // switch left; the caller holds the lock. It reports whether it finished a switch.
 func (w *worktree) recover(ctx context.Context) (bool, error) {
@@ -193,10 +180,25 @@ func (w *worktree) checkFree(ctx context.Context, j journal, t target, dirty []s
 			touched[p] = true
 		}
 	}
+	dirtySet := map[string]bool{}
 	for _, d := range dirty {
-		for p := range touched {
-			if d == p || strings.HasPrefix(d, p+"/") || strings.HasPrefix(p, d+"/") {
-				return fmt.Errorf("%s has local changes and the ghost changes it (nothing was changed); commit, stash or undo them", d)
+		dirtySet[d] = true
+	}
+	// A dirty path that is touched, or lies inside or above a touched one.
+	refuse := func(d string) error {
+		return fmt.Errorf("%s has local changes and the ghost changes it (nothing was changed); commit, stash or undo them", d)
+	}
+	for p := range touched {
+		for q := p; q != ""; q = pathDir(q) {
+			if dirtySet[q] {
+				return refuse(q)
+			}
+		}
+	}
+	for _, d := range dirty {
+		for q := pathDir(d); q != ""; q = pathDir(q) {
+			if touched[q] {
+				return refuse(d)
 			}
 		}
 	}
@@ -204,8 +206,9 @@ func (w *worktree) checkFree(ctx context.Context, j journal, t target, dirty []s
 	for _, p := range j.Remove {
 		removed[p] = true
 	}
+	dirs := map[string]bool{} // parent directories found to be directories
 	for _, p := range j.Write {
-		if err := w.inTheWay(p, added[p], removed); err != nil {
+		if err := w.inTheWay(p, added[p], removed, dirs); err != nil {
 			return err
 		}
 	}
@@ -216,15 +219,16 @@ func (w *worktree) checkFree(ctx context.Context, j journal, t target, dirty []s
 // directories that is a file the switch does not remove, or, when p is new (not tracked at
 // HEAD), whatever is at p: an untracked or ignored file, or a directory of files the switch
 // does not remove.
-func (w *worktree) inTheWay(p string, isNew bool, removed map[string]bool) error {
+func (w *worktree) inTheWay(p string, isNew bool, removed, dirs map[string]bool) error {
 	refuse := func(q string) error {
 		return fmt.Errorf("untracked or ignored %s is in the way of the ghost's %s (nothing was changed); move it away and pull again", q, p)
 	}
-	for parent := pathDir(p); parent != ""; parent = pathDir(parent) {
+	for parent := pathDir(p); parent != "" && !dirs[parent]; parent = pathDir(parent) {
 		fi, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(parent)))
 		if err == nil && !fi.IsDir() && !removed[parent] {
 			return refuse(parent)
 		}
+		dirs[parent] = err == nil && fi.IsDir()
 	}
 	fi, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(p)))
 	if err != nil || !isNew {
