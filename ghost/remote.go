@@ -76,7 +76,7 @@ func openRemote(ctx context.Context, url, prefix string, ro RemoteOptions) (*rem
 	dir := filepath.Join(root, hex.EncodeToString(sum[:8])+".git")
 	r := &remote{url: url, prefix: strings.Trim(prefix, "/"), cache: gitexec.Client{Dir: dir}}
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		if err := r.locked(ctx, func() error { return r.init(ctx) }); err != nil {
+		if err := r.init(ctx, root); err != nil {
 			return nil, err
 		}
 	}
@@ -84,13 +84,33 @@ func openRemote(ctx context.Context, url, prefix string, ro RemoteOptions) (*rem
 	return r, nil
 }
 
-// init creates the cache repository unless another process did while this one waited.
-func (r *remote) init(ctx context.Context) error {
-	if _, err := os.Stat(filepath.Join(r.cache.Dir, "HEAD")); err == nil {
-		return nil
+// init creates the cache repository with git init in a temporary directory renamed into place,
+// so other processes see no repository or a whole one, never one half written. The flock on
+// the cache root keeps two processes from doing it at once.
+func (r *remote) init(ctx context.Context, root string) error {
+	unlock, _, err := lockDir(ctx, root)
+	if err != nil {
+		return fmt.Errorf("ghost cache: %w", err)
 	}
-	if _, err := r.cache.Run(ctx, "init", "-q", "--bare"); err != nil {
-		return fmt.Errorf("create ghost cache %s: %w", r.cache.Dir, err)
+	defer unlock()
+	dir := r.cache.Dir
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+		return nil // another process made it while this one waited
+	}
+	tmp, err := os.MkdirTemp(root, ".init-")
+	if err != nil {
+		return fmt.Errorf("create ghost cache in %s: %w", root, err)
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := (gitexec.Client{Dir: tmp}).Run(ctx, "init", "-q", "--bare"); err != nil {
+		return fmt.Errorf("create ghost cache %s: %w", dir, err)
+	}
+	// A directory without HEAD is what an older version left when killed while it ran git init.
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("create ghost cache %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("create ghost cache %s: %w", dir, err)
 	}
 	return nil
 }

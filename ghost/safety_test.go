@@ -3,6 +3,7 @@ package ghost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -198,5 +199,31 @@ func TestStaleCacheLocksAreRemoved(t *testing.T) {
 	must(t, err)
 	if _, err := os.Stat(lock); err == nil {
 		t.Error("the stale lock is still there")
+	}
+}
+
+// TestColdCacheIsSharedSafely: many openers of one cache directory that does not exist yet
+// each get a whole repository (git init writes HEAD first and the rest after, so one that only
+// waits for HEAD may see half a repository).
+func TestColdCacheIsSharedSafely(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	for round := range 5 {
+		t.Setenv(CacheDirEnv, filepath.Join(w.root, fmt.Sprintf("cache-%d", round)))
+		errs := make(chan error, 16)
+		for range 16 {
+			go func() {
+				r, err := openRemote(ctx, w.ghostURL, "ghost", RemoteOptions{})
+				if err == nil {
+					_, err = r.readAll(ctx, []string{"refs/ghosts/none"})
+				}
+				errs <- err
+			}()
+		}
+		for range 16 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
 	}
 }
