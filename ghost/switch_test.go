@@ -12,21 +12,8 @@ import (
 // kill there would, and checks that the next pull (or push, or snapshot) finishes it: the
 // receiver ends in the sender's state, with no journal and no lock file left.
 func TestInterruptedSwitchFinishesOnTheNextCommand(t *testing.T) {
-	w := newWorld(t)
-	makeMess(t, w.sender)
+	w, want, pull, steps := interruptible(t)
 	ctx := context.Background()
-	want := stateOf(t, w.sender)
-	res, err := Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Commits: true, Diff: true})
-	must(t, err)
-	pull := func(recv string) error {
-		_, err := Pull(ctx, PullOptions{Dir: recv, GhostRepo: w.ghostURL, Diff: &Selector{Hash: res.Diff.Hash}, FindCommits: true})
-		return err
-	}
-	defer func() { interruptSwitch = nil }()
-
-	steps := 0
-	interruptSwitch = func(int) bool { steps++; return false }
-	must(t, pull(receiver(t, w, "count")))
 	if steps < 5 {
 		t.Fatalf("the switch took %d steps; the mess should need more", steps)
 	}
@@ -64,24 +51,32 @@ func TestInterruptedSwitchFinishesOnTheNextCommand(t *testing.T) {
 	}
 }
 
+// interruptible pushes every kind of change with 'push all' and returns the sender's state, a
+// pull of it into a given clone, and the number of steps the switch of that pull takes (counted
+// in one pull). interruptSwitch is reset when the test ends.
+func interruptible(t *testing.T) (w world, want [3]string, pull func(recv string) error, steps int) {
+	w = newWorld(t)
+	makeMess(t, w.sender)
+	ctx := context.Background()
+	want = stateOf(t, w.sender)
+	res, err := Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Commits: true, Diff: true})
+	must(t, err)
+	pull = func(recv string) error {
+		_, err := Pull(ctx, PullOptions{Dir: recv, GhostRepo: w.ghostURL, Diff: &Selector{Hash: res.Diff.Hash}, FindCommits: true})
+		return err
+	}
+	t.Cleanup(func() { interruptSwitch = nil })
+	interruptSwitch = func(int) bool { steps++; return false }
+	must(t, pull(receiver(t, w, "count")))
+	interruptSwitch = nil
+	return w, want, pull, steps
+}
+
 // TestLeftoverLocksOfAKilledSwitchAreFinished: a kill inside the install of the index leaves
 // index.lock as a second name of the new index, and a kill inside git update-ref leaves the
 // branch's lock holding the new commit; both are recognised as the pull's own and finished.
 func TestLeftoverLocksOfAKilledSwitchAreFinished(t *testing.T) {
-	w := newWorld(t)
-	makeMess(t, w.sender)
-	ctx := context.Background()
-	want := stateOf(t, w.sender)
-	res, err := Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Commits: true, Diff: true})
-	must(t, err)
-	pull := func(recv string) error {
-		_, err := Pull(ctx, PullOptions{Dir: recv, GhostRepo: w.ghostURL, Diff: &Selector{Hash: res.Diff.Hash}, FindCommits: true})
-		return err
-	}
-	defer func() { interruptSwitch = nil }()
-	steps := 0
-	interruptSwitch = func(int) bool { steps++; return false }
-	must(t, pull(receiver(t, w, "count")))
+	w, want, pull, steps := interruptible(t)
 	recv := receiver(t, w, "recv")
 	interruptSwitch = func(step int) bool { return step == steps-2 } // before the index
 	if err := pull(recv); err == nil {
