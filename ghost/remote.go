@@ -257,26 +257,19 @@ var ghostFiles = []string{diffFile, indexFile, commitsFile, commitsPack}
 // machine pushed, that transfers nothing); what is cached costs one git call and no connection.
 func (r *remote) load(ctx context.Context, gs ...Ghost) (map[string]contents, error) {
 	refs := make([]string, len(gs))
+	var missing []Ghost
 	for i, g := range gs {
 		refs[i] = cacheRef(g)
+		if !r.hasRef(refs[i]) {
+			missing = append(missing, g)
+		}
+	}
+	if err := r.fetch(ctx, missing...); err != nil {
+		return nil, err
 	}
 	got, err := r.readAll(ctx, refs)
 	if err != nil {
 		return nil, err
-	}
-	var missing []Ghost
-	for i, g := range gs {
-		if _, ok := got[refs[i]]; !ok {
-			missing = append(missing, g)
-		}
-	}
-	if len(missing) > 0 {
-		if err := r.fetch(ctx, missing...); err != nil {
-			return nil, err
-		}
-		if got, err = r.readAll(ctx, refs); err != nil {
-			return nil, err
-		}
 	}
 	out := make(map[string]contents, len(gs))
 	for i, g := range gs {
@@ -287,6 +280,16 @@ func (r *remote) load(ctx context.Context, gs ...Ghost) (map[string]contents, er
 		out[g.ID()] = c
 	}
 	return out, nil
+}
+
+// hasRef reports whether the cache has ref, reading its ref files rather than starting git: a
+// wrong "no" (a ref format this does not read) only costs a fetch that transfers nothing.
+func (r *remote) hasRef(ref string) bool {
+	if _, err := os.Stat(filepath.Join(r.cache.Dir, filepath.FromSlash(ref))); err == nil {
+		return true
+	}
+	packed, err := os.ReadFile(filepath.Join(r.cache.Dir, "packed-refs"))
+	return err == nil && bytes.Contains(packed, []byte(" "+ref+"\n"))
 }
 
 // readAll reads the ghost files and metadata of the named commits in one git call. Commits
