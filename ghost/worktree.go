@@ -71,15 +71,6 @@ func (w *worktree) indexPath(ctx context.Context) (string, error) {
 // indexFile is indexPath for a worktree opened with openWorktree (its git directory known).
 func (w *worktree) indexFile() string { return filepath.Join(w.gitDir, "index") }
 
-// head returns the commit HEAD points at.
-func (w *worktree) head(ctx context.Context) (string, error) {
-	h, err := w.git.Line(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
-	if err != nil || h == "" {
-		return "", errors.New("the repository has no commit yet; commit once before taking a ghost")
-	}
-	return h, nil
-}
-
 // resolve returns the full commit name of rev.
 func (w *worktree) resolve(ctx context.Context, rev string) (string, error) {
 	h, err := w.git.Line(ctx, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
@@ -191,9 +182,9 @@ type state struct {
 const DefaultMaxUntrackedSize = 10 << 20
 
 func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, error) {
-	head, err := w.head(ctx)
-	if err != nil {
-		return state{}, err
+	head := w.start
+	if head == "" {
+		return state{}, errors.New("the repository has no commit yet; commit once before taking a ghost")
 	}
 	var untracked []string
 	if !opt.NoUntracked {
