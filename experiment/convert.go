@@ -105,6 +105,78 @@ func toStringList(v any) ([]string, error) {
 	return out, nil
 }
 
+// toMappingList reads ports or volumes: docker's "host:container" strings, or combu's
+// {host, container} objects (ports may add ip and protocol, volumes mode "ro" or "rw"), which
+// become the string form.
+func toMappingList(field string, v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an array")
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		if s, ok := scalarString(e); ok {
+			out[i] = s
+			continue
+		}
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("element %d must be a string or a {host, container} object", i)
+		}
+		s, err := mappingString(field, m)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %v", i, err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func mappingString(field string, m map[string]any) (string, error) {
+	allowed := []string{"host", "container", "mode"}
+	if field == "ports" {
+		allowed = []string{"host", "container", "ip", "protocol"}
+	}
+	get := map[string]string{}
+	for _, k := range sortedKeys(m) {
+		if !contains(allowed, k) {
+			return "", fmt.Errorf("unknown field %q%s; use %s", k, suggest(k, allowed), strings.Join(allowed, ", "))
+		}
+		s, ok := scalarString(m[k])
+		if !ok {
+			return "", fmt.Errorf("%s must be a string or a number", k)
+		}
+		get[k] = s
+	}
+	c := get["container"]
+	if c == "" {
+		return "", fmt.Errorf("container is missing")
+	}
+	if field == "volumes" {
+		if get["host"] == "" {
+			return "", fmt.Errorf("host is missing (a host path or a volume name)")
+		}
+		s := get["host"] + ":" + c
+		if mode := get["mode"]; mode != "" {
+			s += ":" + mode
+		}
+		return s, nil
+	}
+	s := c
+	if h := get["host"]; h != "" {
+		s = h + ":" + s
+		if ip := get["ip"]; ip != "" {
+			s = ip + ":" + s
+		}
+	} else if get["ip"] != "" {
+		return "", fmt.Errorf("ip needs host")
+	}
+	if proto := get["protocol"]; proto != "" {
+		s += "/" + proto
+	}
+	return s, nil
+}
+
 func toInt(v any) (int64, error) {
 	n, ok := v.(json.Number)
 	if !ok {

@@ -27,6 +27,11 @@ type Trial struct {
 
 	Resources Resources `json:"resources,omitzero"`
 	Service   bool      `json:"service,omitempty"`
+	// ServiceImplied is set when Service was inferred: other trials depend on the trial to have
+	// started (or be healthy) and none waits for it to end, as combu and compose treat it.
+	ServiceImplied bool `json:"service_implied,omitempty"`
+	// Restart says when a service that ends while trials still need it is started again.
+	Restart Restart `json:"restart,omitempty"`
 	// Show asks 'jikken run' to print the trial's stdout when the run ends (a final summary).
 	Show   bool    `json:"show,omitempty"`
 	Health *Health `json:"health,omitempty"`
@@ -115,6 +120,16 @@ const (
 	Healthy   Condition = "healthy"
 	Completed Condition = "completed" // ended, whatever the exit code
 	Succeeded Condition = "succeeded"
+)
+
+// Restart is a service's restart policy, as in compose.
+type Restart string
+
+// The restart policies.
+const (
+	RestartNo        Restart = "no"         // the default: a service that ends fails its dependants
+	RestartOnFailure Restart = "on-failure" // restarted when it exits non-zero or fails its health check
+	RestartAlways    Restart = "always"     // restarted whenever it ends while needed
 )
 
 // Health is a readiness probe for a service: a command that exits 0, or a TCP address that

@@ -107,6 +107,8 @@ type Attempt struct {
 	Finished time.Time `json:"finished,omitzero"`
 	ExitCode *int      `json:"exit_code,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
+	// Notes tell what the runner noticed about the attempt (an output that could not be stored).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Live locates a running attempt.

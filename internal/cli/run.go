@@ -220,6 +220,9 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	sum, err := r.Execute(ctx, m, eo.force)
 	prog.finish()
 	if err != nil {
+		if sum != nil && eo.output == "text" {
+			printSummary(ios.Out, sum, time.Since(start))
+		}
 		return err
 	}
 	switch eo.output {
@@ -351,9 +354,10 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start detached runner: %w", err)
 	}
+	pid := cmd.Process.Pid // Release forgets it
 	_ = cmd.Process.Release()
 	fmt.Fprintln(f.IO.Out, m.RunID)
-	fmt.Fprintf(f.IO.ErrOut, "running in the background (pid %d, log %s); follow with: jikken status %s\n", cmd.Process.Pid, logPath, m.RunID)
+	fmt.Fprintf(f.IO.ErrOut, "running in the background (pid %d, log %s); follow with: jikken status %s\n", pid, logPath, m.RunID)
 	return nil
 }
 
