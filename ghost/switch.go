@@ -85,8 +85,7 @@ func (w *worktree) recover(ctx context.Context) (bool, error) {
 	dir := w.stateDir()
 	b, err := os.ReadFile(filepath.Join(dir, journalName))
 	if errors.Is(err, fs.ErrNotExist) {
-		os.Remove(filepath.Join(dir, newIndexName))
-		return false, os.RemoveAll(filepath.Join(dir, stageName))
+		return false, w.clearState()
 	}
 	if err != nil {
 		return false, fmt.Errorf("read the journal of an interrupted pull: %w", err)
@@ -98,7 +97,23 @@ func (w *worktree) recover(ctx context.Context) (bool, error) {
 	if err := w.finish(ctx, j); err != nil {
 		return false, fmt.Errorf("finish an interrupted pull: %w", err)
 	}
-	return true, nil
+	return true, w.clearState()
+}
+
+// clearState removes what killed ghost commands left in the state directory: staged files,
+// scratch indexes and the lock files of the git commands that wrote them. The caller holds the
+// lock and there is no journal.
+func (w *worktree) clearState() error {
+	entries, err := os.ReadDir(w.stateDir())
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(w.stateDir(), e.Name())); err != nil {
+			return fmt.Errorf("clear %s: %w", w.stateDir(), err)
+		}
+	}
+	return nil
 }
 
 // switchTo moves the repository from HEAD w.start to the target. dirty lists the paths with

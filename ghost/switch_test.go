@@ -125,3 +125,27 @@ func TestPullRefusesAnUntrackedFileInTheWay(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftoversOfAKillBeforeTheJournalAreCleared: a pull killed while git wrote its new index
+// or a scratch index leaves their lock files in the state directory; the next pull clears them.
+func TestLeftoversOfAKillBeforeTheJournalAreCleared(t *testing.T) {
+	w := newWorld(t)
+	makeMess(t, w.sender)
+	ctx := context.Background()
+	want := stateOf(t, w.sender)
+	res, err := Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Commits: true, Diff: true})
+	must(t, err)
+	recv := receiver(t, w, "recv")
+	state := filepath.Join(recv, ".git", stateDirName)
+	for _, f := range []string{newIndexName, newIndexName + ".lock", "tmp-123/tree.index.lock", stageName + "/dir/b.txt"} {
+		write(t, state, f, "left by a killed pull\n")
+	}
+	_, err = Pull(ctx, PullOptions{Dir: recv, GhostRepo: w.ghostURL, Diff: &Selector{Hash: res.Diff.Hash}, FindCommits: true})
+	must(t, err)
+	if got := stateOf(t, recv); got != want {
+		t.Fatalf("state %v, want %v", got, want)
+	}
+	if left, _ := os.ReadDir(state); len(left) != 0 {
+		t.Errorf("%d entries left in %s (%s, ...)", len(left), state, left[0].Name())
+	}
+}

@@ -133,11 +133,19 @@ func (w *worktree) tempIndex() (gitexec.Client, string, func(), error) {
 	return w.git.With("GIT_INDEX_FILE=" + name), name, s.remove, nil
 }
 
-// scratch is a temporary directory for index files that are not the user's.
+// scratch is a temporary directory for index files that are not the user's. It lives in the
+// repository's ghost state directory, which the next command clears when a killed one left it.
 type scratch struct{ dir string }
 
 func (w *worktree) scratch() (*scratch, error) {
-	dir, err := os.MkdirTemp("", "jikken-ghost-")
+	parent := os.TempDir()
+	if w.gitDir != "" {
+		parent = w.stateDir()
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return nil, fmt.Errorf("create a temporary directory: %w", err)
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "tmp-")
 	if err != nil {
 		return nil, fmt.Errorf("create a temporary directory: %w", err)
 	}
