@@ -15,7 +15,8 @@
 // commits.pack (the commit objects, so a receiver gets the same commit hashes without git am),
 // and JSON metadata in the commit message (source URL, branch, user, host, time, trees, files;
 // see Meta). Operations never clone the ghost repository: they read its refs with ls-remote and
-// fetch single ghost branches into a local cache repository (see CacheDirEnv).
+// fetch single ghost branches into a local cache repository (see CacheDirEnv), which any number
+// of processes share safely (flock around init and fetch).
 //
 // # Pushing and pulling
 //
@@ -24,7 +25,10 @@
 // level, refuses a working tree with changes unless forced, refuses when HEAD is not the ghost's
 // base and says what to check out, rebuilds the target trees in a temporary index first (so a
 // patch that does not apply changes nothing), and does nothing when the repository already is
-// in the ghost's state.
+// in the ghost's state. It then switches the working tree, the index and HEAD through a journal
+// (see switch.go), so a killed pull leaves the old state or, once the next command has finished
+// it, the new one. Revision arguments resolve as git-ghost resolves them: a name the repository
+// knows (HEAD, a branch, a tag) is its commit, anything else a hash prefix.
 //
 // # Snapshots for runs
 //

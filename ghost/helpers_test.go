@@ -131,3 +131,6 @@ func stateOf(t testing.TB, dir string) [3]string {
 	}
 	return [3]string{git(t, dir, "rev-parse", "HEAD"), index, tree}
 }
+
+// emptyHash names the diff ghost of an unchanged working tree: the SHA-1 of an empty patch.
+const emptyHash = "da39a3ee5e6b4b0d3255bfef95601890afd80709"

@@ -15,9 +15,14 @@ import (
 type ListOptions struct {
 	GhostRepo string
 	Prefix    string
-	Kind      Kind   // KindDiff, KindCommits or "" for both
-	From      string // prefix of the base commit
-	To        string // prefix of the last commit (commits) or the patch hash (diff)
+	RemoteOptions
+	Kind Kind // KindDiff, KindCommits or "" for both
+	// From and To are hash prefixes of the base commit and of the last commit (commits) or the
+	// patch hash (diff). With Dir, a revision the repository there resolves (HEAD, a branch)
+	// names its commit, as in git-ghost.
+	From string
+	To   string
+	Dir  string
 	// Meta fetches the ghost commits (into the cache) to fill Time and Meta. The filters and
 	// sorting below need it and turn it on.
 	Meta   bool
@@ -35,7 +40,7 @@ func (o ListOptions) needsMeta() bool {
 
 // List returns the ghosts in the ghost repository that match opts.
 func List(ctx context.Context, opts ListOptions) ([]Ghost, error) {
-	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix), opts.RemoteOptions)
 	if err != nil {
 		return nil, fmt.Errorf("ghost list: %w", err)
 	}
@@ -47,6 +52,18 @@ func List(ctx context.Context, opts ListOptions) ([]Ghost, error) {
 }
 
 func (r *remote) find(ctx context.Context, opts ListOptions) ([]Ghost, error) {
+	var w *worktree
+	if opts.Dir != "" && (opts.From != "" || opts.To != "") {
+		w, _ = openWorktree(ctx, opts.Dir) // optional: only resolves names like HEAD
+	}
+	from, err := w.revision(ctx, opts.From)
+	if err != nil {
+		return nil, fmt.Errorf("--from: %w", err)
+	}
+	to, err := w.revision(ctx, opts.To)
+	if err != nil {
+		return nil, fmt.Errorf("--to: %w", err)
+	}
 	all, err := r.list(ctx)
 	if err != nil {
 		return nil, err
@@ -56,11 +73,11 @@ func (r *remote) find(ctx context.Context, opts ListOptions) ([]Ghost, error) {
 		if opts.Kind != "" && g.Kind != opts.Kind {
 			continue
 		}
-		to := g.Hash
+		gto := g.Hash
 		if g.Kind == KindCommits {
-			to = g.To
+			gto = g.To
 		}
-		if !strings.HasPrefix(g.From, strings.ToLower(opts.From)) || !strings.HasPrefix(to, strings.ToLower(opts.To)) {
+		if !strings.HasPrefix(g.From, from) || !strings.HasPrefix(gto, to) {
 			continue
 		}
 		gs = append(gs, g)
@@ -91,25 +108,26 @@ func (r *remote) find(ctx context.Context, opts ListOptions) ([]Ghost, error) {
 
 // fillMeta fetches the ghost commits and reads their times and metadata in one git call.
 func (r *remote) fillMeta(ctx context.Context, gs []Ghost) error {
-	var missing []Ghost
+	var check strings.Builder
 	for _, g := range gs {
-		if _, err := r.cache.Run(ctx, "cat-file", "-e", g.Commit+"^{commit}"); err != nil {
-			missing = append(missing, g)
-		}
+		check.WriteString(g.Commit + "\n")
 	}
-	if len(missing) > 0 {
+	out, err := r.cache.Input(ctx, strings.NewReader(check.String()), "cat-file", "--batch-check")
+	if err != nil {
+		return fmt.Errorf("read the ghost cache: %w", err)
+	}
+	if strings.Contains(string(out), " missing\n") {
 		// One wildcard refspec instead of one per ghost keeps the command short at any size;
 		// objects already in the cache are not transferred again.
-		refspec := "+" + branchRefRoot + r.prefix + "/*:refs/ghosts/" + r.prefix + "/*"
-		if _, err := r.cache.Run(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--depth=1", r.url, refspec); err != nil {
-			return fmt.Errorf("fetch ghosts from %s: %w", r.url, err)
+		if err := r.fetchRefspecs(ctx, "+"+branchRefRoot+r.prefix+"/*:refs/ghosts/"+r.prefix+"/*"); err != nil {
+			return err
 		}
 	}
 	var in strings.Builder
 	for _, g := range gs {
 		in.WriteString(g.Commit + "\n")
 	}
-	out, err := r.cache.Input(ctx, strings.NewReader(in.String()), "log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%ct%x00%B%x1e")
+	out, err = r.cache.Input(ctx, strings.NewReader(in.String()), "log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%ct%x00%B%x1e")
 	if err != nil {
 		return fmt.Errorf("read ghost commits: %w", err)
 	}
@@ -144,40 +162,40 @@ func (r *remote) fillMeta(ctx context.Context, gs []Ghost) error {
 type ShowOptions struct {
 	GhostRepo string
 	Prefix    string
-	Commits   *Selector
-	Diff      *Selector
+	RemoteOptions
+	Commits *Selector
+	Diff    *Selector
 }
 
-// Show writes the patches of the selected ghosts to out: commits first, then the diff.
+// Show writes the patches of the selected ghosts to out: commits first, then the diff. dir is
+// a directory of the repository that resolves revisions such as HEAD in the selectors; it may
+// be outside any repository when the selectors hold hashes only.
 func Show(ctx context.Context, opts ShowOptions, dir string, out io.Writer) error {
-	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix), opts.RemoteOptions)
 	if err != nil {
 		return fmt.Errorf("ghost show: %w", err)
 	}
 	w, _ := openWorktree(ctx, dir) // optional: only used to resolve names like HEAD
-	if w == nil {
-		w = &worktree{}
-	}
 	commits, diff, err := r.choose(ctx, w, PullOptions{Commits: opts.Commits, Diff: opts.Diff})
 	if err != nil {
 		return fmt.Errorf("ghost show: %w", err)
 	}
+	var gs []Ghost
 	for _, g := range []*Ghost{commits, diff} {
-		if g == nil {
-			continue
+		if g != nil {
+			gs = append(gs, *g)
 		}
-		if err := r.fetch(ctx, *g); err != nil {
-			return fmt.Errorf("ghost show: %w", err)
-		}
+	}
+	loaded, err := r.load(ctx, gs...)
+	if err != nil {
+		return fmt.Errorf("ghost show: %w", err)
+	}
+	for _, g := range gs {
 		name := diffFile
 		if g.Kind == KindCommits {
 			name = commitsFile
 		}
-		c, err := r.read(ctx, g.Commit, name)
-		if err != nil {
-			return fmt.Errorf("ghost show: %w", err)
-		}
-		data, ok := c.files[name]
+		data, ok := loaded[g.ID()].files[name]
 		if !ok {
 			return fmt.Errorf("ghost show: ghost %s has no %s", g.ID(), name)
 		}
@@ -189,8 +207,8 @@ func Show(ctx context.Context, opts ShowOptions, dir string, out io.Writer) erro
 }
 
 // DeleteOptions select the ghosts Delete removes: those matching the list filters and, when
-// Hashes is not empty, named by one of the hash prefixes. With no filter at all, All must be
-// set, so a bare delete never empties a ghost repository.
+// Hashes is not empty, named by one of the hash prefixes. With no filter at all, All or DryRun
+// must be set, so a bare delete never empties a ghost repository.
 type DeleteOptions struct {
 	ListOptions
 	Hashes []string
@@ -201,10 +219,10 @@ type DeleteOptions struct {
 // Delete removes the selected ghosts and returns them.
 func Delete(ctx context.Context, opts DeleteOptions) ([]Ghost, error) {
 	hashes := opts.Hashes
-	if len(hashes) == 0 && !opts.All && opts.From == "" && opts.To == "" {
+	if len(hashes) == 0 && !opts.All && !opts.DryRun && opts.From == "" && opts.To == "" {
 		return nil, errors.New("ghost delete: name the ghosts to delete (hash prefixes, --from/--to) or pass --all")
 	}
-	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix), opts.RemoteOptions)
 	if err != nil {
 		return nil, fmt.Errorf("ghost delete: %w", err)
 	}
@@ -258,6 +276,7 @@ func matchHashes(gs []Ghost, hashes []string) ([]Ghost, error) {
 type GCOptions struct {
 	GhostRepo string
 	Prefix    string
+	RemoteOptions
 	OlderThan time.Duration
 	Keep      int
 	DryRun    bool
@@ -268,7 +287,7 @@ func GC(ctx context.Context, opts GCOptions) ([]Ghost, error) {
 	if opts.OlderThan <= 0 && opts.Keep <= 0 {
 		return nil, errors.New("ghost gc: pass --older-than and/or --keep to say which ghosts to delete")
 	}
-	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix), opts.RemoteOptions)
 	if err != nil {
 		return nil, fmt.Errorf("ghost gc: %w", err)
 	}

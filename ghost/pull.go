@@ -14,7 +14,9 @@ const MinPrefixLen = 7
 // ErrDirty means the working tree has changes a pull would mix with the ghost's.
 var ErrDirty = errors.New("working tree has changes")
 
-// Selector picks ghosts by (prefixes of) their hashes. Empty fields match anything.
+// Selector picks ghosts. Empty fields match anything. From and To are revisions: a name the
+// repository resolves (HEAD, a branch or a tag, in its own case) stands for its commit, anything
+// else is a prefix of a commit hash. Hash is a prefix of a diff ghost's patch hash.
 type Selector struct {
 	From string // base commit
 	To   string // last commit of a commits ghost
@@ -26,9 +28,11 @@ type PullOptions struct {
 	Dir       string
 	GhostRepo string
 	Prefix    string
+	RemoteOptions
 	// Commits and Diff select the ghosts; with both, the diff must apply on the commits' end.
-	// With only Diff and FindCommits, the commits ghost ending at the diff's base is found and
-	// applied first when HEAD is not that base yet.
+	// With only Diff and FindCommits, when HEAD is not the diff's base, the commits ghost from
+	// HEAD to that base (or, when the base commit is missing here, any commits ghost ending
+	// there) is applied first.
 	Commits     *Selector
 	Diff        *Selector
 	FindCommits bool
@@ -44,37 +48,47 @@ type PullResult struct {
 	Head    string `json:"head"`
 	// Unchanged is true when the repository already was in the ghost's state.
 	Unchanged bool `json:"unchanged"`
-	// Rewritten is true when commits came from a git-ghost patch (git am), so their hashes
-	// differ from the sender's.
+	// Rewritten is true when commits came from a git-ghost patch (applied as git am would), so
+	// their hashes differ from the sender's.
 	Rewritten bool `json:"rewritten,omitempty"`
 }
 
-// Pull applies ghosts to the repository containing opts.Dir, at its top level.
+// Pull applies ghosts to the repository containing opts.Dir, at its top level. It holds the
+// repository's ghost lock throughout, so pulls into one repository run one at a time, and it
+// first finishes a pull that was killed while it switched the working tree (see switchTo).
 func Pull(ctx context.Context, opts PullOptions) (PullResult, error) {
-	w, err := openWorktree(ctx, opts.Dir)
-	if err != nil {
-		return PullResult{}, fmt.Errorf("ghost pull: %w", err)
-	}
-	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
-	if err != nil {
-		return PullResult{}, fmt.Errorf("ghost pull: %w", err)
-	}
-	commits, diff, err := r.choose(ctx, w, opts)
-	if err != nil {
-		return PullResult{}, fmt.Errorf("ghost pull: %w", err)
-	}
-	res, err := apply(ctx, w, r, commits, diff, opts.Force)
+	res, err := pull(ctx, opts)
 	if err != nil {
 		return res, fmt.Errorf("ghost pull: %w", err)
 	}
 	return res, nil
 }
 
-// choose resolves the selectors against the ghost repository's branches.
-func (r *remote) choose(ctx context.Context, w *worktree, opts PullOptions) (commits, diff *Ghost, err error) {
-	all, err := r.list(ctx)
+func pull(ctx context.Context, opts PullOptions) (PullResult, error) {
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix), opts.RemoteOptions)
 	if err != nil {
-		return nil, nil, err
+		return PullResult{}, err
+	}
+	w, unlock, err := openLocked(ctx, opts.Dir)
+	if err != nil {
+		return PullResult{}, err
+	}
+	defer unlock()
+	commits, diff, err := r.choose(ctx, w, opts)
+	if err != nil {
+		return PullResult{}, err
+	}
+	return apply(ctx, w, r, commits, diff, opts.Force)
+}
+
+// choose resolves the selectors against the ghost repository's branches. w may be nil (no
+// repository), then only hashes select.
+func (r *remote) choose(ctx context.Context, w *worktree, opts PullOptions) (commits, diff *Ghost, err error) {
+	var all []Ghost
+	if opts.Commits != nil || opts.Diff != nil {
+		if all, err = r.list(ctx); err != nil {
+			return nil, nil, err
+		}
 	}
 	if opts.Diff != nil {
 		g, err := r.pick(ctx, w, all, KindDiff, *opts.Diff)
@@ -93,9 +107,12 @@ func (r *remote) choose(ctx context.Context, w *worktree, opts PullOptions) (com
 			return nil, nil, err
 		}
 		commits = &g
-	} else if opts.FindCommits && diff != nil {
-		head, _ := w.head(ctx)
-		if head != diff.From && !w.hasObject(ctx, diff.From+"^{commit}") {
+	} else if opts.FindCommits && diff != nil && w != nil && w.start != diff.From {
+		// The commits that lead to the diff's base: those from HEAD when a ghost has them, else
+		// (the base is not here) whichever ghost ends at the base.
+		if g, err := r.pick(ctx, w, all, KindCommits, Selector{From: w.start, To: diff.From}); err == nil {
+			commits = &g
+		} else if !w.has(ctx, diff.From)[diff.From] {
 			if g, err := r.pick(ctx, w, all, KindCommits, Selector{To: diff.From}); err == nil {
 				commits = &g
 			}
@@ -109,23 +126,22 @@ func (r *remote) choose(ctx context.Context, w *worktree, opts PullOptions) (com
 
 // pick finds the one ghost of kind that sel matches.
 func (r *remote) pick(ctx context.Context, w *worktree, all []Ghost, kind Kind, sel Selector) (Ghost, error) {
-	key := sel.Hash
+	var key string
+	var err error
 	if kind == KindCommits {
-		key = sel.To
-	}
-	if key == "" {
-		return Ghost{}, fmt.Errorf("no %s hash given; run 'list' to see the ghosts", kind)
-	}
-	if len(key) < MinPrefixLen && !isObjectName(key) {
-		return Ghost{}, fmt.Errorf("hash %q is too short; give at least %d characters", key, MinPrefixLen)
-	}
-	key = strings.ToLower(key)
-	from := strings.ToLower(sel.From)
-	if from != "" && !isHex(from) {
-		// git-ghost accepts a commit-ish (HEAD, a branch) as base.
-		if h, err := w.resolve(ctx, from); err == nil {
-			from = h
+		if sel.To == "" {
+			return Ghost{}, errors.New("no commit given for the commits ghost; run 'list commits' to see the ghosts")
 		}
+		key, err = w.revision(ctx, sel.To)
+	} else {
+		key, err = hashPrefix(sel.Hash)
+	}
+	if err != nil {
+		return Ghost{}, err
+	}
+	from, err := w.revision(ctx, sel.From)
+	if err != nil {
+		return Ghost{}, err
 	}
 	var found []Ghost
 	for _, g := range all {
@@ -142,7 +158,11 @@ func (r *remote) pick(ctx context.Context, w *worktree, all []Ghost, kind Kind, 
 	}
 	switch len(found) {
 	case 0:
-		return Ghost{}, fmt.Errorf("no %s ghost matches %s under prefix %q in %s; run 'list' to see the ghosts", kind, key, r.prefix, r.url)
+		based := ""
+		if sel.From != "" {
+			based = fmt.Sprintf(" on base %s (%s)", sel.From, short(from))
+		}
+		return Ghost{}, fmt.Errorf("no %s ghost matches %s%s under prefix %q in %s; run 'list' to see the ghosts", kind, key, based, r.prefix, r.url)
 	case 1:
 		return found[0], nil
 	}
@@ -153,6 +173,21 @@ func (r *remote) pick(ctx context.Context, w *worktree, all []Ghost, kind Kind, 
 	return Ghost{}, fmt.Errorf("hash %s is ambiguous: it matches %d ghosts (%s); give more characters", key, len(found), strings.Join(names, ", "))
 }
 
+// hashPrefix checks a diff hash argument: hexadecimal, at least MinPrefixLen characters.
+func hashPrefix(s string) (string, error) {
+	if s == "" {
+		return "", errors.New("no diff hash given; run 'list' to see the ghosts")
+	}
+	h := strings.ToLower(s)
+	if !isHex(h) {
+		return "", fmt.Errorf("%q is not a hash; give the second column of 'list'", s)
+	}
+	if len(h) < MinPrefixLen {
+		return "", fmt.Errorf("hash %q is too short; give at least %d characters", s, MinPrefixLen)
+	}
+	return h, nil
+}
+
 func short(h string) string {
 	if len(h) > 12 {
 		return h[:12]
@@ -160,13 +195,22 @@ func short(h string) string {
 	return h
 }
 
-// target is the state a pull produces.
+// target is the state a pull produces: HEAD moves from start to head, the working tree becomes
+// tree and the index index. treeIndex, when set, is an index file holding tree.
 type target struct {
 	start, head, tree, index string
+	treeIndex                string
 }
 
 func apply(ctx context.Context, w *worktree, r *remote, commits, diff *Ghost, force bool) (PullResult, error) {
-	res := PullResult{Commits: commits, Diff: diff}
+	res := PullResult{Commits: commits, Diff: diff, Head: w.start}
+	if w.start == "" {
+		return res, errors.New("the repository has no commit yet; clone the repository the ghost was taken in")
+	}
+	if commits != nil && diff != nil && w.start == commits.To {
+		// The commits are here already (an earlier pull, or a fetch): only the diff is left.
+		commits, res.Commits = nil, nil
+	}
 	var gs []Ghost
 	for _, g := range []*Ghost{commits, diff} {
 		if g != nil {
@@ -176,61 +220,53 @@ func apply(ctx context.Context, w *worktree, r *remote, commits, diff *Ghost, fo
 	if len(gs) == 0 {
 		return res, errors.New("nothing to pull")
 	}
-	if err := r.fetch(ctx, gs...); err != nil {
-		return res, err
-	}
-	head, err := w.head(ctx)
+	loaded, err := r.load(ctx, gs...)
 	if err != nil {
 		return res, err
 	}
-	res.Head = head
-	if commits != nil && diff != nil && head == commits.To {
-		// The commits are here already (an earlier pull, or a fetch): only the diff is left.
-		gs = gs[1:]
-		commits, res.Commits = nil, nil
-	}
-	t := target{start: gs[0].From}
-	t.head = t.start
-	var amPatch []byte
+	t := target{start: gs[0].From, head: gs[0].From}
+	var mailbox []byte
 	if commits != nil {
 		t.head = commits.To
-		if !w.hasObject(ctx, commits.To+"^{commit}") {
-			ok, patch, err := w.importCommits(ctx, r, *commits)
-			if err != nil {
-				return res, err
-			}
-			if !ok {
-				amPatch = patch
-			}
-		}
-	}
-	if amPatch == nil {
-		if err := w.buildTarget(ctx, r, diff, &t); err != nil {
+		if mailbox, err = w.importCommits(ctx, *commits, loaded[commits.ID()]); err != nil {
 			return res, err
 		}
 	}
-	var dirty []string
-	if head == t.start || head == t.head {
-		if dirty, err = w.dirtyFiles(ctx); err != nil {
-			return res, err
-		}
-	}
-	if amPatch == nil && head == t.head {
-		if same, err := w.alreadyApplied(ctx, t, dirty); err != nil || same {
-			res.Unchanged = same
-			return res, err
-		}
-	}
-	if err := w.checkStart(ctx, head, t.start, force, dirty); err != nil {
+	dirty, err := w.dirtyFiles(ctx)
+	if err != nil {
 		return res, err
 	}
-	if amPatch != nil {
-		if t, err = w.applyMailbox(ctx, r, amPatch, diff); err != nil {
+	scratch, err := w.scratch()
+	if err != nil {
+		return res, err
+	}
+	defer scratch.remove()
+	var patches *contents
+	if diff != nil {
+		c := loaded[diff.ID()]
+		patches = &c
+	}
+	if mailbox == nil {
+		if err := w.buildTarget(ctx, scratch, patches, diff, len(dirty) == 0, &t); err != nil {
+			return res, err
+		}
+		if w.start == t.head {
+			if same, err := w.alreadyApplied(ctx, t, dirty); err != nil || same {
+				res.Unchanged = same
+				return res, err
+			}
+		}
+	}
+	if err := w.checkStart(ctx, t.start, force, dirty); err != nil {
+		return res, err
+	}
+	if mailbox != nil {
+		if t, err = w.applyMailbox(ctx, scratch, t.start, mailbox, patches, diff); err != nil {
 			return res, err
 		}
 		res.Rewritten = true
 	}
-	if err := w.checkout(ctx, t.start, t.head, t.tree, t.index); err != nil {
+	if err := w.switchTo(ctx, t, dirty); err != nil {
 		return res, err
 	}
 	res.Head = t.head
@@ -242,37 +278,23 @@ func apply(ctx context.Context, w *worktree, r *remote, commits, diff *Ghost, fo
 // pulling the same ghost before.
 func (w *worktree) alreadyApplied(ctx context.Context, t target, dirty []string) (bool, error) {
 	if len(dirty) == 0 {
-		return t.tree == t.index && t.head == t.start && w.isTree(ctx, t.head, t.tree), nil
+		return t.tree == t.index && t.head == t.start && t.tree == w.startTree, nil
 	}
-	return w.inState(ctx, t)
-}
-
-// applyMailbox creates the commits of a git-ghost commits ghost with git am and returns the
-// target on top of them: the diff (whose base was the sender's last commit) applies to the new
-// HEAD instead.
-func (w *worktree) applyMailbox(ctx context.Context, r *remote, patch []byte, diff *Ghost) (target, error) {
-	newHead, err := w.am(ctx, patch)
+	index, tree, err := w.trees(ctx, captureOptions{})
 	if err != nil {
-		return target{}, err
+		return false, err
 	}
-	t := target{start: newHead, head: newHead}
-	var d *Ghost
-	if diff != nil {
-		moved := *diff
-		moved.From = newHead
-		d = &moved
-	}
-	return t, w.buildTarget(ctx, r, d, &t)
+	return index == t.index && tree == t.tree, nil
 }
 
 // checkStart refuses to apply unless HEAD is the ghost's base and (without force) the working
 // tree is clean.
-func (w *worktree) checkStart(ctx context.Context, head, start string, force bool, dirty []string) error {
-	if head != start {
-		if !w.hasObject(ctx, start+"^{commit}") {
+func (w *worktree) checkStart(ctx context.Context, start string, force bool, dirty []string) error {
+	if w.start != start {
+		if !w.has(ctx, start)[start] {
 			return fmt.Errorf("the ghost applies to commit %s, which this repository does not have; fetch it (git fetch origin) and check it out, or have the sender push with 'push all' so the commits travel too", short(start))
 		}
-		return fmt.Errorf("HEAD is %s but the ghost applies to %s; check that commit out first (git checkout --detach %s, or git switch -c <branch> %s) and pull again", short(head), short(start), start, start)
+		return fmt.Errorf("HEAD is %s but the ghost applies to %s; check that commit out first (git checkout --detach %s, or git switch -c <branch> %s) and pull again", short(w.start), short(start), start, start)
 	}
 	if len(dirty) > 0 && !force {
 		return fmt.Errorf("%w in %d files (%s); commit or stash them, or pass --force", ErrDirty, len(dirty), listSome(dirty, 3))
@@ -287,86 +309,94 @@ func listSome(s []string, n int) string {
 	return strings.Join(s[:n], ", ") + fmt.Sprintf(", and %d more", len(s)-n)
 }
 
-// importCommits adds the commit objects of a commits ghost to the repository. It returns
-// ok=false and the mailbox patch when the ghost has no pack (git-ghost wrote it).
-func (w *worktree) importCommits(ctx context.Context, r *remote, g Ghost) (ok bool, patch []byte, err error) {
-	commit, err := r.commitOf(ctx, g)
-	if err != nil {
-		return false, nil, err
+// importCommits adds the commit objects of a commits ghost to the repository, unless it has
+// them. It returns the mailbox patch instead when the ghost has no pack (git-ghost wrote it).
+func (w *worktree) importCommits(ctx context.Context, g Ghost, c contents) (mailbox []byte, err error) {
+	if g.From == g.To || w.start == g.To {
+		return nil, nil
 	}
-	if !w.hasObject(ctx, g.From+"^{commit}") {
-		return false, nil, fmt.Errorf("the commits ghost starts after %s, which this repository does not have; fetch it from origin (git fetch origin)", short(g.From))
+	have := w.has(ctx, g.From, g.To)
+	if have[g.To] {
+		return nil, nil
 	}
-	c, err := r.read(ctx, commit, commitsPack, commitsFile)
-	if err != nil {
-		return false, nil, err
+	if !have[g.From] {
+		return nil, fmt.Errorf("the commits ghost starts after %s, which this repository does not have; fetch it from origin (git fetch origin)", short(g.From))
 	}
 	pack, ok := c.files[commitsPack]
 	if !ok {
 		patch, ok := c.files[commitsFile]
 		if !ok {
-			return false, nil, fmt.Errorf("commits ghost %s has neither %s nor %s", g.ID(), commitsPack, commitsFile)
+			return nil, fmt.Errorf("commits ghost %s has neither %s nor %s", g.ID(), commitsPack, commitsFile)
 		}
-		return false, patch, nil
+		return patch, nil
 	}
 	if _, err := w.git.Input(ctx, bytes.NewReader(pack), "index-pack", "--stdin", "--fix-thin"); err != nil {
-		return false, nil, fmt.Errorf("import the commits of ghost %s: %w", g.ID(), err)
+		return nil, fmt.Errorf("import the commits of ghost %s: %w", g.ID(), err)
 	}
 	if _, err := w.git.Run(ctx, "merge-base", "--is-ancestor", g.From, g.To); err != nil {
-		return false, nil, fmt.Errorf("ghost %s did not bring commit %s on top of %s; the ghost may be damaged", g.ID(), short(g.To), short(g.From))
+		return nil, fmt.Errorf("ghost %s did not bring commit %s on top of %s; the ghost may be damaged", g.ID(), short(g.To), short(g.From))
 	}
-	return true, nil, nil
+	return nil, nil
 }
 
-// am applies a git-ghost mailbox patch; the commits get new hashes.
-func (w *worktree) am(ctx context.Context, patch []byte) (string, error) {
-	if _, err := w.git.With(identityEnv()[2:]...).Input(ctx, bytes.NewReader(patch), "am", "-q", "--keep-cr", "--committer-date-is-author-date"); err != nil {
-		_, _ = w.git.Run(ctx, "am", "--abort")
-		return "", fmt.Errorf("apply the commits with git am (aborted, nothing changed): %w", err)
-	}
-	return w.head(ctx)
-}
-
-// buildTarget rebuilds the working-tree and index trees of a diff ghost (or of t.head when
-// there is no diff) in a temporary index: a patch that does not apply fails here, before any
-// file is touched.
-func (w *worktree) buildTarget(ctx context.Context, r *remote, diff *Ghost, t *target) error {
-	headTree, err := w.git.Line(ctx, "rev-parse", t.head+"^{tree}")
+// applyMailbox creates the commits of a git-ghost commits ghost, as git am would, and returns
+// the target on top of them: the diff (whose base was the sender's last commit) applies to the
+// new last commit instead.
+func (w *worktree) applyMailbox(ctx context.Context, s *scratch, start string, mailbox []byte, patches *contents, diff *Ghost) (target, error) {
+	newHead, err := w.commitMailbox(ctx, s, start, mailbox)
 	if err != nil {
-		return fmt.Errorf("read commit %s: %w", short(t.head), err)
+		return target{}, err
+	}
+	t := target{start: start, head: newHead}
+	var moved *Ghost
+	if diff != nil {
+		d := *diff
+		d.From = newHead
+		moved = &d
+	}
+	return t, w.buildTarget(ctx, s, patches, moved, false, &t)
+}
+
+// buildTarget computes the working-tree and index trees of a diff ghost (or of t.head when
+// there is none) in a scratch index: a patch that does not apply fails here, before any file
+// is touched. clean says the index equals HEAD, so a copy of it (with its stat data) can start
+// the scratch index when HEAD stays.
+func (w *worktree) buildTarget(ctx context.Context, s *scratch, patches *contents, diff *Ghost, clean bool, t *target) error {
+	headTree, err := w.treeOf(ctx, t.head)
+	if err != nil {
+		return err
 	}
 	t.tree, t.index = headTree, headTree
 	if diff == nil {
 		return nil
 	}
-	commit, err := r.commitOf(ctx, *diff)
-	if err != nil {
-		return err
-	}
-	c, err := r.read(ctx, commit, diffFile, indexFile)
-	if err != nil {
-		return err
-	}
-	patch, ok := c.files[diffFile]
+	patch, ok := patches.files[diffFile]
 	if !ok {
 		return fmt.Errorf("diff ghost %s has no %s", diff.ID(), diffFile)
 	}
-	if t.tree, err = w.applyToTree(ctx, t.head, patch); err != nil {
-		return fmt.Errorf("ghost %s does not apply to %s (nothing was changed): %w", short(diff.Hash), short(t.head), err)
+	base := ""
+	if clean && t.head == w.start {
+		base = w.indexFile()
 	}
-	if ip, ok := c.files[indexFile]; ok {
+	if len(bytes.TrimSpace(patch)) > 0 {
+		t.treeIndex = s.path("tree.index")
+		if t.tree, err = w.applyToTree(ctx, t.treeIndex, base, t.head, patch); err != nil {
+			return fmt.Errorf("ghost %s does not apply to %s (nothing was changed): %w", short(diff.Hash), short(t.head), err)
+		}
+	}
+	if ip, ok := patches.files[indexFile]; ok {
 		switch {
 		case len(bytes.TrimSpace(ip)) == 0:
 			// nothing staged: the index is the base commit's tree
 		case bytes.Equal(ip, patch):
 			t.index = t.tree
 		default:
-			if t.index, err = w.applyToTree(ctx, t.head, ip); err != nil {
+			if t.index, err = w.applyToTree(ctx, s.path("staged.index"), base, t.head, ip); err != nil {
 				return fmt.Errorf("the staged part of ghost %s does not apply to %s (nothing was changed): %w", short(diff.Hash), short(t.head), err)
 			}
 		}
 	}
-	if m := c.meta; m != nil && diff.From == t.head {
+	if m := patches.meta; m != nil && diff.From == t.head {
 		if m.Tree != "" && m.Tree != t.tree || m.Index != "" && m.Index != t.index {
 			return fmt.Errorf("ghost %s rebuilt a different state than the sender recorded (tree %s, want %s); the ghost may be damaged", short(diff.Hash), short(t.tree), short(m.Tree))
 		}
@@ -374,35 +404,32 @@ func (w *worktree) buildTarget(ctx context.Context, r *remote, diff *Ghost, t *t
 	return nil
 }
 
-// applyToTree applies patch to commit's tree in a temporary index and returns the new tree.
-func (w *worktree) applyToTree(ctx context.Context, commit string, patch []byte) (string, error) {
-	g, _, done, err := w.tempIndex()
+// treeOf returns the tree of a commit, without a git call for HEAD's.
+func (w *worktree) treeOf(ctx context.Context, commit string) (string, error) {
+	if commit == w.start {
+		return w.startTree, nil
+	}
+	tree, err := w.git.Line(ctx, "rev-parse", "--verify", "-q", commit+"^{tree}")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("read commit %s: %w", short(commit), err)
 	}
-	defer done()
-	if _, err := g.Run(ctx, "read-tree", commit); err != nil {
-		return "", err
-	}
-	if len(bytes.TrimSpace(patch)) > 0 {
-		if _, err := g.Input(ctx, bytes.NewReader(patch), "apply", "--cached", "--binary", "-"); err != nil {
-			return "", err
+	return tree, nil
+}
+
+// applyToTree applies patch to commit's tree in the index file at path and returns the new
+// tree. The index starts as a copy of base when given (an index file holding commit's tree),
+// else it is read from commit.
+func (w *worktree) applyToTree(ctx context.Context, path, base, commit string, patch []byte) (string, error) {
+	g := w.git.With("GIT_INDEX_FILE=" + path)
+	if base != "" {
+		if err := copyIndex(base, path); err != nil {
+			return "", fmt.Errorf("copy the index: %w", err)
 		}
+	} else if _, err := g.Run(ctx, "read-tree", commit); err != nil {
+		return "", err
+	}
+	if _, err := g.Input(ctx, bytes.NewReader(patch), "apply", "--cached", "--binary", "-"); err != nil {
+		return "", err
 	}
 	return g.Line(ctx, "write-tree")
-}
-
-// isTree reports whether commit's tree is tree.
-func (w *worktree) isTree(ctx context.Context, commit, tree string) bool {
-	t, err := w.git.Line(ctx, "rev-parse", commit+"^{tree}")
-	return err == nil && t == tree
-}
-
-// inState reports whether the index and the working tree already are the target's.
-func (w *worktree) inState(ctx context.Context, t target) (bool, error) {
-	index, tree, err := w.trees(ctx, captureOptions{})
-	if err != nil {
-		return false, err
-	}
-	return index == t.index && tree == t.tree, nil
 }

@@ -135,9 +135,9 @@ func TestPullRefusals(t *testing.T) {
 		recv := receiver(t, w, "noapply")
 		// A ghost on the right base whose patch changes a file the base does not have.
 		bad := "diff --git a/missing.txt b/missing.txt\nindex 0000000..1111111 100644\n--- a/missing.txt\n+++ b/missing.txt\n@@ -1 +1 @@\n-x\n+y\n"
-		r, err := openRemote(ctx, w.ghostURL, "ghost")
+		r, err := openRemote(ctx, w.ghostURL, "ghost", RemoteOptions{})
 		must(t, err)
-		commit, err := r.write(ctx, []ghostFile{{diffFile, []byte(bad)}}, "Create ghost commit\n")
+		commit, err := r.write(ctx, fallbackIdentity, []ghostFile{{diffFile, []byte(bad)}}, "Create ghost commit\n")
 		must(t, err)
 		g := Ghost{Kind: KindDiff, Prefix: "ghost", From: res.Diff.From, Hash: strings.Repeat("ab", 20)}
 		must(t, r.push(ctx, map[string]string{g.Ref(): commit}))
@@ -196,8 +196,8 @@ func TestUntrackedGuards(t *testing.T) {
 	}
 	res, err = Push(ctx, PushOptions{Dir: w.sender, GhostRepo: w.ghostURL, Diff: true, NoUntracked: true})
 	must(t, err)
-	if res.Diff != nil {
-		t.Errorf("push --no-untracked of untracked-only changes = %+v, want nothing", res.Diff)
+	if res.Diff == nil || res.Diff.Hash != emptyHash || len(res.Files) != 0 {
+		t.Errorf("push --no-untracked of untracked-only changes = %+v, want git-ghost's empty ghost", res.Diff)
 	}
 }
 

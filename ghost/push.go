@@ -19,6 +19,9 @@ type PushOptions struct {
 	Dir       string // any directory inside the repository (default: the current one)
 	GhostRepo string // URL of the ghost repository
 	Prefix    string // branch prefix in the ghost repository (default "ghost")
+	RemoteOptions
+	// Identity ("Name <email>") makes the ghost commits; empty means the user's git identity.
+	Identity string
 
 	// Commits pushes the local commits between From and To as a commits ghost.
 	Commits bool
@@ -38,7 +41,8 @@ type PushOptions struct {
 	MaxUntrackedSize int64    // 0: DefaultMaxUntrackedSize; negative: no limit
 }
 
-// PushResult names what was pushed; a nil ghost means there was nothing to push.
+// PushResult names what was pushed. As in git-ghost, a push with nothing to push still pushes
+// (and names) an empty ghost, whose hash is the SHA-1 of nothing, da39a3ee...
 type PushResult struct {
 	Commits  *Ghost   `json:"commits,omitempty"`
 	Diff     *Ghost   `json:"diff,omitempty"`
@@ -95,13 +99,15 @@ func (w *worktree) relPath(p string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// Push writes ghosts of the local commits and/or the working state to the ghost repository.
+// Push writes ghosts of the local commits and/or the working state to the ghost repository. It
+// holds the repository's ghost lock, so it never captures a working tree a pull is switching.
 func Push(ctx context.Context, opts PushOptions) (PushResult, error) {
-	w, err := openWorktree(ctx, opts.Dir)
+	w, unlock, err := openLocked(ctx, opts.Dir)
 	if err != nil {
 		return PushResult{}, fmt.Errorf("ghost push: %w", err)
 	}
-	r, err := openRemote(ctx, opts.GhostRepo, opts.prefix())
+	defer unlock()
+	r, err := openRemote(ctx, opts.GhostRepo, opts.prefix(), opts.RemoteOptions)
 	if err != nil {
 		return PushResult{}, fmt.Errorf("ghost push: %w", err)
 	}
@@ -114,6 +120,10 @@ func Push(ctx context.Context, opts PushOptions) (PushResult, error) {
 
 func push(ctx context.Context, w *worktree, r *remote, opts PushOptions) (PushResult, error) {
 	var res PushResult
+	id, err := w.identity(ctx, opts.Identity)
+	if err != nil {
+		return res, err
+	}
 	refs := map[string]string{}
 	diffFrom := "HEAD"
 	if opts.Commits {
@@ -129,14 +139,12 @@ func push(ctx context.Context, w *worktree, r *remote, opts PushOptions) (PushRe
 		} else if from, err = w.resolve(ctx, from); err != nil {
 			return res, err
 		}
-		if from != to {
-			g, commit, err := w.commitsGhost(ctx, r, from, to)
-			if err != nil {
-				return res, err
-			}
-			refs[g.Ref()] = commit
-			res.Commits = &g
+		g, commit, err := w.commitsGhost(ctx, r, id, from, to)
+		if err != nil {
+			return res, err
 		}
+		refs[g.Ref()] = commit
+		res.Commits = &g
 		diffFrom = to
 	}
 	if opts.DiffFrom != "" {
@@ -161,14 +169,12 @@ func push(ctx context.Context, w *worktree, r *remote, opts PushOptions) (PushRe
 		if !opts.Commits && !w.onRemote(ctx, base) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("base %s is not on any remote, so a clone of the origin cannot apply this ghost; use 'push all' to send the local commits too", short(base)))
 		}
-		g, commit, err := w.diffGhost(ctx, r, base, st)
+		g, commit, err := w.diffGhost(ctx, r, id, base, st)
 		if err != nil {
 			return res, err
 		}
-		if g != nil {
-			refs[g.Ref()] = commit
-			res.Diff = g
-		}
+		refs[g.Ref()] = commit
+		res.Diff = &g
 	}
 	if res.Files == nil {
 		res.Files = []string{}
@@ -224,19 +230,16 @@ func (w *worktree) remoteBase(ctx context.Context, rev string) (string, error) {
 var diffOptions = []string{"diff", "--binary", "--patience", "--no-color", "--no-ext-diff", "--no-textconv",
 	"--no-relative", "--src-prefix=a/", "--dst-prefix=b/"}
 
-// diffGhost writes the diff ghost of st against base into the cache. It returns nil when the
-// state equals base.
-func (w *worktree) diffGhost(ctx context.Context, r *remote, base string, st state) (*Ghost, string, error) {
+// diffGhost writes the diff ghost of st against base into the cache (an empty one when the
+// state equals base).
+func (w *worktree) diffGhost(ctx context.Context, r *remote, id identity, base string, st state) (Ghost, string, error) {
 	patch, err := w.git.Run(ctx, append(diffOptions, base, st.Tree)...)
 	if err != nil {
-		return nil, "", fmt.Errorf("diff the working tree against %s: %w", base, err)
+		return Ghost{}, "", fmt.Errorf("diff the working tree against %s: %w", base, err)
 	}
 	indexPatch, err := w.git.Run(ctx, append(diffOptions, base, st.Index)...)
 	if err != nil {
-		return nil, "", fmt.Errorf("diff the index against %s: %w", base, err)
-	}
-	if len(patch) == 0 && len(indexPatch) == 0 {
-		return nil, "", nil
+		return Ghost{}, "", fmt.Errorf("diff the index against %s: %w", base, err)
 	}
 	sum := sha1.Sum(patch)
 	g := Ghost{Kind: KindDiff, Prefix: r.prefix, From: base, Hash: hex.EncodeToString(sum[:])}
@@ -244,19 +247,19 @@ func (w *worktree) diffGhost(ctx context.Context, r *remote, base string, st sta
 	m.Tree, m.Index, m.Files = st.Tree, st.Index, st.Files
 	msg, err := FormatMessage(m)
 	if err != nil {
-		return nil, "", err
+		return Ghost{}, "", err
 	}
-	commit, err := r.write(ctx, []ghostFile{{diffFile, patch}, {indexFile, indexPatch}}, msg)
+	commit, err := r.write(ctx, id, []ghostFile{{diffFile, patch}, {indexFile, indexPatch}}, msg)
 	if err != nil {
-		return nil, "", err
+		return Ghost{}, "", err
 	}
 	g.Commit, g.Meta = commit, &m
-	return &g, commit, nil
+	return g, commit, nil
 }
 
 // commitsGhost writes the commits from..to into the cache: the mailbox patch git-ghost reads
 // with git am, and a pack of the commit objects so a receiver gets the very same commits.
-func (w *worktree) commitsGhost(ctx context.Context, r *remote, from, to string) (Ghost, string, error) {
+func (w *worktree) commitsGhost(ctx context.Context, r *remote, id identity, from, to string) (Ghost, string, error) {
 	g := Ghost{Kind: KindCommits, Prefix: r.prefix, From: from, To: to}
 	if _, err := w.git.Run(ctx, "merge-base", "--is-ancestor", from, to); err != nil {
 		return g, "", fmt.Errorf("%s is not an ancestor of %s; pass the commit the range starts after", from, to)
@@ -280,7 +283,7 @@ func (w *worktree) commitsGhost(ctx context.Context, r *remote, from, to string)
 	if err != nil {
 		return g, "", err
 	}
-	commit, err := r.write(ctx, []ghostFile{{commitsFile, patch}, {commitsPack, pack}}, msg)
+	commit, err := r.write(ctx, id, []ghostFile{{commitsFile, patch}, {commitsPack, pack}}, msg)
 	if err != nil {
 		return g, "", err
 	}

@@ -7,10 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jikken-dev/jikken/ghost/gitexec"
 )
@@ -19,19 +22,43 @@ import (
 // repository that holds only the ghost commits fetched so far. Nothing ever clones the ghost
 // repository: refs are read with ls-remote and single ghost branches are fetched into the
 // cache, so the cost of an operation does not grow with the number of ghosts stored.
+//
+// One user's processes share the cache, so everything that writes its refs or config (init,
+// fetch, ref deletion) holds a flock on the cache directory; objects are written without it,
+// as git writes them atomically.
 type remote struct {
 	url    string
 	prefix string
 	cache  gitexec.Client
+	// net runs the commands that reach the ghost repository (ls-remote, fetch, push): the
+	// cache client with the SSH connect timeout.
+	net gitexec.Client
 }
 
 // CacheDirEnv names the variable that moves the cache repositories (default: the user cache
 // directory, e.g. ~/.cache/jikken/ghost).
 const CacheDirEnv = "JIKKEN_GHOST_CACHE"
 
-func openRemote(ctx context.Context, url, prefix string) (*remote, error) {
+// DefaultConnectTimeout bounds how long an SSH connection to the ghost repository may take to
+// open before the command fails, so an unreachable host does not hang a job.
+const DefaultConnectTimeout = 20 * time.Second
+
+// RemoteOptions say how to reach a ghost repository.
+type RemoteOptions struct {
+	// ConnectTimeout applies to SSH URLs (0: DefaultConnectTimeout; negative: none). It is
+	// passed to ssh as ConnectTimeout, which covers the TCP connection and the SSH handshake.
+	// A GIT_SSH program, or a GIT_SSH_COMMAND or core.sshCommand that is not ssh, is left
+	// alone.
+	ConnectTimeout time.Duration
+}
+
+func openRemote(ctx context.Context, url, prefix string, ro RemoteOptions) (*remote, error) {
 	if url == "" {
 		return nil, errors.New("no ghost repository is set; pass --ghost-repo or set GIT_GHOST_REPO to the URL of an (empty) git repository")
+	}
+	if strings.HasPrefix(url, "-") {
+		// git would read it as an option (--upload-pack=... runs a command).
+		return nil, fmt.Errorf("ghost repository %q begins with '-', which git would take for an option; give a URL or a path (./%s for a directory of that name)", url, url)
 	}
 	if err := CheckPrefix(prefix); err != nil {
 		return nil, err
@@ -47,16 +74,106 @@ func openRemote(ctx context.Context, url, prefix string) (*remote, error) {
 	}
 	sum := sha256.Sum256([]byte(url))
 	dir := filepath.Join(root, hex.EncodeToString(sum[:8])+".git")
-	c := gitexec.Client{Dir: dir}
+	r := &remote{url: url, prefix: strings.Trim(prefix, "/"), cache: gitexec.Client{Dir: dir}}
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create ghost cache %s: %w", dir, err)
-		}
-		if _, err := c.Run(ctx, "init", "-q", "--bare"); err != nil {
-			return nil, fmt.Errorf("create ghost cache %s: %w", dir, err)
+		if err := r.init(ctx, root); err != nil {
+			return nil, err
 		}
 	}
-	return &remote{url: url, prefix: strings.Trim(prefix, "/"), cache: c}, nil
+	r.net = r.cache.With(sshEnv(ctx, r.cache, url, ro.ConnectTimeout)...)
+	return r, nil
+}
+
+// init creates the cache repository with git init in a temporary directory renamed into place,
+// so other processes see no repository or a whole one, never one half written. The flock on
+// the cache root keeps two processes from doing it at once.
+func (r *remote) init(ctx context.Context, root string) error {
+	unlock, _, err := lockDir(ctx, root)
+	if err != nil {
+		return fmt.Errorf("ghost cache: %w", err)
+	}
+	defer unlock()
+	dir := r.cache.Dir
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+		return nil // another process made it while this one waited
+	}
+	tmp, err := os.MkdirTemp(root, ".init-")
+	if err != nil {
+		return fmt.Errorf("create ghost cache in %s: %w", root, err)
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := (gitexec.Client{Dir: tmp}).Run(ctx, "init", "-q", "--bare"); err != nil {
+		return fmt.Errorf("create ghost cache %s: %w", dir, err)
+	}
+	// A directory without HEAD is what an older version left when killed while it ran git init.
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("create ghost cache %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("create ghost cache %s: %w", dir, err)
+	}
+	return nil
+}
+
+// locked runs fn holding the cache's flock. Holding it, no other git ghost process is writing
+// the cache's refs, so a ref lock file there is the leftover of a killed process.
+func (r *remote) locked(ctx context.Context, fn func() error) error {
+	unlock, _, err := lockDir(ctx, r.cache.Dir)
+	if err != nil {
+		return fmt.Errorf("ghost cache: %w", err)
+	}
+	defer unlock()
+	return fn()
+}
+
+// removeStaleLocks deletes the lock files a killed git left in the cache; the caller holds the
+// cache's flock. It reports whether it found any.
+func (r *remote) removeStaleLocks() bool {
+	found := false
+	_ = filepath.WalkDir(r.cache.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && p != r.cache.Dir && !strings.HasPrefix(p, filepath.Join(r.cache.Dir, "refs")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".lock") {
+			found = os.Remove(p) == nil || found
+		}
+		return nil
+	})
+	return found
+}
+
+// sshEnv returns the environment that gives ssh a connect timeout for an SSH URL.
+func sshEnv(ctx context.Context, c gitexec.Client, url string, timeout time.Duration) []string {
+	if timeout == 0 {
+		timeout = DefaultConnectTimeout
+	}
+	if timeout < 0 || !isSSHURL(url) || os.Getenv("GIT_SSH") != "" && os.Getenv("GIT_SSH_COMMAND") == "" {
+		return nil
+	}
+	cmd := os.Getenv("GIT_SSH_COMMAND")
+	if cmd == "" {
+		cmd, _ = c.Line(ctx, "config", "core.sshCommand")
+	}
+	if cmd == "" {
+		cmd = "ssh"
+	}
+	if f := strings.Fields(cmd); len(f) == 0 || path.Base(f[0]) != "ssh" {
+		return nil
+	}
+	secs := max(1, int((timeout+time.Second-1)/time.Second))
+	return []string{fmt.Sprintf("GIT_SSH_COMMAND=%s -o ConnectTimeout=%d", cmd, secs)}
+}
+
+// isSSHURL reports whether git reaches url over SSH: ssh:// URLs and the scp-like host:path.
+func isSSHURL(url string) bool {
+	if scheme, _, ok := strings.Cut(url, "://"); ok {
+		return scheme == "ssh" || scheme == "git+ssh" || scheme == "ssh+git"
+	}
+	host, _, ok := strings.Cut(url, ":")
+	return ok && host != "" && !strings.Contains(host, "/")
 }
 
 // normalizeURL makes a local path absolute, since git runs in other directories.
@@ -72,7 +189,7 @@ func normalizeURL(url string) string {
 
 // list returns the ghosts stored under the prefix, sorted by branch name.
 func (r *remote) list(ctx context.Context) ([]Ghost, error) {
-	out, err := r.cache.Run(ctx, "ls-remote", "--refs", r.url, branchRefRoot+r.prefix+"/*")
+	out, err := r.net.Run(ctx, "ls-remote", "--refs", r.url, branchRefRoot+r.prefix+"/*")
 	if err != nil {
 		return nil, fmt.Errorf("list ghosts in %s; check the URL and your access: %w", r.url, err)
 	}
@@ -94,34 +211,34 @@ func (r *remote) list(ctx context.Context) ([]Ghost, error) {
 // cacheRef is where the cache keeps a fetched ghost branch.
 func cacheRef(g Ghost) string { return "refs/ghosts/" + g.Branch() }
 
-// fetch brings the given ghost commits into the cache, skipping those already there.
+// fetch brings ghost branches into the cache under cacheRef, in one connection. Ghost commits
+// have no parents, so a plain fetch transfers exactly one commit and its files; git's shallow
+// bookkeeping (and its shallow.lock, a point of contention) stays out of it.
 func (r *remote) fetch(ctx context.Context, gs ...Ghost) error {
-	args := []string{"fetch", "-q", "--no-tags", "--no-write-fetch-head", "--depth=1", r.url}
-	n := 0
-	for _, g := range gs {
-		if g.Commit != "" {
-			if _, err := r.cache.Run(ctx, "cat-file", "-e", g.Commit+"^{commit}"); err == nil {
-				continue
-			}
-		}
-		args = append(args, "+"+g.Ref()+":"+cacheRef(g))
-		n++
+	specs := make([]string, len(gs))
+	for i, g := range gs {
+		specs[i] = "+" + g.Ref() + ":" + cacheRef(g)
 	}
-	if n == 0 {
-		return nil
-	}
-	if _, err := r.cache.Run(ctx, args...); err != nil {
-		return fmt.Errorf("fetch ghost from %s: %w", r.url, err)
-	}
-	return nil
+	return r.fetchRefspecs(ctx, specs...)
 }
 
-// commitOf returns the cached commit of g.
-func (r *remote) commitOf(ctx context.Context, g Ghost) (string, error) {
-	if g.Commit != "" {
-		return g.Commit, nil
+// fetchRefspecs fetches into the cache holding its flock; a failure caused by the lock files of
+// a killed git is retried once without them.
+func (r *remote) fetchRefspecs(ctx context.Context, specs ...string) error {
+	if len(specs) == 0 {
+		return nil
 	}
-	return r.cache.Line(ctx, "rev-parse", "--verify", cacheRef(g)+"^{commit}")
+	args := append([]string{"fetch", "-q", "--no-tags", "--no-write-fetch-head", r.url}, specs...)
+	return r.locked(ctx, func() error {
+		_, err := r.net.Run(ctx, args...)
+		if err != nil && r.removeStaleLocks() {
+			_, err = r.net.Run(ctx, args...)
+		}
+		if err != nil {
+			return fmt.Errorf("fetch ghosts from %s: %w", r.url, err)
+		}
+		return nil
+	})
 }
 
 // contents is what a fetched ghost commit holds.
@@ -130,55 +247,116 @@ type contents struct {
 	meta  *Meta // nil for git-ghost's ghosts
 }
 
-// read returns the named files of a fetched ghost commit (missing ones are absent from the
-// map) and its metadata, in one git call.
-func (r *remote) read(ctx context.Context, commit string, names ...string) (contents, error) {
+// ghostFiles are the files load reads from every ghost commit.
+var ghostFiles = []string{diffFile, indexFile, commitsFile, commitsPack}
+
+// load returns what the given ghost commits hold, by ghost ID, read through the cache's refs:
+// a fetch moves a ref only once every object is in place, while the objects themselves appear
+// one by one, so another process reading by object name in the middle of a fetch could see a
+// commit without its files. Ghosts the cache has no ref for are fetched first (for one this
+// machine pushed, that transfers nothing); what is cached costs one git call and no connection.
+func (r *remote) load(ctx context.Context, gs ...Ghost) (map[string]contents, error) {
+	refs := make([]string, len(gs))
+	var missing []Ghost
+	for i, g := range gs {
+		refs[i] = cacheRef(g)
+		if !r.hasRef(refs[i]) {
+			missing = append(missing, g)
+		}
+	}
+	if err := r.fetch(ctx, missing...); err != nil {
+		return nil, err
+	}
+	got, err := r.readAll(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]contents, len(gs))
+	for i, g := range gs {
+		c, ok := got[refs[i]]
+		if !ok {
+			return nil, fmt.Errorf("ghost %s is not in %s any more; run 'list' to see the ghosts", g.ID(), r.url)
+		}
+		out[g.ID()] = c
+	}
+	return out, nil
+}
+
+// hasRef reports whether the cache has ref, reading its ref files rather than starting git: a
+// wrong "no" (a ref format this does not read) only costs a fetch that transfers nothing.
+func (r *remote) hasRef(ref string) bool {
+	if _, err := os.Stat(filepath.Join(r.cache.Dir, filepath.FromSlash(ref))); err == nil {
+		return true
+	}
+	packed, err := os.ReadFile(filepath.Join(r.cache.Dir, "packed-refs"))
+	return err == nil && bytes.Contains(packed, []byte(" "+ref+"\n"))
+}
+
+// readAll reads the ghost files and metadata of the named commits in one git call. Commits
+// that are not in the cache are absent from the result.
+func (r *remote) readAll(ctx context.Context, commits []string) (map[string]contents, error) {
 	var in strings.Builder
-	in.WriteString(commit + "\n")
-	for _, n := range names {
-		in.WriteString(commit + ":" + n + "\n")
+	for _, c := range commits {
+		in.WriteString(c + "\n")
+		for _, n := range ghostFiles {
+			in.WriteString(c + ":" + n + "\n")
+		}
 	}
 	out, err := r.cache.Input(ctx, strings.NewReader(in.String()), "cat-file", "--batch")
 	if err != nil {
-		return contents{}, fmt.Errorf("read ghost %s: %w", commit, err)
+		return nil, fmt.Errorf("read ghosts in the cache %s: %w", r.cache.Dir, err)
 	}
-	c := contents{files: map[string][]byte{}}
-	for i := 0; i <= len(names); i++ {
-		header, rest, ok := bytes.Cut(out, []byte("\n"))
-		if !ok {
-			return contents{}, fmt.Errorf("read ghost %s: truncated output", commit)
-		}
-		f := strings.Fields(string(header))
-		if len(f) == 2 && f[1] == "missing" {
-			if i == 0 {
-				return contents{}, fmt.Errorf("ghost commit %s is not in the cache", commit)
+	res := map[string]contents{}
+	for _, commit := range commits {
+		c := contents{files: map[string][]byte{}}
+		present := true
+		for i := 0; i <= len(ghostFiles); i++ {
+			var data []byte
+			var ok bool
+			if data, ok, out, err = nextObject(out); err != nil {
+				return nil, fmt.Errorf("read ghost %s: %w", commit, err)
 			}
-			out = rest
-			continue
-		}
-		var size int
-		if len(f) != 3 {
-			return contents{}, fmt.Errorf("read ghost %s: unexpected line %q", commit, header)
-		}
-		if _, err := fmt.Sscan(f[2], &size); err != nil || size > len(rest) {
-			return contents{}, fmt.Errorf("read ghost %s: unexpected line %q", commit, header)
-		}
-		data := rest[:size]
-		out = rest[min(size+1, len(rest)):]
-		if i == 0 {
-			_, msg, _ := bytes.Cut(data, []byte("\n\n"))
-			m, ok, err := ParseMessage(string(msg))
-			if err != nil {
-				return contents{}, fmt.Errorf("ghost %s: %w", commit, err)
+			switch {
+			case i == 0 && !ok:
+				present = false
+			case i == 0:
+				_, msg, _ := bytes.Cut(data, []byte("\n\n"))
+				m, has, err := ParseMessage(string(msg))
+				if err != nil {
+					return nil, fmt.Errorf("ghost %s: %w", commit, err)
+				}
+				if has {
+					c.meta = &m
+				}
+			case ok:
+				c.files[ghostFiles[i-1]] = data
 			}
-			if ok {
-				c.meta = &m
-			}
-			continue
 		}
-		c.files[names[i-1]] = data
+		if present {
+			res[commit] = c
+		}
 	}
-	return c, nil
+	return res, nil
+}
+
+// nextObject reads one object of `git cat-file --batch` output; ok is false for a missing one.
+func nextObject(out []byte) (data []byte, ok bool, rest []byte, err error) {
+	header, rest, found := bytes.Cut(out, []byte("\n"))
+	if !found {
+		return nil, false, nil, errors.New("truncated output of git cat-file")
+	}
+	f := strings.Fields(string(header))
+	if len(f) == 2 && f[1] == "missing" {
+		return nil, false, rest, nil
+	}
+	var size int
+	if len(f) != 3 {
+		return nil, false, nil, fmt.Errorf("unexpected line %q from git cat-file", header)
+	}
+	if _, err := fmt.Sscan(f[2], &size); err != nil || size > len(rest) {
+		return nil, false, nil, fmt.Errorf("unexpected line %q from git cat-file", header)
+	}
+	return rest[:size], true, rest[min(size+1, len(rest)):], nil
 }
 
 // ghostFile is one file of a ghost commit.
@@ -188,7 +366,7 @@ type ghostFile struct {
 }
 
 // write stores files as an orphan commit in the cache, the shape git-ghost gives its ghosts.
-func (r *remote) write(ctx context.Context, files []ghostFile, msg string) (string, error) {
+func (r *remote) write(ctx context.Context, id identity, files []ghostFile, msg string) (string, error) {
 	var tree bytes.Buffer
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	for _, f := range files {
@@ -202,7 +380,7 @@ func (r *remote) write(ctx context.Context, files []ghostFile, msg string) (stri
 	if err != nil {
 		return "", fmt.Errorf("write ghost tree: %w", err)
 	}
-	c, err := r.cache.With(identityEnv()...).Input(ctx, strings.NewReader(msg), "commit-tree", strings.TrimSpace(string(t)))
+	c, err := r.cache.With(id.env()...).Input(ctx, strings.NewReader(msg), "commit-tree", strings.TrimSpace(string(t)))
 	if err != nil {
 		return "", fmt.Errorf("write ghost commit: %w", err)
 	}
@@ -210,7 +388,9 @@ func (r *remote) write(ctx context.Context, files []ghostFile, msg string) (stri
 }
 
 // push sends ghost commits to their branches in one connection. A branch that exists is
-// replaced: its name is a content hash, so only metadata can differ.
+// replaced: its name is a content hash, so only metadata can differ. When another process
+// pushed the same branches at the same moment, git refuses the second update; the ghost is
+// there all the same, so that counts as success.
 func (r *remote) push(ctx context.Context, commits map[string]string) error {
 	if len(commits) == 0 {
 		return nil
@@ -224,10 +404,34 @@ func (r *remote) push(ctx context.Context, commits map[string]string) error {
 	for _, ref := range refs {
 		args = append(args, "+"+commits[ref]+":"+ref)
 	}
-	if _, err := r.cache.Run(ctx, args...); err != nil {
+	_, err := r.net.Run(ctx, args...)
+	if err != nil && r.haveRefs(ctx, refs) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("push ghost to %s; check the URL and that you may write there: %w", r.url, err)
 	}
 	return nil
+}
+
+// haveRefs reports whether the ghost repository has all the given refs.
+func (r *remote) haveRefs(ctx context.Context, refs []string) bool {
+	out, err := r.net.Run(ctx, append([]string{"ls-remote", "--refs", r.url}, refs...)...)
+	if err != nil {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, ref, ok := strings.Cut(strings.TrimSpace(line), "\t"); ok {
+			seen[ref] = true
+		}
+	}
+	for _, ref := range refs {
+		if !seen[ref] {
+			return false
+		}
+	}
+	return true
 }
 
 // remove deletes ghost branches from the ghost repository and the cache.
@@ -239,11 +443,15 @@ func (r *remote) remove(ctx context.Context, gs []Ghost) error {
 	for _, g := range gs {
 		args = append(args, ":"+g.Ref())
 	}
-	if _, err := r.cache.Run(ctx, args...); err != nil {
+	if _, err := r.net.Run(ctx, args...); err != nil {
 		return fmt.Errorf("delete ghosts from %s: %w", r.url, err)
 	}
+	var in strings.Builder
 	for _, g := range gs {
-		_, _ = r.cache.Run(ctx, "update-ref", "-d", cacheRef(g))
+		in.WriteString("delete " + cacheRef(g) + "\n")
 	}
-	return nil
+	return r.locked(ctx, func() error {
+		_, _ = r.cache.Input(ctx, strings.NewReader(in.String()), "update-ref", "--stdin")
+		return nil
+	})
 }

@@ -20,6 +20,7 @@ type SnapshotOptions struct {
 	// are pushed there too, so Materialize works on other machines.
 	GhostRepo string
 	Prefix    string // ghost branch prefix (default "ghost")
+	RemoteOptions
 	// Base is the commit a receiver starts from (default: the newest commit of HEAD's history
 	// on a remote). Only used with GhostRepo.
 	Base             string
@@ -57,12 +58,14 @@ type Snapshot struct {
 // Take records the state of the repository containing dir without changing the working
 // tree, the index or HEAD. The state is always stored as commit objects under
 // refs/jikken/snapshots/ in the repository itself; with opts.GhostRepo it is also pushed as
-// ghosts (local commits since the remote base, then the working state).
+// ghosts (local commits since the remote base, then the working state). Like Push, it holds
+// the repository's ghost lock.
 func Take(ctx context.Context, dir string, opts SnapshotOptions) (Snapshot, error) {
-	w, err := openWorktree(ctx, dir)
+	w, unlock, err := openLocked(ctx, dir)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("ghost snapshot: %w", err)
 	}
+	defer unlock()
 	snap, err := takeSnapshot(ctx, w, opts)
 	if err != nil {
 		return snap, fmt.Errorf("ghost snapshot: %w", err)
@@ -85,6 +88,10 @@ func takeSnapshot(ctx context.Context, w *worktree, opts SnapshotOptions) (Snaps
 		return Snapshot{}, fmt.Errorf("read HEAD: %w", err)
 	}
 	m := w.baseMeta(ctx, KindDiff)
+	id, err := w.identity(ctx, "")
+	if err != nil {
+		return Snapshot{}, err
+	}
 	snap := Snapshot{
 		Repo: w.root, Origin: m.Repo, Head: st.Head, Branch: m.Branch, Tree: st.Tree, Index: st.Index,
 		Dirty: st.Tree != headTree || st.Index != headTree, Commit: st.Head, Files: st.Files, Warnings: st.Warnings,
@@ -94,7 +101,7 @@ func takeSnapshot(ctx context.Context, w *worktree, opts SnapshotOptions) (Snaps
 	}
 	if snap.Dirty {
 		m.Tree, m.Index, m.Files = st.Tree, st.Index, st.Files
-		if snap.Commit, err = w.stashCommit(ctx, st, m); err != nil {
+		if snap.Commit, err = w.stashCommit(ctx, id, st, m); err != nil {
 			return snap, err
 		}
 		snap.Ref = SnapshotRefPrefix + snap.Commit
@@ -106,7 +113,7 @@ func takeSnapshot(ctx context.Context, w *worktree, opts SnapshotOptions) (Snaps
 		snap.Base, _ = w.remoteBase(ctx, st.Head)
 		return snap, nil
 	}
-	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix))
+	r, err := openRemote(ctx, opts.GhostRepo, orDefault(opts.Prefix, DefaultPrefix), opts.RemoteOptions)
 	if err != nil {
 		return snap, err
 	}
@@ -121,28 +128,26 @@ func takeSnapshot(ctx context.Context, w *worktree, opts SnapshotOptions) (Snaps
 	}
 	refs := map[string]string{}
 	if snap.Base != st.Head {
-		g, commit, err := w.commitsGhost(ctx, r, snap.Base, st.Head)
+		g, commit, err := w.commitsGhost(ctx, r, id, snap.Base, st.Head)
 		if err != nil {
 			return snap, err
 		}
 		refs[g.Ref()], snap.Commits = commit, &g
 	}
 	if snap.Dirty {
-		g, commit, err := w.diffGhost(ctx, r, st.Head, st)
+		g, commit, err := w.diffGhost(ctx, r, id, st.Head, st)
 		if err != nil {
 			return snap, err
 		}
-		if g != nil {
-			refs[g.Ref()], snap.Diff = commit, g
-		}
+		refs[g.Ref()], snap.Diff = commit, &g
 	}
 	return snap, r.push(ctx, refs)
 }
 
 // stashCommit stores the state the way git stash does: a commit of the index on HEAD, and a
 // commit of the working tree whose parents are HEAD and the index commit.
-func (w *worktree) stashCommit(ctx context.Context, st state, m Meta) (string, error) {
-	g := w.git.With(identityEnv()...)
+func (w *worktree) stashCommit(ctx context.Context, id identity, st state, m Meta) (string, error) {
+	g := w.git.With(id.env()...)
 	ic, err := g.Input(ctx, strings.NewReader("jikken snapshot: index\n"), "commit-tree", st.Index, "-p", st.Head)
 	if err != nil {
 		return "", fmt.Errorf("store the index: %w", err)
@@ -187,14 +192,19 @@ func materialize(ctx context.Context, snap Snapshot, destDir string) error {
 		if _, err := parent.Run(ctx, "clone", "-q", "--shared", "--no-checkout", snap.Repo, dest); err != nil {
 			return fmt.Errorf("copy %s: %w", snap.Repo, err)
 		}
-		w := &worktree{git: gitexec.Client{Dir: dest}, root: dest}
+		c := gitexec.Client{Dir: dest}
 		if url, err := (gitexec.Client{Dir: snap.Repo}).Run(ctx, "remote", "get-url", "origin"); err == nil {
-			_, _ = w.git.Run(ctx, "remote", "set-url", "origin", strings.TrimSpace(string(url)))
+			_, _ = c.Run(ctx, "remote", "set-url", "origin", strings.TrimSpace(string(url)))
 		}
-		if _, err := w.git.Run(ctx, "checkout", "-q", "--detach", snap.Head); err != nil {
+		if _, err := c.Run(ctx, "checkout", "-q", "--detach", snap.Head); err != nil {
 			return fmt.Errorf("check out %s: %w", short(snap.Head), err)
 		}
-		return w.checkout(ctx, snap.Head, snap.Head, snap.Tree, snap.Index)
+		w, unlock, err := openLocked(ctx, dest)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		return w.switchTo(ctx, target{start: snap.Head, head: snap.Head, tree: snap.Tree, index: snap.Index}, nil)
 	}
 	if snap.Origin == "" || (snap.Head != snap.Base && snap.Commits == nil) || (snap.Dirty && snap.Diff == nil) {
 		return fmt.Errorf("the snapshot's objects are not in %s and it was not pushed to a ghost repository; take snapshots with a ghost repository to use them on other machines", snap.Repo)
@@ -203,8 +213,7 @@ func materialize(ctx context.Context, snap Snapshot, destDir string) error {
 	if _, err := parent.Run(ctx, "clone", "-q", "--no-checkout", snap.Origin, dest); err != nil {
 		return fmt.Errorf("clone %s: %w", snap.Origin, err)
 	}
-	w := &worktree{git: gitexec.Client{Dir: dest}, root: dest}
-	if _, err := w.git.Run(ctx, "checkout", "-q", "--detach", snap.Base); err != nil {
+	if _, err := (gitexec.Client{Dir: dest}).Run(ctx, "checkout", "-q", "--detach", snap.Base); err != nil {
 		return fmt.Errorf("check out base %s: %w", short(snap.Base), err)
 	}
 	prefix := DefaultPrefix
@@ -213,17 +222,33 @@ func materialize(ctx context.Context, snap Snapshot, destDir string) error {
 			prefix = g.Prefix
 		}
 	}
-	r, err := openRemote(ctx, snap.GhostRepo, prefix)
+	r, err := openRemote(ctx, snap.GhostRepo, prefix, RemoteOptions{})
 	if err != nil {
 		return err
 	}
 	if snap.Commits == nil && snap.Diff == nil {
 		return nil
 	}
-	if _, err := apply(ctx, w, r, snap.Commits, snap.Diff, false); err != nil {
+	w, unlock, err := openLocked(ctx, dest)
+	if err != nil {
 		return err
 	}
-	return nil
+	defer unlock()
+	_, err = apply(ctx, w, r, snap.Commits, snap.Diff, false)
+	return err
+}
+
+// openLocked opens the repository at dir holding its ghost lock.
+func openLocked(ctx context.Context, dir string) (*worktree, func(), error) {
+	w, err := openWorktree(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := w.lock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, unlock, nil
 }
 
 // canUseLocal reports whether the snapshot's repository is on this machine and has its objects.
@@ -235,7 +260,8 @@ func canUseLocal(ctx context.Context, snap Snapshot) bool {
 		return false
 	}
 	w := &worktree{git: gitexec.Client{Dir: snap.Repo}, root: snap.Repo}
-	return w.hasObject(ctx, snap.Head+"^{commit}") && w.hasObject(ctx, snap.Tree+"^{tree}") && w.hasObject(ctx, snap.Index+"^{tree}")
+	have := w.has(ctx, snap.Head, snap.Tree, snap.Index)
+	return have[snap.Head] && have[snap.Tree] && have[snap.Index]
 }
 
 // Release removes a directory made by Materialize (unregistering it if an older jikken made it a

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,23 +20,35 @@ type worktree struct {
 	git    gitexec.Client
 	root   string
 	gitDir string // absolute; found on first use when empty
+	// start and startTree are HEAD and its tree when the worktree was opened (or after a
+	// recovered pull); start is empty in a repository without commits.
+	start, startTree string
 }
 
+// openWorktree finds the repository containing dir, its git directory and HEAD in one git call.
 func openWorktree(ctx context.Context, dir string) (*worktree, error) {
 	if dir == "" {
 		dir = "."
 	}
 	c := gitexec.Client{Dir: dir}
-	out, err := c.Line(ctx, "rev-parse", "--show-toplevel", "--absolute-git-dir")
-	root, gitDir, ok := strings.Cut(out, "\n")
-	if err != nil || !ok {
+	// Without a commit rev-parse fails after printing the two paths; HEAD is then left empty.
+	out, err := c.Run(ctx, "rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD", "HEAD^{tree}", "--")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 || lines[0] == "" {
+		if err == nil {
+			err = errors.New("not a working tree")
+		}
 		return nil, fmt.Errorf("%s is not inside a git working tree; run the command in a repository or pass --src-dir: %w", dir, err)
 	}
-	return &worktree{git: gitexec.Client{Dir: root}, root: root, gitDir: gitDir}, nil
+	w := &worktree{git: gitexec.Client{Dir: lines[0]}, root: lines[0], gitDir: lines[1]}
+	if err == nil && len(lines) >= 4 && isObjectName(lines[2]) && isObjectName(lines[3]) {
+		w.start, w.startTree = lines[2], lines[3]
+	}
+	return w, nil
 }
 
-// indexPath returns the path of the worktree's index file.
-func (w *worktree) indexPath(ctx context.Context) (string, error) {
+// dir returns the worktree's git directory.
+func (w *worktree) dir(ctx context.Context) (string, error) {
 	if w.gitDir == "" {
 		dir, err := w.git.Line(ctx, "rev-parse", "--absolute-git-dir")
 		if err != nil {
@@ -45,41 +56,117 @@ func (w *worktree) indexPath(ctx context.Context) (string, error) {
 		}
 		w.gitDir = dir
 	}
-	return filepath.Join(w.gitDir, "index"), nil
+	return w.gitDir, nil
 }
 
-// head returns the commit HEAD points at.
-func (w *worktree) head(ctx context.Context) (string, error) {
-	h, err := w.git.Line(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
-	if err != nil || h == "" {
-		return "", errors.New("the repository has no commit yet; commit once before taking a ghost")
+// indexPath returns the path of the worktree's index file.
+func (w *worktree) indexPath(ctx context.Context) (string, error) {
+	dir, err := w.dir(ctx)
+	if err != nil {
+		return "", err
 	}
-	return h, nil
+	return filepath.Join(dir, "index"), nil
 }
+
+// indexFile is indexPath for a worktree opened with openWorktree (its git directory known).
+func (w *worktree) indexFile() string { return filepath.Join(w.gitDir, "index") }
 
 // resolve returns the full commit name of rev.
 func (w *worktree) resolve(ctx context.Context, rev string) (string, error) {
-	h, err := w.git.Line(ctx, "rev-parse", "--verify", "-q", rev+"^{commit}")
+	h, err := w.git.Line(ctx, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
 	if err != nil || h == "" {
 		return "", fmt.Errorf("%q is not a commit in %s; fetch it or check the name", rev, w.root)
 	}
 	return h, nil
 }
 
-func (w *worktree) hasObject(ctx context.Context, name string) bool {
-	_, err := w.git.Run(ctx, "cat-file", "-e", name)
-	return err == nil
+// revision turns a revision argument into what ghost names are matched against, as git-ghost
+// resolves it: the full commit name when the repository resolves it (HEAD, a branch or a tag,
+// in the case the repository spells it), else the lower-cased hash prefix. w may be nil (no
+// repository); then only hashes are accepted. An empty rev matches anything.
+func (w *worktree) revision(ctx context.Context, rev string) (string, error) {
+	if rev == "" {
+		return "", nil
+	}
+	lower := strings.ToLower(rev)
+	if isObjectName(lower) {
+		return lower, nil
+	}
+	if w != nil {
+		if h, err := w.resolve(ctx, rev); err == nil {
+			return h, nil
+		}
+	}
+	if isHex(lower) {
+		return lower, nil
+	}
+	if w == nil {
+		return "", fmt.Errorf("%q is not a commit hash, and there is no repository here to resolve it in; run the command in the repository or give the hash", rev)
+	}
+	return "", fmt.Errorf("%q is neither a commit of this repository nor a hash; check the name (branch and tag names are case-sensitive)", rev)
+}
+
+// has reports which of the named objects the repository has, in one git call.
+func (w *worktree) has(ctx context.Context, names ...string) map[string]bool {
+	var in strings.Builder
+	for _, n := range names {
+		in.WriteString(n + "\n")
+	}
+	out, _ := w.git.Input(ctx, strings.NewReader(in.String()), "cat-file", "--batch-check=%(objectname)")
+	have := map[string]bool{}
+	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if i < len(names) && !strings.HasSuffix(line, " missing") && line != "" {
+			have[names[i]] = true
+		}
+	}
+	return have
 }
 
 // tempIndex returns a client whose index is a temporary file (not yet created), the file's
 // path, and a function removing it.
 func (w *worktree) tempIndex() (gitexec.Client, string, func(), error) {
-	dir, err := os.MkdirTemp("", "jikken-ghost-index-")
+	s, err := w.scratch()
 	if err != nil {
-		return gitexec.Client{}, "", nil, fmt.Errorf("create temporary index: %w", err)
+		return gitexec.Client{}, "", nil, err
 	}
-	name := filepath.Join(dir, "index")
-	return w.git.With("GIT_INDEX_FILE=" + name), name, func() { os.RemoveAll(dir) }, nil
+	name := s.path("index")
+	return w.git.With("GIT_INDEX_FILE=" + name), name, s.remove, nil
+}
+
+// scratch is a temporary directory for index files that are not the user's. It lives in the
+// repository's ghost state directory, which the next command clears when a killed one left it.
+type scratch struct{ dir string }
+
+func (w *worktree) scratch() (*scratch, error) {
+	parent := os.TempDir()
+	if w.gitDir != "" {
+		parent = w.stateDir()
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return nil, fmt.Errorf("create a temporary directory: %w", err)
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("create a temporary directory: %w", err)
+	}
+	return &scratch{dir: dir}, nil
+}
+
+func (s *scratch) path(name string) string { return filepath.Join(s.dir, name) }
+func (s *scratch) remove()                 { os.RemoveAll(s.dir) }
+
+// copyIndex copies an index file with its modification time: git trusts a cached stat only for
+// files older than the index file, and a fresh mtime on the copy would hide a same-size edit
+// made in the second the index was written.
+func copyIndex(src, dst string) error {
+	if err := copyFile(src, dst); err != nil {
+		return err
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
 }
 
 // captureOptions says which files a capture takes beyond the tracked ones.
@@ -103,9 +190,9 @@ type state struct {
 const DefaultMaxUntrackedSize = 10 << 20
 
 func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, error) {
-	head, err := w.head(ctx)
-	if err != nil {
-		return state{}, err
+	head := w.start
+	if head == "" {
+		return state{}, errors.New("the repository has no commit yet; commit once before taking a ghost")
 	}
 	var untracked []string
 	if !opt.NoUntracked {
@@ -125,8 +212,8 @@ func (w *worktree) capture(ctx context.Context, opt captureOptions) (state, erro
 			return state{}, fmt.Errorf("untracked file %s is %s (limit %s); add it to .gitignore, pass --no-untracked, or raise --max-untracked-size",
 				p, humanSize(fi.Size()), humanSize(opt.MaxUntrackedSize))
 		}
-		if looksSecret(p) {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("untracked file %s looks like a secret and is included; add it to .gitignore or pass --no-untracked if it must not leave this machine", p))
+		if why := secretReason(filepath.Join(w.root, filepath.FromSlash(p)), p, fi); why != "" {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("untracked file %s %s and is included; add it to .gitignore or pass --no-untracked if it must not leave this machine", p, why))
 		}
 	}
 	index, tree, err := w.trees(ctx, opt)
@@ -175,18 +262,12 @@ func (w *worktree) trees(ctx context.Context, opt captureOptions) (index, tree s
 	if err != nil {
 		return "", "", err
 	}
-	if err := copyFile(indexPath, tmp); err != nil {
+	if err := copyIndex(indexPath, tmp); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return "", "", fmt.Errorf("copy the index: %w", err)
 		}
 		if _, err := g.Run(ctx, "read-tree", "HEAD"); err != nil {
 			return "", "", fmt.Errorf("read HEAD into a temporary index: %w", err)
-		}
-	} else if fi, err := os.Stat(indexPath); err == nil {
-		// git trusts a cached stat only for files older than the index file; a fresh mtime on
-		// the copy would hide a same-size edit made in the second the index was written.
-		if err := os.Chtimes(tmp, fi.ModTime(), fi.ModTime()); err != nil {
-			return "", "", fmt.Errorf("copy the index: %w", err)
 		}
 	}
 	if index, err = g.Line(ctx, "write-tree"); err != nil {
@@ -264,59 +345,21 @@ func splitZ(out []byte) []string {
 	return s
 }
 
-// dirtyFiles lists paths with staged, unstaged or untracked (not ignored) changes.
+// dirtyFiles lists paths with staged, unstaged or untracked (not ignored) changes. It takes no
+// lock: status would otherwise refresh the index, and a kill at that moment would leave
+// index.lock behind.
 func (w *worktree) dirtyFiles(ctx context.Context) ([]string, error) {
-	out, err := w.git.Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
+	out, err := w.git.Run(ctx, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return nil, fmt.Errorf("read the working tree status: %w", err)
 	}
 	var files []string
-	recs := splitZ(out)
-	for i := 0; i < len(recs); i++ {
-		r := recs[i]
+	for _, r := range splitZ(out) {
 		if len(r) > 3 {
 			files = append(files, r[3:])
 		}
-		if r[0] == 'R' || r[0] == 'C' {
-			i++ // the rename's source path follows as its own record
-		}
 	}
 	return files, nil
-}
-
-// checkout moves the working tree from commit `from` (which must be HEAD) to the given working
-// tree and index trees, and HEAD to `to`. Git verifies the whole change before writing any file
-// (read-tree -m -u), so a refusal leaves the tree as it was.
-func (w *worktree) checkout(ctx context.Context, from, to, tree, index string) error {
-	if _, err := w.git.Run(ctx, "read-tree", "-m", "-u", from, tree); err != nil {
-		return fmt.Errorf("update the working tree (nothing was changed): %w", err)
-	}
-	if to != from {
-		if _, err := w.git.Run(ctx, "update-ref", "-m", "ghost pull", "HEAD", to, from); err != nil {
-			return fmt.Errorf("move HEAD to %s: %w", to, err)
-		}
-	}
-	// The index now holds the working tree; put back what was staged and what was not.
-	out, err := w.git.Run(ctx, "diff-tree", "-r", "-z", "--no-renames", tree, index)
-	if err != nil {
-		return fmt.Errorf("compare the staged and the working state: %w", err)
-	}
-	var info bytes.Buffer
-	for _, e := range parseRaw(out) {
-		if e.dstMode == "000000" {
-			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", len(e.srcSHA)), e.path)
-		} else {
-			fmt.Fprintf(&info, "%s %s 0\t%s\x00", e.dstMode, e.dstSHA, e.path)
-		}
-	}
-	if info.Len() > 0 {
-		if _, err := w.git.Input(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
-			return fmt.Errorf("restore the staged state: %w", err)
-		}
-	}
-	// Entries written from object names have no stat data; refresh so status is quiet.
-	_, _ = w.git.Run(ctx, "update-index", "-q", "--refresh")
-	return nil
 }
 
 func copyFile(src, dst string) error {
@@ -334,29 +377,6 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
-}
-
-var secretNames = []string{".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".pgpass",
-	"credentials", "credentials.json", ".npmrc", ".pypirc", "secrets.yaml", "secrets.yml", ".htpasswd"}
-var secretExts = []string{".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".gpg", ".asc", ".ovpn"}
-
-// looksSecret reports whether a file name is one that commonly holds credentials.
-func looksSecret(p string) bool {
-	base := strings.ToLower(path.Base(p))
-	for _, n := range secretNames {
-		if base == n {
-			return true
-		}
-	}
-	if strings.HasPrefix(base, ".env.") {
-		return true
-	}
-	for _, e := range secretExts {
-		if strings.HasSuffix(base, e) {
-			return true
-		}
-	}
-	return false
 }
 
 func humanSize(n int64) string {

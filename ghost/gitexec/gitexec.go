@@ -35,21 +35,56 @@ func (e *Error) Error() string {
 	if msg == "" {
 		msg = e.Err.Error()
 	}
-	name := "git"
-	if len(e.Args) > 0 {
-		name += " " + e.Args[0]
-	}
-	return fmt.Sprintf("%s: %s", name, firstLines(msg, 5))
+	return fmt.Sprintf("git %s: %s", subcommand(e.Args), oneLine(msg, 5))
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = append(lines[:n], "...")
+// subcommand returns the git command args run, after options such as -c name=value.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-c" || a == "-C":
+			i++
+		case !strings.HasPrefix(a, "-"):
+			return a
+		}
 	}
-	return strings.Join(lines, "; ")
+	return ""
+}
+
+// oneLine folds at most n non-blank lines of git's stderr into one line: a line that starts a
+// new message ("fatal: ...", "error: ...") follows a "; ", a line that continues a wrapped
+// sentence follows a space.
+func oneLine(s string, n int) string {
+	var b strings.Builder
+	kept := 0
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if kept == n {
+			b.WriteString(" ...")
+			break
+		}
+		if kept > 0 {
+			if startsMessage(line) {
+				b.WriteString("; ")
+			} else {
+				b.WriteString(" ")
+			}
+		}
+		b.WriteString(line)
+		kept++
+	}
+	return b.String()
+}
+
+// startsMessage reports whether a line of git's stderr begins with a label such as "fatal:".
+func startsMessage(line string) bool {
+	label, _, ok := strings.Cut(line, ": ")
+	return ok && label != "" && !strings.ContainsAny(label, " '\"")
 }
 
 // Client runs git in one repository. The zero value runs in the current directory.

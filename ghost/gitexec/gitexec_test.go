@@ -39,3 +39,17 @@ func TestErrorKeepsStderrAndExitCode(t *testing.T) {
 		t.Errorf("error %q does not carry git's stderr", err)
 	}
 }
+
+func TestErrorIsOneReadableLine(t *testing.T) {
+	e := &Error{Args: []string{"-c", "x=y", "ls-remote", "/nope"}, Stderr: "fatal: '/nope' does not appear to be a git repository\n" +
+		"fatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n"}
+	want := "git ls-remote: fatal: '/nope' does not appear to be a git repository; fatal: Could not read from remote repository. " +
+		"Please make sure you have the correct access rights and the repository exists."
+	if got := e.Error(); got != want {
+		t.Errorf("Error() =\n%s\nwant\n%s", got, want)
+	}
+	long := &Error{Args: []string{"apply"}, Stderr: "error: a\nerror: b\nerror: c\nerror: d\nerror: e\nerror: f\n"}
+	if got := long.Error(); got != "git apply: error: a; error: b; error: c; error: d; error: e ..." {
+		t.Errorf("Error() = %q", got)
+	}
+}

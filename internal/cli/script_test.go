@@ -14,6 +14,7 @@ import (
 
 	"github.com/jikken-dev/jikken/host/hosttest"
 	"github.com/jikken-dev/jikken/internal/cli"
+	"github.com/jikken-dev/jikken/internal/cli/ghostcmd"
 	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/report/chart/charttest"
 )
@@ -22,7 +23,8 @@ var updateScripts = flag.Bool("update", false, "rewrite the cmp files of script 
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"jikken": func() { os.Exit(cli.Main()) },
+		"jikken":    func() { os.Exit(cli.Main()) },
+		"git-ghost": func() { os.Exit(ghostcmd.Main()) },
 	})
 }
 

@@ -30,10 +30,16 @@ func newListCmd(g *globals) *cobra.Command {
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List diff ghosts ('list commits', 'list all' for the others)",
-		Long: `List prints one ghost per line as git-ghost does: "<base> <diff-hash>" for diffs and
-"<from> <to>" for commits. It reads only the ghost repository's refs, unless --long, a
-filter on metadata (--user, --host, --branch, --since) or --sort time needs the ghost commits;
-those are fetched once into the local cache.`,
+		Long: `List prints git-ghost's tables: "<base> <diff-hash>" per diff ghost under "Local Mod
+Branches:", "<from> <to>" per commits ghost under "Local Base Branches:" (--no-headers: the
+lines only; -o only-from or only-to: one column). --from and --to take hash prefixes or
+revisions (HEAD, a branch). It reads only the ghost repository's refs, unless --long, a filter
+on metadata (--user, --host, --branch, --since) or --sort time needs the ghost commits; those
+are fetched once into the local cache.`,
+		Example: `  git ghost list                       # diff ghosts
+  git ghost list all --from HEAD       # every ghost based on the commit checked out
+  git ghost list -l --user alice       # with time, user@host and branch
+  git ghost list --no-headers -o only-to | head -1`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ghost.KindDiff) },
 	}
@@ -62,8 +68,8 @@ those are fetched once into the local cache.`,
 }
 
 func (o *listOptions) options(kind ghost.Kind) (ghost.ListOptions, error) {
-	lo := ghost.ListOptions{GhostRepo: o.g.repo, Prefix: o.g.prefix, Kind: kind, From: o.from, To: o.to,
-		Meta: o.long || o.g.output == "json", User: o.user, Host: o.host, Branch: o.branch}
+	lo := ghost.ListOptions{GhostRepo: o.g.repo, Prefix: o.g.prefix, RemoteOptions: o.g.remote(), Kind: kind,
+		From: o.from, To: o.to, Dir: o.g.srcDir, Meta: o.long || o.g.output == "json", User: o.user, Host: o.host, Branch: o.branch}
 	switch o.sort {
 	case "name":
 	case "time":
@@ -99,62 +105,56 @@ func (o *listOptions) run(cmd *cobra.Command, kind ghost.Kind) error {
 		}
 		return cmdutil.WriteJSON(o.g.io.Out, gs)
 	}
-	if kind == "" || kind == ghost.KindCommits {
-		o.print(o.g.io.Out, ghost.KindCommits, gs, kind == "")
-	}
-	if kind == "" || kind == ghost.KindDiff {
-		o.print(o.g.io.Out, ghost.KindDiff, gs, kind == "")
-	}
+	t := table{headers: !o.noHeaders, output: o.g.output, long: o.long}
+	t.print(o.g.io.Out, "", kind, gs)
 	return nil
 }
 
-// print writes one section in git-ghost's layout: a header line, then "<from> <to|hash>".
-func (o *listOptions) print(w io.Writer, kind ghost.Kind, gs []ghost.Ghost, titled bool) {
-	if titled && !o.noHeaders {
-		if kind == ghost.KindCommits {
-			fmt.Fprintln(w, "Commits:")
-		} else {
-			fmt.Fprintln(w, "Diffs:")
-		}
-	}
-	if !o.noHeaders {
-		left, right := "Diff Base", "Diff Hash"
-		if kind == ghost.KindCommits {
-			left, right = "Commits From", "Commits To"
-		}
-		switch o.g.output {
-		case "only-from":
-			fmt.Fprintln(w, left)
-		case "only-to":
-			fmt.Fprintln(w, right)
-		default:
-			line := fmt.Sprintf("%-40s %-40s", left, right)
-			if o.long {
-				line += fmt.Sprintf(" %-20s %-24s %s", "Time", "User@Host", "Branch")
-			}
-			fmt.Fprintln(w, strings.TrimRight(line, " "))
-		}
-	}
-	for _, g := range gs {
-		if g.Kind != kind {
+// table prints ghosts in git-ghost's layout: per kind, commits first, a title ("Local Base
+// Branches:" or "Local Mod Branches:"), a blank line, the column names, one line per ghost and
+// a blank line; without headers only the ghost lines. long adds jikken's columns.
+type table struct {
+	headers bool
+	output  string // text, only-from or only-to
+	long    bool
+}
+
+func (t table) print(w io.Writer, titlePrefix string, kind ghost.Kind, gs []ghost.Ghost) {
+	for _, k := range []ghost.Kind{ghost.KindCommits, ghost.KindDiff} {
+		if kind != "" && kind != k {
 			continue
 		}
-		from, to, _ := strings.Cut(g.ID(), " ")
-		switch o.g.output {
-		case "only-from":
-			fmt.Fprintln(w, from)
-		case "only-to":
-			fmt.Fprintln(w, to)
-		default:
-			line := g.ID()
-			if o.long {
-				line += " " + describe(g)
+		title, left, right := "Local Base Branches:", "Remote Base", "Local Base"
+		if k == ghost.KindDiff {
+			title, left, right = "Local Mod Branches:", "Local Base", "Local Mod"
+		}
+		if t.headers {
+			fmt.Fprintf(w, "%s%s\n\n", titlePrefix, title)
+			t.line(w, fmt.Sprintf("%-40s", left), fmt.Sprintf("%-40s", right), fmt.Sprintf("%-20s %-24s %s", "Time", "User@Host", "Branch"))
+		}
+		for _, g := range gs {
+			if g.Kind == k {
+				from, to, _ := strings.Cut(g.ID(), " ")
+				t.line(w, from, to, describe(g))
 			}
-			fmt.Fprintln(w, line)
+		}
+		if t.headers {
+			fmt.Fprintln(w)
 		}
 	}
-	if titled && !o.noHeaders {
-		fmt.Fprintln(w)
+}
+
+func (t table) line(w io.Writer, from, to, more string) {
+	switch t.output {
+	case "only-from":
+		fmt.Fprintln(w, from)
+	case "only-to":
+		fmt.Fprintln(w, to)
+	default:
+		if t.long {
+			to += " " + more
+		}
+		fmt.Fprintln(w, from+" "+to)
 	}
 }
 
@@ -184,17 +184,27 @@ func newDeleteCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete [diff|commits|all] [hash...]",
 		Short: "Delete ghosts by hash prefix, by --from/--to, or --all",
+		Long: `Delete removes ghost branches and prints them in git-ghost's table. As in git-ghost, the
+kind defaults to diff ghosts, a selection by --from and --to (hash prefixes or revisions) or
+--all is needed, and --dry-run prints what would go; jikken also takes hash prefixes, which
+name ghosts of either kind.`,
+		Example: `  git ghost delete --from HEAD --to 8f6ece3     # one diff ghost
+  git ghost delete all --all --dry-run          # what emptying the ghost repository would delete
+  git ghost delete 8f6ece3 89be8f8              # by hash prefix`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind := ghost.Kind("")
+			kind, named := ghost.KindDiff, false
 			if len(args) > 0 {
 				switch args[0] {
 				case "diff":
-					kind, args = ghost.KindDiff, args[1:]
+					args, named = args[1:], true
 				case "commits":
-					kind, args = ghost.KindCommits, args[1:]
+					kind, args, named = ghost.KindCommits, args[1:], true
 				case "all":
-					args = args[1:]
+					kind, args, named = "", args[1:], true
 				}
+			}
+			if len(args) > 0 && !named {
+				kind = "" // hash prefixes name ghosts of either kind
 			}
 			return o.run(cmd, kind, args)
 		},
@@ -202,8 +212,8 @@ func newDeleteCmd(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&o.all, "all", false, "delete every ghost of the kind")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be deleted")
-	f.StringVar(&o.from, "from", "", "only ghosts whose base starts with this hash")
-	f.StringVar(&o.to, "to", "", "only ghosts whose diff hash or last commit starts with this hash")
+	f.StringVar(&o.from, "from", "", "only ghosts whose base starts with this hash (or is this revision)")
+	f.StringVar(&o.to, "to", "", "only ghosts whose diff hash or last commit starts with this hash (or is this revision)")
 	return cmd
 }
 
@@ -221,10 +231,18 @@ func (o *deleteOptions) run(cmd *cobra.Command, kind ghost.Kind, hashes []string
 	if err != nil {
 		return err
 	}
-	return o.g.printGhosts(f, gs, o.dryRun)
+	if f == "json" {
+		return o.g.printDeleted(f, gs, o.dryRun)
+	}
+	table{headers: true, output: "text"}.print(o.g.io.Out, "Deleted ", kind, gs)
+	if o.dryRun {
+		fmt.Fprintf(o.g.io.ErrOut, "dry run: %d ghosts would be deleted\n", len(gs))
+	}
+	return nil
 }
 
-func (g *globals) printGhosts(f cmdutil.Format, gs []ghost.Ghost, dryRun bool) error {
+// printDeleted reports what gc or delete removed: JSON, or one "<from> <to>" line per ghost.
+func (g *globals) printDeleted(f cmdutil.Format, gs []ghost.Ghost, dryRun bool) error {
 	if f == "json" {
 		if gs == nil {
 			gs = []ghost.Ghost{}
@@ -265,11 +283,11 @@ func newGCCmd(g *globals) *cobra.Command {
 			if age == 0 && keep == 0 {
 				return cmdutil.UsageError("pass --older-than and/or --keep to say which ghosts to delete")
 			}
-			gs, err := ghost.GC(cmd.Context(), ghost.GCOptions{GhostRepo: g.repo, Prefix: g.prefix, OlderThan: age, Keep: keep, DryRun: dryRun})
+			gs, err := ghost.GC(cmd.Context(), ghost.GCOptions{GhostRepo: g.repo, Prefix: g.prefix, RemoteOptions: g.remote(), OlderThan: age, Keep: keep, DryRun: dryRun})
 			if err != nil {
 				return err
 			}
-			return g.printGhosts(f, gs, dryRun)
+			return g.printDeleted(f, gs, dryRun)
 		},
 	}
 	cmd.Flags().StringVar(&olderThan, "older-than", "", "delete ghosts older than this age (e.g. 30d, 2w, 12h)")

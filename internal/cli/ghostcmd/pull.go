@@ -16,7 +16,7 @@ func newPullCmd(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		po.Dir, po.GhostRepo, po.Prefix, po.Force = g.srcDir, g.repo, g.prefix, force
+		po.Dir, po.GhostRepo, po.Prefix, po.RemoteOptions, po.Force = g.srcDir, g.repo, g.prefix, g.remote(), force
 		res, err := ghost.Pull(cmd.Context(), po)
 		if err != nil {
 			return err
@@ -41,9 +41,17 @@ func newPullCmd(g *globals) *cobra.Command {
 
 It refuses a working tree with changes (pass --force to apply anyway; paths the ghost touches
 must still be clean), and a HEAD that is not the ghost's base, naming the commit to check out.
-When the base commit is missing and the sender used 'push all', the local commits are pulled
-first. Hashes may be abbreviated to 7 or more characters. A failed pull changes nothing;
-pulling the same ghost twice does nothing the second time.`,
+When HEAD is not the base and the sender used 'push all', the local commits are pulled first.
+Hashes may be abbreviated to 7 or more characters; the base may be HEAD, a branch or a tag.
+
+A failed pull changes nothing; pulling the same ghost twice does nothing the second time. The
+working tree switches only once everything is ready: a pull killed at any moment leaves it as
+it was, or (killed within the switch itself) is finished by the next git ghost command here.`,
+		Example: `  git ghost pull 8f6ece3                   # the diff ghost, on HEAD
+  git ghost pull HEAD 8f6ece3b6c1a65179880e97a43193d613c1f10e5
+  git ghost pull all 89be8f8 e888551       # git-ghost's README: commits, then the diff
+  git ghost pull all e888551               # the commits are found
+  git ghost pull --force 8f6ece3           # keep unrelated local changes`,
 		Args: rangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			from, hash := split2(args)

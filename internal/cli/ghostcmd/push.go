@@ -18,6 +18,7 @@ type pushOptions struct {
 	noUntracked    bool
 	maxSize        string
 	base           string
+	identity       string
 }
 
 func newPushCmd(g *globals) *cobra.Command {
@@ -25,14 +26,23 @@ func newPushCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "push [diff-from (default HEAD)]",
 		Short: "Push the working state (alias of 'push diff'); 'push all' also sends local commits",
-		Long: `Push stores the working state as a diff ghost and prints "<base> <hash>".
+		Long: `Push stores the working state as a diff ghost and prints "<base> <hash>"; with nothing
+to push it stores git-ghost's empty ghost, "<base> da39a3ee5e6b4b0d3255bfef95601890afd80709".
 
 Untracked files that are not ignored are included (--no-untracked leaves them out); a file
-larger than --max-untracked-size stops the push, and files that look like secrets (.env, *.pem,
-id_rsa, ...) are reported on stderr. Staging is kept: a receiver gets the same index.
+larger than --max-untracked-size stops the push, and untracked files that look like secrets
+(named .env, *.pem, id_rsa, ..., or holding a private key or a cloud access key) are reported
+on stderr. Staging is kept: a receiver gets the same index. Ghost commits are made by your git
+identity (user.name, user.email), or by --identity.
 
 'push all' also sends the local commits the remotes do not have, as commit objects, so a
-receiver cloned from the origin gets the very same commit hashes.`,
+receiver cloned from the origin gets the very same commit hashes. Revisions (diff-from, from,
+to) may be hashes, HEAD, branches or tags.`,
+		Example: `  git ghost push                              # <base> <hash>
+  hash=$(git ghost push | cut -d' ' -f2)
+  git ghost push all                          # <from> <to>, then <to> <hash>
+  git ghost push all origin/main              # commits since origin/main
+  git ghost push diff Feature-X -I .env.test  # diff against a branch, with an ignored file`,
 		Args: rangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, ghost.PushOptions{Diff: true, DiffFrom: arg(args, 0)})
@@ -70,6 +80,7 @@ receiver cloned from the origin gets the very same commit hashes.`,
 	pf.BoolVar(&o.noUntracked, "no-untracked", false, "leave untracked files out")
 	pf.StringVar(&o.maxSize, "max-untracked-size", "10M", "refuse untracked files larger than this (0 for no limit)")
 	pf.StringVar(&o.base, "base", "", "commit the receiver has, where the local commits start (default: newest commit on a remote)")
+	pf.StringVar(&o.identity, "identity", "", "'Name <email>' that makes the ghost commits (default: your git identity)")
 	return cmd
 }
 
@@ -99,7 +110,7 @@ func (o *pushOptions) run(cmd *cobra.Command, po ghost.PushOptions) error {
 	if size == 0 {
 		size = -1
 	}
-	po.Dir, po.GhostRepo, po.Prefix = o.g.srcDir, o.g.repo, o.g.prefix
+	po.Dir, po.GhostRepo, po.Prefix, po.RemoteOptions, po.Identity = o.g.srcDir, o.g.repo, o.g.prefix, o.g.remote(), o.identity
 	po.Include, po.FollowSymlinks, po.NoUntracked, po.MaxUntrackedSize = o.include, o.followSymlinks, o.noUntracked, size
 	res, err := ghost.Push(cmd.Context(), po)
 	if err != nil {
@@ -117,9 +128,6 @@ func (o *pushOptions) run(cmd *cobra.Command, po ghost.PushOptions) error {
 	if res.Diff != nil {
 		fmt.Fprintln(o.g.io.Out, res.Diff.ID())
 		o.g.info("%d files changed", len(res.Files))
-	}
-	if res.Commits == nil && res.Diff == nil {
-		o.g.info("nothing to push: the working tree equals its base")
 	}
 	return nil
 }

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,12 +22,21 @@ var Version = "dev"
 
 // globals are the flags every ghost command takes, with git-ghost's names.
 type globals struct {
-	io      *iostreams.IOStreams
-	repo    string
-	prefix  string
-	srcDir  string
-	verbose bool
-	output  string
+	io             *iostreams.IOStreams
+	repo           string
+	prefix         string
+	srcDir         string
+	verbose        bool
+	output         string
+	connectTimeout time.Duration
+}
+
+func (g *globals) remote() ghost.RemoteOptions {
+	t := g.connectTimeout
+	if t == 0 {
+		t = -1 // --connect-timeout 0: no limit
+	}
+	return ghost.RemoteOptions{ConnectTimeout: t}
 }
 
 // NewCmd returns the `ghost` command group for jikken.
@@ -58,9 +70,18 @@ through a separate "ghost" git repository, compatible with Preferred Networks' g
   show, list (ls), delete, gc
 
 The ghost repository comes from --ghost-repo or GIT_GHOST_REPO, the branch prefix from
---ghost-prefix or GIT_GHOST_PREFIX (default "ghost"). Every command accepts -o json.`,
+--ghost-prefix or GIT_GHOST_PREFIX (default "ghost"). Every command accepts -o json.
+Exit codes: 0 success, 1 failure, 2 usage error (an unknown command, flag or argument).`,
+		Example: `  git ghost push                        # prints "<base> <hash>"
+  git ghost pull 8f6ece3                # on the other machine, in a clone at <base>
+  git ghost push all                    # local commits too; then 'pull all <hash>' anywhere
+  git ghost list all --from HEAD`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          unknownCommand,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&g.repo, "ghost-repo", os.Getenv("GIT_GHOST_REPO"), "URL of the ghost repository ($GIT_GHOST_REPO)")
@@ -68,6 +89,7 @@ The ghost repository comes from --ghost-repo or GIT_GHOST_REPO, the branch prefi
 	pf.StringVar(&g.srcDir, "src-dir", envOr("GIT_GHOST_SRC_DIR", "."), "a directory inside the repository to work on ($GIT_GHOST_SRC_DIR)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "say more on stderr")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json (list also: only-from, only-to)")
+	pf.DurationVar(&g.connectTimeout, "connect-timeout", ghost.DefaultConnectTimeout, "give up connecting to an SSH ghost repository after this long (0: never)")
 	var workDir string
 	pf.StringVar(&workDir, "ghost-working-dir", "", "ignored; accepted for git-ghost compatibility (no clone is made)")
 	_ = pf.MarkHidden("ghost-working-dir")
@@ -101,9 +123,25 @@ func (g *globals) info(format string, args ...any) {
 	}
 }
 
+// unknownCommand refuses arguments to a command that only groups others: they can only be a
+// mistyped command name.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return cmdutil.UsageError("%s (see '%s --help')", msg, cmd.CommandPath())
+}
+
 // rangeArgs is cobra.RangeArgs reporting a usage error.
 func rangeArgs(min, max int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		if max == 0 && len(args) > 0 && cmd.HasSubCommands() {
+			return unknownCommand(cmd, args)
+		}
 		if len(args) < min || len(args) > max {
 			if min == max {
 				return cmdutil.UsageError("%s takes %d arguments, got %d (see '%s --help')", cmd.CommandPath(), min, len(args), cmd.CommandPath())
@@ -118,19 +156,40 @@ func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
+		Long:  `Version prints "git-ghost <version> (revision: <commit>)", git-ghost's line.`,
 		Args:  rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := g.format()
 			if err != nil {
 				return err
 			}
+			version, revision := versionInfo()
 			if f == "json" {
-				return cmdutil.WriteJSON(g.io.Out, map[string]string{"version": Version, "implementation": "jikken"})
+				return cmdutil.WriteJSON(g.io.Out, map[string]string{"version": version, "revision": revision, "implementation": "jikken"})
 			}
-			fmt.Fprintf(g.io.Out, "git-ghost %s (jikken)\n", Version)
+			fmt.Fprintf(g.io.Out, "git-ghost %s (revision: %s)\n", version, revision)
 			return nil
 		},
 	}
+}
+
+// versionInfo returns the version (Version, else the module version go install recorded) and
+// the short commit the binary was built from, as far as the build recorded them.
+func versionInfo() (version, revision string) {
+	version, revision = Version, "unknown"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version, revision
+	}
+	if version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 7 {
+			revision = s.Value[:7]
+		}
+	}
+	return version, revision
 }
 
 func newCompletionCmd() *cobra.Command {

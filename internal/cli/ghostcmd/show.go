@@ -15,7 +15,7 @@ func newShowCmd(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		so.GhostRepo, so.Prefix = g.repo, g.prefix
+		so.GhostRepo, so.Prefix, so.RemoteOptions = g.repo, g.prefix, g.remote()
 		if f == "text" {
 			return ghost.Show(cmd.Context(), so, g.srcDir, g.io.Out)
 		}
