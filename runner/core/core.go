@@ -113,7 +113,9 @@ type trial struct {
 	// journalFinal is set when the journal already holds this trial's final record.
 	journalFinal bool
 
-	ver, durable, reported int
+	ver, durable int
+	// unreported are the changes not yet reported: each waits for its record to be stored.
+	unreported []versioned
 	// okDurable is set once a succeeded record of the trial is in the store.
 	okDurable bool
 
@@ -993,6 +995,15 @@ func (c *Core) persisted(i, v int) {
 		return
 	}
 	t.durable = v
+	// Every change is reported once the store holds it, or a later record that supersedes it.
+	k := 0
+	for k < len(t.unreported) && t.unreported[k].Version <= v {
+		r := t.unreported[k].Report
+		r.Counts = c.counts
+		c.emit(r)
+		k++
+	}
+	t.unreported = t.unreported[k:]
 	if t.durable == t.ver {
 		c.unsettled--
 		if t.ph == final && t.rec.Status == store.Succeeded && !t.okDurable {
@@ -1000,10 +1011,6 @@ func (c *Core) persisted(i, v int) {
 			for _, j := range t.afterDeps {
 				c.ts[j].waitAfter--
 			}
-		}
-		if t.reported < t.ver {
-			t.reported = t.ver
-			c.report(i)
 		}
 		if t.ph == final {
 			c.dirtyDependants(t)
@@ -1018,6 +1025,14 @@ func (c *Core) persist(t *trial) {
 	t.ver++
 	rec := copyRecord(&t.rec)
 	c.emit(Persist{Trial: t.i, Version: t.ver, Record: &rec})
+	r := Report{Trial: t.i, Name: t.spec.Name, Status: rec.Status, Attempt: len(rec.Attempts), Reason: rec.Reason}
+	t.unreported = append(t.unreported, versioned{Version: t.ver, Report: r})
+}
+
+// versioned is a report waiting for the store to hold its record's version.
+type versioned struct {
+	Version int
+	Report  Report
 }
 
 func (c *Core) report(i int) {

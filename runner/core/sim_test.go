@@ -195,6 +195,8 @@ type world struct {
 	lastAttempt map[int]int
 	steps       int
 	fastIO      bool
+	// persisted and reported count the records asked for and the changes reported, by trial.
+	persisted, reported map[int]int
 	trace       []string
 	tracing     bool
 }
@@ -215,7 +217,7 @@ type simAttempt struct {
 
 func newWorld(rng *rand.Rand, p plan, journal map[string]*store.TrialRecord, start time.Time) *world {
 	w := &world{rng: rng, p: p, now: start, attempts: map[[2]int]*simAttempt{}, stored: map[int]*store.TrialRecord{},
-		everStarted: map[int]bool{}, lastAttempt: map[int]int{}, name: map[string]int{}}
+		everStarted: map[int]bool{}, lastAttempt: map[int]int{}, name: map[string]int{}, persisted: map[int]int{}, reported: map[int]int{}}
 	for i, t := range p.trials {
 		w.name[t.Name] = i
 		if rec := journal[t.Name]; rec != nil {
@@ -294,6 +296,14 @@ func (w *world) apply(a core.Action) string {
 		w.timers = append(w.timers, a)
 	case core.Persist:
 		w.persists = append(w.persists, a)
+		w.persisted[a.Trial]++
+	case core.Report:
+		if a.Trial >= 0 {
+			w.reported[a.Trial]++
+			if w.stored[a.Trial] == nil {
+				return fmt.Sprintf("%s reported before any record of it was stored", a.Name)
+			}
+		}
 	}
 	return ""
 }
@@ -598,6 +608,11 @@ func (w *world) checkEnd() string {
 	}
 	if len(w.persists) > 0 {
 		return "the run ended with records not stored"
+	}
+	for i, n := range w.persisted {
+		if w.reported[i] != n {
+			return fmt.Sprintf("%s: %d records stored, %d changes reported", w.p.trials[i].Name, n, w.reported[i])
+		}
 	}
 	halted := w.c.Status() == store.Killed
 	for i, t := range w.p.trials {
