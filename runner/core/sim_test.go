@@ -197,8 +197,8 @@ type world struct {
 	fastIO      bool
 	// persisted and reported count the records asked for and the changes reported, by trial.
 	persisted, reported map[int]int
-	trace       []string
-	tracing     bool
+	trace               []string
+	tracing             bool
 }
 
 type simAttempt struct {
