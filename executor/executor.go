@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
 )
@@ -286,7 +287,7 @@ func (u *uploader) finish(ctx context.Context, res Result, started time.Time) er
 // record writes trial.json for a trial that ran without a runner.
 func (u *uploader) record(ctx context.Context, res Result, upload error, started time.Time) error {
 	rec := *u.o.Record
-	rec.Run, rec.Name = u.o.RunID, u.o.Trial
+	rec.Run, rec.Name, rec.Tool = u.o.RunID, u.o.Trial, version.String()
 	end := time.Now().UTC()
 	code := res.ExitCode
 	rec.ExitCode, rec.Reason = &code, res.Reason

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/ghost"
+	"github.com/jikken-dev/jikken/internal/version"
 )
 
 // The layout of a run in a store:
@@ -28,16 +29,18 @@ import (
 
 // Manifest records what a run is: written once before any trial starts.
 type Manifest struct {
-	RunID      string     `json:"run_id"`
-	Experiment string     `json:"experiment"`
-	File       string     `json:"file"`
-	Form       string     `json:"form"`
-	Created    time.Time  `json:"created"`
-	Tool       string     `json:"tool"`
-	Host       string     `json:"host"`
-	User       string     `json:"user"`
-	Backend    string     `json:"backend"`
-	Options    RunOptions `json:"options"`
+	RunID      string    `json:"run_id"`
+	Experiment string    `json:"experiment"`
+	File       string    `json:"file"`
+	Form       string    `json:"form"`
+	Created    time.Time `json:"created"`
+	// Tool and Build name the jikken that wrote the manifest (see CreateManifest).
+	Tool    string        `json:"tool"`
+	Build   *version.Info `json:"build,omitempty"`
+	Host    string        `json:"host"`
+	User    string        `json:"user"`
+	Backend string        `json:"backend"`
+	Options RunOptions    `json:"options"`
 	// Code is the exact code the run used: the experiment repository's commit plus, when the
 	// working tree differed, a snapshot commit (and ghosts when a ghost repository is set).
 	Code *ghost.Snapshot `json:"code,omitempty"`
@@ -98,6 +101,8 @@ type TrialRecord struct {
 	ImageDigest string `json:"image_digest,omitempty"`
 	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
 	Live *Live `json:"live,omitempty"`
+	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial.
+	Tool string `json:"tool,omitempty"`
 }
 
 // Attempt is one execution of a trial.
@@ -166,14 +171,23 @@ func (r Runs) getJSON(ctx context.Context, key string, v any) error {
 	return nil
 }
 
-// WriteManifest stores m.
+// WriteManifest stores m, stamped as CreateManifest does.
 func (r Runs) WriteManifest(ctx context.Context, m *Manifest) error {
+	stamp(m)
 	return r.putJSON(ctx, RunKey(m.RunID, "manifest.json"), m)
 }
 
+// stamp sets the manifest's Tool and Build to this jikken: a manifest names the binary that
+// wrote it, whatever the caller copied it from.
+func stamp(m *Manifest) {
+	in := version.Get()
+	m.Tool, m.Build = "jikken "+in.String(), &in
+}
+
 // CreateManifest stores the manifest of a new run, failing rather than replacing the manifest
-// of another run that got the same id.
+// of another run that got the same id. It sets m.Tool and m.Build to this jikken's version.
 func (r Runs) CreateManifest(ctx context.Context, m *Manifest) error {
+	stamp(m)
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -214,9 +228,12 @@ func (r Runs) State(ctx context.Context, run string) (*RunState, error) {
 	return &s, nil
 }
 
-// WriteTrial stores a trial record.
+// WriteTrial stores a trial record with its Tool set to this jikken's version (on a copy: the
+// caller's record may be read concurrently).
 func (r Runs) WriteTrial(ctx context.Context, rec *TrialRecord) error {
-	return r.putJSON(ctx, TrialKey(rec.Run, rec.Name, "trial.json"), rec)
+	c := *rec
+	c.Tool = version.String()
+	return r.putJSON(ctx, TrialKey(rec.Run, rec.Name, "trial.json"), &c)
 }
 
 // Trial reads one trial record.

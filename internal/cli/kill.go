@@ -14,8 +14,6 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-func init() { register(newKillCmd) }
-
 func newKillCmd(f *cmdutil.Factory) *cobra.Command {
 	var settings backendSettings
 	cmd := &cobra.Command{

@@ -11,8 +11,6 @@ import (
 	"github.com/jikken-dev/jikken/results"
 )
 
-func init() { register(newResultsCmd) }
-
 func newResultsCmd(f *cmdutil.Factory) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
@@ -27,9 +25,6 @@ logged in metrics.jsonl). This table is what 'jikken compare' and notebooks cons
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if _, err := cmdutil.CheckFormat(output, "table", "csv", "json"); err != nil {
-				return err
-			}
 			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
 				return err
@@ -62,6 +57,6 @@ logged in metrics.jsonl). This table is what 'jikken compare' and notebooks cons
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, csv or json")
+	cmdutil.FormatFlag(cmd, &output, "table", "csv", "json")
 	return cmd
 }

@@ -19,8 +19,6 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-func init() { register(newRmCmd) }
-
 // rmOptions are the flags and arguments of 'jikken rm'.
 type rmOptions struct {
 	f              *cmdutil.Factory
@@ -81,7 +79,7 @@ run was deleted under it goes on writing trial records no command lists. Try a s
 	fl.BoolVar(&o.dryRun, "dry-run", false, "list the runs that would be deleted; delete nothing")
 	fl.BoolVar(&o.force, "force", false, "delete runs whose runner is still alive (stop them with 'jikken kill' instead)")
 	fl.BoolVar(&o.backendObjects, "backend-objects", false, "also delete what the backend keeps of the run (kubernetes Jobs, docker containers and networks); needs the cluster or engine")
-	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &o.output, "text", "json")
 	o.settings.addFlags(cmd, false)
 	return cmd
 }
@@ -192,9 +190,6 @@ func runRm(ctx context.Context, o *rmOptions) error {
 
 // check validates the options and returns the age --older-than asks for.
 func (o *rmOptions) check() (time.Duration, error) {
-	if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
-		return 0, err
-	}
 	if len(o.refs) == 0 && o.olderThan == "" && !o.keepSet && len(o.statuses) == 0 && o.experiment == "" {
 		return 0, cmdutil.UsageError("say which runs to delete: RUN ids (or latest), or a selection with --older-than, --keep, --status or --experiment (see 'jikken rm --help')")
 	}

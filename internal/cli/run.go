@@ -23,11 +23,6 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-func init() {
-	register(newRunCmd)
-	register(newResumeCmd)
-}
-
 type runOptions struct {
 	f        *cmdutil.Factory
 	file     string
@@ -78,7 +73,7 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&o.inPlace, "in-place", false, "run trials in the working tree instead of a copy of its snapshot")
 	fl.StringVar(&o.ghost, "ghost-repo", os.Getenv("GIT_GHOST_REPO"), "also push the code snapshot to this ghost repository, for other machines ($GIT_GHOST_REPO)")
-	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &o.output, "text", "json")
 	fl.StringArrayVar(&o.extStr, "ext-str", nil, "pass std.extVar(KEY) to the experiment as KEY=VALUE (repeatable)")
 	fl.StringArrayVar(&o.tlaStr, "tla-str", nil, "pass a top-level argument to the experiment as KEY=VALUE (repeatable)")
 	o.settings.addFlags(cmd, true)
@@ -110,9 +105,6 @@ func parseKV(flag string, list []string) (map[string]string, error) {
 }
 
 func runRun(ctx context.Context, o *runOptions) error {
-	if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
-		return err
-	}
 	if o.jobs < 1 {
 		return cmdutil.UsageError("-j must be at least 1")
 	}
@@ -161,7 +153,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	host, _ := os.Hostname()
 	m := &store.Manifest{
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
-		Created: time.Now().UTC(), Tool: "jikken " + Version, Host: host, User: currentUser(),
+		Created: time.Now().UTC(), Host: host, User: currentUser(),
 		Backend: backend.Name(),
 		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: ext, TLAStr: tla, Backend: settingsOf(backend)},
 		Code:    code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
@@ -374,9 +366,6 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if _, err := cmdutil.CheckFormat(eo.output, "text", "json"); err != nil {
-				return err
-			}
 			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
 				return err
@@ -406,7 +395,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 	fl.StringVar(&backendName, "backend", "", "where trials run (default: as the run was started)")
 	fl.BoolVar(&eo.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&eo.force, "force", false, "take the run's lock even if another runner seems to hold it")
-	fl.StringVarP(&eo.output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &eo.output, "text", "json")
 	settings.addFlags(cmd, false)
 	return cmd
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 )
 
-func init() { register(newValidateCmd) }
-
 func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	var output string
 	var extStr, tlaStr []string
@@ -26,9 +24,6 @@ the file, the trial and the field; the exit code is 1 when there is one.`,
   jikken validate sweep.jsonnet -o json | jq '.trials | length'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
-				return err
-			}
 			ext, err := parseKV("ext-str", extStr)
 			if err != nil {
 				return err
@@ -71,7 +66,7 @@ the file, the trial and the field; the exit code is 1 when there is one.`,
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &output, "text", "json")
 	cmd.Flags().StringArrayVar(&extStr, "ext-str", nil, "pass std.extVar(KEY) as KEY=VALUE (repeatable)")
 	cmd.Flags().StringArrayVar(&tlaStr, "tla-str", nil, "pass a top-level argument as KEY=VALUE (repeatable)")
 	return cmd

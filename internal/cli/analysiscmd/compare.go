@@ -67,7 +67,7 @@ in a paired design the whole block goes with them.`,
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (a loss, a runtime)")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
 	fl.StringArrayVar(&opts.Where, "where", nil, "compare only rows where COLUMN=VALUE (repeatable; all must hold)")
-	fl.StringVarP(&opts.Format, "output", "o", "text", "output format: text, json, markdown or csv")
+	cmdutil.FormatFlag(cmd, &opts.Format, "text", "json", "markdown", "csv")
 	_ = cmd.MarkFlagRequired("by")
 	_ = cmd.MarkFlagRequired("metric")
 	return cmd

@@ -23,18 +23,21 @@ type PlotOptions struct {
 	Source  string
 	Kind    string
 	report.Options
-	Where  []string
-	Output string
+	Where []string
+	// Format is png or svg: -o, else the extension of Out, the file to write.
+	Format string
+	Out    string
 }
 
 // NewPlotCmd builds `jikken plot`.
 func NewPlotCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &PlotOptions{Factory: f}
+	var out *cmdutil.PathOutput
 	cmd := &cobra.Command{
-		Use:   "plot RUN|FILE.csv --kind box|curve|cd --by COL --metric NAME -o FILE.png",
+		Use:   "plot RUN|FILE.csv --kind box|curve|cd --by COL --metric NAME --out FILE.png",
 		Short: "Plot a metric per group: boxes, convergence curves or a critical-difference diagram",
 		Long: `Plot draws one picture of a metric, grouped by a column of the results table, as PNG or
-SVG (chosen by the extension of -o).
+SVG (-o png or -o svg; by default the extension of --out).
 
   box    a box per group (median, quartiles, whiskers to 1.5 IQR) with every trial drawn as a point
   curve  the metric over steps from each trial's metrics.jsonl: per group, the median over trials
@@ -43,15 +46,23 @@ SVG (chosen by the extension of -o).
 
 Only succeeded trials are drawn. For a run, --by defaults to the only parameter whose value
 varies across trials (seed and the --pair-by columns aside); a CSV file needs --by.`,
-		Example: `  jikken plot latest --kind box --by algo --metric loss -o loss.png
-  jikken plot latest --kind curve --by algo --metric loss -o curves.svg
-  jikken plot results.csv --kind cd --by algo --metric loss --pair-by seed --lower-is-better -o cd.png`,
+		Example: `  jikken plot latest --kind box --by algo --metric loss --out loss.png
+  jikken plot latest --kind curve --by algo --metric loss --out curves.svg
+  jikken plot results.csv --kind cd --by algo --metric loss --pair-by seed --lower-is-better --out cd.png`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Source = args[0]
+			if err := out.Resolve(f.IO); err != nil {
+				return err
+			}
+			opts.Out = out.Path
+			if out.FormatGiven() {
+				opts.Format = out.Format
+			}
 			return runPlot(cmd.Context(), opts)
 		},
 	}
+	out = cmdutil.AddPathOutput(cmd, "out", "", "file to write (required)", "png", "svg")
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Kind, "kind", "box", "what to draw: box, curve or cd")
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (for a run, default: the only param that varies)")
@@ -60,16 +71,20 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (ranks for cd)")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
 	fl.StringArrayVar(&opts.Where, "where", nil, "plot only rows where COLUMN=VALUE (repeatable; all must hold)")
-	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png or .svg (required)")
 	_ = cmd.MarkFlagRequired("metric")
-	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
 
 func runPlot(ctx context.Context, opts *PlotOptions) error {
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(opts.Output)), ".")
+	if opts.Out == "" {
+		return cmdutil.UsageError("missing --out FILE: the file to write the plot to")
+	}
+	format := opts.Format
+	if format == "" {
+		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(opts.Out)), ".")
+	}
 	if format != "png" && format != "svg" {
-		return cmdutil.UsageError("-o %q: name a file ending in .png or .svg", opts.Output)
+		return cmdutil.UsageError("--out %q: name a file ending in .png or .svg, or choose the format with -o png or -o svg", opts.Out)
 	}
 	if opts.Alpha <= 0 || opts.Alpha >= 1 {
 		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
@@ -103,7 +118,7 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 	if err := chart.Write(&buf, p, format, chart.Width, chart.Height); err != nil {
 		return err
 	}
-	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(opts.Out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write plot: %w", err)
 	}
 	return nil

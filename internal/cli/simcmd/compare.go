@@ -32,15 +32,13 @@ own random streams, so switching the scheduler does not change the jobs.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
-			if _, err := cmdutil.CheckFormat(o.format, "text", "json"); err != nil {
-				return err
-			}
 			return runCompare(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.profiles, "profiles", nil, "scheduler profiles to run each scenario with (default: the scenario's own)")
+	_ = cmd.RegisterFlagCompletionFunc("profiles", cmdutil.CompleteList(scenario.Profiles()...))
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "seed overriding the scenarios'")
-	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &o.format, "text", "json")
 	return cmd
 }
 

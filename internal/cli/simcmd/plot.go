@@ -20,23 +20,20 @@ func newPlotCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `plot reads timeline.csv and pods.csv from a folder written by 'jikken sim run' and writes
 utilisation.png (requested fraction of each resource over time), queue.png (pending and running
 pods over time) and jct_cdf.png (distribution of job completion times) next to them.`,
-		Example: `  jikken sim run examples/sim/gavel.yaml -o out && jikken sim plot out`,
+		Example: `  jikken sim run examples/sim/gavel.yaml --dir out && jikken sim plot out`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := cmdutil.CheckFormat(format, "text", "json"); err != nil {
-				return err
-			}
 			return runPlot(f, args[0], format)
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", "text", "how to list the written files: text or json")
+	cmdutil.FormatFlag(cmd, &format, "text", "json")
 	return cmd
 }
 
 func readTable(path string) (*simplot.Table, error) {
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("plot: %w; run 'jikken sim run SCENARIO -o DIR' first", err)
+		return nil, fmt.Errorf("plot: %w; run 'jikken sim run SCENARIO --dir DIR' first", err)
 	}
 	defer file.Close()
 	t, err := simplot.ReadTable(file)

@@ -20,18 +20,19 @@ import (
 type runOptions struct {
 	f        *cmdutil.Factory
 	scenario string
-	outDir   string
+	dir      string // where the results go
+	format   string // how the summary is printed: text or json
 	profile  string
 	seed     uint64
-	format   string
 	timeline string
 	progress bool
 }
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
 	o := &runOptions{f: f}
+	var out *cmdutil.PathOutput
 	cmd := &cobra.Command{
-		Use:   "run SCENARIO.yaml -o OUTDIR",
+		Use:   "run SCENARIO.yaml --dir OUTDIR",
 		Short: "Run one scenario and write summary.json, pods.csv and timeline.csv",
 		Long: `run simulates the scenario and writes to OUTDIR:
   summary.json   JCT/wait percentiles, makespan, throughput, GPU allocation, fragmentation,
@@ -41,18 +42,19 @@ func newRunCmd(f *cmdutil.Factory) *cobra.Command {
   timeline.csv   allocation, capacity and utilisation per resource, queue length and running
                  pods over time (averaged down to output.timelineRows rows, ready to plot)
 
-A progress bar is drawn on a terminal only. Note that -o names the output folder here; use
---format json to print the summary as JSON.`,
-		Example: `  jikken sim run examples/sim/small.yaml -o out
-  jikken sim run examples/sim/philly.yaml -o out --profile fifo --seed 7 --format json`,
+A progress bar is drawn on a terminal only; -o json prints the summary as JSON. (The old
+spellings '-o OUTDIR', --output-dir and --format still work, with a warning.)`,
+		Example: `  jikken sim run examples/sim/small.yaml --dir out
+  jikken sim run examples/sim/philly.yaml --dir out --profile fifo --seed 7 -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.scenario = args[0]
-			if o.outDir == "" {
-				return cmdutil.UsageError("missing -o OUTDIR: the folder to write summary.json, pods.csv and timeline.csv to")
-			}
-			if _, err := cmdutil.CheckFormat(o.format, "text", "json"); err != nil {
+			if err := out.Resolve(f.IO); err != nil {
 				return err
+			}
+			o.dir, o.format = out.Path, out.Format
+			if o.dir == "" {
+				return cmdutil.UsageError("missing --dir OUTDIR: the folder to write summary.json, pods.csv and timeline.csv to")
 			}
 			if o.timeline != "csv" && o.timeline != "jsonl" {
 				return cmdutil.UsageError("unknown --timeline-format %q; use csv or jsonl", o.timeline)
@@ -60,11 +62,14 @@ A progress bar is drawn on a terminal only. Note that -o names the output folder
 			return runRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.outDir, "output-dir", "o", "", "folder to write the results to (created if missing)")
+	out = cmdutil.AddPathOutput(cmd, "dir", "", "folder to write the results to (created if missing)", "text", "json")
+	cmdutil.DeprecatedAlias(cmd, "output-dir", "dir")
+	cmdutil.DeprecatedAlias(cmd, "format", "output")
 	cmd.Flags().StringVar(&o.profile, "profile", "", "scheduler profile overriding the scenario's (kube-default, fifo, fifo-backfill, sjf, srtf, las, drf)")
+	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(scenario.Profiles(), cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "seed overriding the scenario's")
-	cmd.Flags().StringVar(&o.format, "format", "text", "how to print the summary: text or json")
 	cmd.Flags().StringVar(&o.timeline, "timeline-format", "csv", "timeline file format: csv or jsonl")
+	_ = cmd.RegisterFlagCompletionFunc("timeline-format", cobra.FixedCompletions([]string{"csv", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
 	return cmd
 }
@@ -149,11 +154,11 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("create output folder: %w", err)
 	}
 	c := r.built.Engine.Cluster()
-	if err := writeFile(filepath.Join(o.outDir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
 		return err
 	}
 	rows := metrics.Downsample(r.rec.Samples, r.rows)
@@ -162,10 +167,10 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.timeline == "jsonl" {
 		tl, write = "timeline.jsonl", metrics.WriteTimelineJSONL
 	}
-	if err := writeFile(filepath.Join(o.outDir, tl), func(w io.Writer) error { return write(w, rows, r.built.Names) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, tl), func(w io.Writer) error { return write(w, rows, r.built.Names) }); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(o.outDir, "summary.json"), func(w io.Writer) error { return cmdutil.WriteJSON(w, r.summary) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, "summary.json"), func(w io.Writer) error { return cmdutil.WriteJSON(w, r.summary) }); err != nil {
 		return err
 	}
 	if o.format == "json" {
@@ -175,7 +180,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	fmt.Fprintf(o.f.IO.Out, "%s (%s, seed %d): %d pods, %d succeeded, %d failed, %d unfinished\n", s.Scenario, s.Scheduler, s.Seed, s.Pods, s.Succeeded, s.Failed, s.Unfinished)
 	fmt.Fprintf(o.f.IO.Out, "makespan %.1f s, mean JCT %.1f s (p95 %.1f), mean wait %.1f s (p95 %.1f), GPU allocation %.3f\n",
 		s.Makespan, s.JCT.Mean, s.JCT.P95, s.Wait.Mean, s.Wait.P95, s.GPUAllocation)
-	fmt.Fprintf(o.f.IO.Out, "wrote %s\n", o.outDir)
+	fmt.Fprintf(o.f.IO.Out, "wrote %s\n", o.dir)
 	return nil
 }
 

@@ -62,9 +62,6 @@ again when it has ended. S3 endpoints and credentials come from the AWS environm
 			if o.jobs < 1 {
 				return cmdutil.UsageError("store sync: -j must be at least 1")
 			}
-			if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
-				return err
-			}
 			return runSync(cmd.Context(), o)
 		},
 	}
@@ -73,7 +70,7 @@ again when it has ended. S3 endpoints and credentials come from the AWS environm
 	fl.StringVar(&o.to, "to", "", "store to copy to (required)")
 	fl.IntVarP(&o.jobs, "jobs", "j", 8, "how many files are copied at once")
 	fl.BoolVar(&o.force, "force", false, "copy a run even though a runner holds its lock")
-	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &o.output, "text", "json")
 	return cmd
 }
 
