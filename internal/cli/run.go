@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -339,7 +338,7 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 	}
 	cmd := exec.Command(f.Executable, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detachedAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start detached runner: %w", err)
 	}
