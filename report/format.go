@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/jikken-dev/jikken/internal/safecsv"
 )
 
 // Significant reports whether the pair's Holm-adjusted p-value is below the comparison's alpha.
@@ -266,7 +267,7 @@ func mdEscape(s string) string {
 
 // WriteCSV writes one row per pair with full-precision numbers, for spreadsheets and scripts.
 func (c *Comparison) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	_ = cw.Write([]string{"metric", "a", "b", "test", "statistic", "p_value", "p_adjusted", "significant",
 		"effect_size", "effect_value", "median_a", "median_b", "better"})
 	for _, p := range c.Pairwise {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jikken-dev/jikken/internal/safecsv"
 	"github.com/jikken-dev/jikken/sim"
 )
 
@@ -99,7 +100,7 @@ func ReadCSV(r io.Reader) ([]Job, error) {
 		}
 		get := func(name string) string {
 			if i, ok := col[name]; ok && i < len(rec) {
-				return strings.TrimSpace(rec[i])
+				return safecsv.Unescape(strings.TrimSpace(rec[i]))
 			}
 			return ""
 		}
@@ -205,7 +206,7 @@ func finish(jobs []Job) ([]Job, error) {
 
 // WriteCSV writes jobs in the trace format ReadCSV reads.
 func WriteCSV(w io.Writer, jobs []Job) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	if err := cw.Write(TraceHeader); err != nil {
 		return err
 	}
