@@ -19,6 +19,7 @@ import (
 
 	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/store/s3"
 	"github.com/jikken-dev/jikken/track"
 )
 
@@ -28,7 +29,8 @@ type Options struct {
 	Argv []string
 	// Dir is the working directory of the command (default: the current one).
 	Dir string
-	// Env is the command's environment (default: the executor's own).
+	// Env is the command's environment (default: the executor's own), less the store's
+	// credentials (s3.CredentialEnv): the executor needs them to upload, the trial never does.
 	Env []string
 
 	Store store.Blob
@@ -137,7 +139,11 @@ func (u *uploader) key(name string) string { return store.TrialKey(u.o.RunID, u.
 func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result {
 	o := u.o
 	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
-	cmd.Dir, cmd.Env = o.Dir, o.Env
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Dir, cmd.Env = o.Dir, s3.WithoutCredentials(env)
 	cmd.Stdout, cmd.Stderr = tee(stdout, o.Stdout), tee(stderr, o.Stderr)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "trial-exec: start %s: %v\n", o.Argv[0], err)
