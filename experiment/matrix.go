@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -49,6 +50,9 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 	}
 	excludes, ok := p.excludes(m["exclude"], where, axes)
 	if !ok {
+		return
+	}
+	if !p.room(combinations(axes, seeds), where) {
 		return
 	}
 	var combos []map[string]any
@@ -144,6 +148,19 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 		p.trials = append(p.trials, t)
 		p.groups[group] = append(p.groups[group], t.Name)
 	}
+}
+
+// combinations is how many trials the axes and seeds give before exclude, saturating at
+// math.MaxInt (a product of user-given lists must not overflow).
+func combinations(axes []axis, seeds []int64) int {
+	n := max(1, len(seeds))
+	for _, a := range axes {
+		if n > math.MaxInt/len(a.values) {
+			return math.MaxInt
+		}
+		n *= len(a.values)
+	}
+	return n
 }
 
 type axis struct {

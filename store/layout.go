@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,10 +173,14 @@ func (r Runs) getJSON(ctx context.Context, key string, v any) error {
 	return nil
 }
 
-// WriteManifest stores m, stamped as CreateManifest does.
+// WriteManifest stores m, stamped and compacted as CreateManifest does.
 func (r Runs) WriteManifest(ctx context.Context, m *Manifest) error {
 	stamp(m)
-	return r.putJSON(ctx, RunKey(m.RunID, "manifest.json"), m)
+	b, err := encodeManifest(m)
+	if err != nil {
+		return err
+	}
+	return r.Blob.Put(ctx, RunKey(m.RunID, "manifest.json"), bytes.NewReader(b), int64(len(b)))
 }
 
 // stamp sets the manifest's Tool and Build to this jikken: a manifest names the binary that
@@ -185,14 +191,14 @@ func stamp(m *Manifest) {
 }
 
 // CreateManifest stores the manifest of a new run, failing rather than replacing the manifest
-// of another run that got the same id. It sets m.Tool and m.Build to this jikken's version.
+// of another run that got the same id. It sets m.Tool and m.Build to this jikken's version. A
+// large plan is stored compact (see Expansion); m itself is left whole.
 func (r Runs) CreateManifest(ctx context.Context, m *Manifest) error {
 	stamp(m)
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := encodeManifest(m)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	if err := r.Blob.Create(ctx, RunKey(m.RunID, "manifest.json"), bytes.NewReader(b), int64(len(b))); err != nil {
 		if errors.Is(err, ErrExists) {
 			return fmt.Errorf("run %s already exists in %s; start the run again for a new id", m.RunID, r.Blob.Location())
@@ -202,16 +208,104 @@ func (r Runs) CreateManifest(ctx context.Context, m *Manifest) error {
 	return nil
 }
 
-// Manifest reads the manifest of run.
+// Manifest reads the manifest of run, with its trials expanded again when it was stored
+// compact.
 func (r Runs) Manifest(ctx context.Context, run string) (*Manifest, error) {
-	var m Manifest
-	if err := r.getJSON(ctx, RunKey(run, "manifest.json"), &m); err != nil {
+	var sm storedManifest
+	sm.Manifest = &Manifest{}
+	if err := r.getJSON(ctx, RunKey(run, "manifest.json"), &sm); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil, fmt.Errorf("run %q: %w in %s; list runs with 'jikken runs'", run, ErrNotFound, r.Blob.Location())
 		}
 		return nil, err
 	}
-	return &m, nil
+	m := sm.Manifest
+	m.Trials = sm.Trials
+	if sm.Expansion != nil {
+		trials, err := sm.Expansion.expand(m)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", run, err)
+		}
+		m.Trials = trials
+	}
+	return m, nil
+}
+
+// CompactAbove is how many trials a stored manifest lists at most: a larger plan that is exactly
+// what its evaluated experiment expands to is stored as that experiment (Evaluated, which holds
+// the matrix) and an Expansion, so a million-trial matrix costs kilobytes, not a copy of every
+// trial. Manifest.Trials, what everything reads, is always the whole list.
+const CompactAbove = 1000
+
+// Expansion stands for a stored manifest's trials: expanding its Evaluated experiment again
+// gives Count trials whose JSON has this SHA-256.
+type Expansion struct {
+	Count  int    `json:"count"`
+	SHA256 string `json:"sha256"`
+}
+
+// storedManifest is the form of a Manifest in the store: Trials is left out when Expansion
+// stands for it. (Its Trials field hides the embedded Manifest's in JSON.)
+type storedManifest struct {
+	*Manifest
+	Trials    []experiment.Trial `json:"trials,omitempty"`
+	Expansion *Expansion         `json:"trials_expansion,omitempty"`
+}
+
+// encodeManifest returns m's stored form, indented.
+func encodeManifest(m *Manifest) ([]byte, error) {
+	sm := storedManifest{Manifest: m, Trials: m.Trials}
+	if len(m.Trials) > CompactAbove {
+		e, err := compact(m)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			sm.Trials, sm.Expansion = nil, e
+		}
+	}
+	b, err := json.MarshalIndent(sm, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// compact returns the Expansion that stands for m's trials, or nil when expanding its
+// Evaluated experiment does not give exactly them (a reproduce run keeps one trial of a plan).
+func compact(m *Manifest) (*Expansion, error) {
+	want, err := json.Marshal(m.Trials)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := experiment.ParseMax(m.File, m.Evaluated, -1)
+	if err != nil {
+		return nil, nil
+	}
+	got, err := json.Marshal(exp.Trials)
+	if err != nil || !bytes.Equal(got, want) {
+		return nil, err
+	}
+	sum := sha256.Sum256(want)
+	return &Expansion{Count: len(m.Trials), SHA256: hex.EncodeToString(sum[:])}, nil
+}
+
+// expand gives back the trials e stands for, checking they are the ones that were stored: a
+// jikken whose expansion differs from the writer's must not run or report other trials.
+func (e *Expansion) expand(m *Manifest) ([]experiment.Trial, error) {
+	exp, err := experiment.ParseMax(m.File, m.Evaluated, -1)
+	if err != nil {
+		return nil, fmt.Errorf("expand the stored plan: %w", err)
+	}
+	b, err := json.Marshal(exp.Trials)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(b); len(exp.Trials) != e.Count || hex.EncodeToString(sum[:]) != e.SHA256 {
+		return nil, fmt.Errorf("its manifest stores its %d trials as the expansion of its experiment, and this jikken (%s) expands that to other trials than %s did; read the run with that jikken",
+			e.Count, version.String(), strings.TrimPrefix(m.Tool, "jikken "))
+	}
+	return exp.Trials, nil
 }
 
 // WriteState stores the run's state.

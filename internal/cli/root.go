@@ -19,6 +19,7 @@ import (
 	"github.com/jikken-dev/jikken/internal/cli/simcmd"
 	"github.com/jikken-dev/jikken/internal/cli/storecmd"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/evalguard"
 	"github.com/jikken-dev/jikken/internal/iostreams"
 	"github.com/jikken-dev/jikken/internal/version"
 	_ "github.com/jikken-dev/jikken/store/s3" // s3:// for store.Open
@@ -28,13 +29,16 @@ import (
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Run(ctx, iostreams.System(), os.Args[1:])
+	exe, _ := os.Executable()
+	f := &cmdutil.Factory{IO: iostreams.System(), Executable: exe}
+	return cmdutil.Execute(ctx, NewRootCmd(f), f.IO, "jikken", os.Args[1:])
 }
 
-// Run runs jikken with args on the given streams and returns the exit code; tests call it.
+// Run runs jikken with args on the given streams and returns the exit code; tests call it. The
+// process is not a jikken binary then (a test binary), so nothing runs it again: the Jsonnet
+// evaluation is not moved to a bounded child, and --detach and trials' $JIKKEN_BIN are off.
 func Run(ctx context.Context, ios *iostreams.IOStreams, args []string) int {
-	exe, _ := os.Executable()
-	f := &cmdutil.Factory{IO: ios, Executable: exe}
+	f := &cmdutil.Factory{IO: ios}
 	return cmdutil.Execute(ctx, NewRootCmd(f), ios, "jikken", args)
 }
 
@@ -88,7 +92,7 @@ Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trial
 			analysiscmd.NewCompareCmd(f), analysiscmd.NewPlotCmd(f), analysiscmd.NewReportCmd(f)}},
 		{groupManage, []*cobra.Command{newRmCmd(f), storecmd.NewCmd(f), ghostcmd.NewCmd(f)}},
 		{groupSim, []*cobra.Command{simcmd.NewCmd(f)}},
-		{groupOther, []*cobra.Command{newVersionCmd(f), execcmd.NewCmd(f)}},
+		{groupOther, []*cobra.Command{newVersionCmd(f), execcmd.NewCmd(f), newEvalCmd(f)}},
 	} {
 		for _, c := range g.cmds {
 			c.GroupID = g.id
@@ -149,4 +153,17 @@ the working tree had uncommitted changes. Every run records the same in its mani
 	}
 	cmdutil.FormatFlag(cmd, &output, "text", "json")
 	return cmd
+}
+
+// newEvalCmd is the hidden child a bounded evaluation runs (internal/evalguard).
+func newEvalCmd(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:    cmdutil.EvalCommand,
+		Short:  "Evaluate an experiment file for a parent jikken (internal)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return evalguard.Serve(f.IO.In, f.IO.Out, os.Exit)
+		},
+	}
 }

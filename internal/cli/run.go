@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,8 +31,7 @@ type runOptions struct {
 	inPlace  bool
 	ghost    string
 	output   string
-	extStr   []string
-	tlaStr   []string
+	exp      cmdutil.ExperimentFlags
 	settings backendSettings
 }
 
@@ -73,8 +71,7 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 	fl.BoolVar(&o.inPlace, "in-place", false, "run trials in the working tree instead of a copy of its snapshot")
 	fl.StringVar(&o.ghost, "ghost-repo", os.Getenv("GIT_GHOST_REPO"), "also push the code snapshot to this ghost repository, for other machines ($GIT_GHOST_REPO)")
 	cmdutil.FormatFlag(cmd, &o.output, "text", "json")
-	fl.StringArrayVar(&o.extStr, "ext-str", nil, "pass std.extVar(KEY) to the experiment as KEY=VALUE (repeatable)")
-	fl.StringArrayVar(&o.tlaStr, "tla-str", nil, "pass a top-level argument to the experiment as KEY=VALUE (repeatable)")
+	o.exp.Add(cmd)
 	o.settings.addFlags(cmd, true)
 	return cmd
 }
@@ -88,34 +85,14 @@ func defaultJobs() int {
 	return max(1, runtime.NumCPU())
 }
 
-func parseKV(flag string, list []string) (map[string]string, error) {
-	if len(list) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]string, len(list))
-	for _, kv := range list {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, cmdutil.UsageError("--%s %q: want KEY=VALUE", flag, kv)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
 func runRun(ctx context.Context, o *runOptions) error {
 	if o.jobs < 1 {
 		return cmdutil.UsageError("-j must be at least 1")
 	}
-	ext, err := parseKV("ext-str", o.extStr)
+	opts, err := o.exp.Options(o.f)
 	if err != nil {
 		return err
 	}
-	tla, err := parseKV("tla-str", o.tlaStr)
-	if err != nil {
-		return err
-	}
-	opts := experiment.Options{ExtStr: ext, TLAStr: tla}
 	exp, err := experiment.Load(o.file, opts)
 	if err != nil {
 		return err
@@ -154,7 +131,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
 		Created: time.Now().UTC(), Host: host, User: currentUser(),
 		Backend: backend.Name(),
-		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: ext, TLAStr: tla, Backend: settingsOf(backend)},
+		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr, Backend: settingsOf(backend)},
 		Code:    code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
 	if err := runs.CreateManifest(ctx, m); err != nil {

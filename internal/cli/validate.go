@@ -13,7 +13,7 @@ import (
 
 func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	var output string
-	var extStr, tlaStr []string
+	var expFlags cmdutil.ExperimentFlags
 	cmd := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check an experiment file and print the plan it expands to",
@@ -24,15 +24,11 @@ the file, the trial and the field; the exit code is 1 when there is one.`,
   jikken validate sweep.jsonnet -o json | jq '.trials | length'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ext, err := parseKV("ext-str", extStr)
+			opts, err := expFlags.Options(f)
 			if err != nil {
 				return err
 			}
-			tla, err := parseKV("tla-str", tlaStr)
-			if err != nil {
-				return err
-			}
-			exp, err := experiment.Load(args[0], experiment.Options{ExtStr: ext, TLAStr: tla})
+			exp, err := experiment.Load(args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -67,8 +63,7 @@ the file, the trial and the field; the exit code is 1 when there is one.`,
 		},
 	}
 	cmdutil.FormatFlag(cmd, &output, "text", "json")
-	cmd.Flags().StringArrayVar(&extStr, "ext-str", nil, "pass std.extVar(KEY) as KEY=VALUE (repeatable)")
-	cmd.Flags().StringArrayVar(&tlaStr, "tla-str", nil, "pass a top-level argument as KEY=VALUE (repeatable)")
+	expFlags.Add(cmd)
 	return cmd
 }
 

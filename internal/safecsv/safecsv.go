@@ -6,9 +6,10 @@ import (
 	"regexp"
 )
 
-// number is a plain decimal number, which spreadsheets read as a number, not a formula: "-1.5"
-// and "+3e-2" stay as they are; "-Inf", "-NaN" and "-0x1p3" are not numbers here.
-var number = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+// number is a decimal number, which spreadsheets read as a number, not a formula ("-1.5",
+// "+3e-2"), or an infinity or NaN as Go and Python write them ("+Inf", "-inf", "NaN"): those
+// call nothing, and CSV readers such as pandas read them back as floats.
+var number = regexp.MustCompile(`^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))$`)
 
 // trigger reports whether a spreadsheet would evaluate a cell beginning with c.
 func trigger(c byte) bool {

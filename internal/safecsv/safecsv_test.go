@@ -27,8 +27,12 @@ func TestCell(t *testing.T) {
 		{"-.5", "-.5"},
 		{"-1e-3", "-1e-3"},
 		{"1.5E+10", "1.5E+10"},
-		{"-Inf", "'-Inf"},
-		{"-NaN", "'-NaN"},
+		{"-Inf", "-Inf"},
+		{"+Inf", "+Inf"},
+		{"-inf", "-inf"},
+		{"-NaN", "-NaN"},
+		{"-Infinite", "'-Infinite"},
+		{"-0x1p3", "'-0x1p3"},
 		{"-", "'-"},
 	} {
 		if got := Cell(c.in); got != c.want {

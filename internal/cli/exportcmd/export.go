@@ -46,8 +46,7 @@ type ArgoOptions struct {
 	NoRecord      bool
 	Jobs          int
 	FailFast      bool
-	ExtStr        []string
-	TLAStr        []string
+	Experiment    cmdutil.ExperimentFlags
 }
 
 func newArgoCmd(f *cmdutil.Factory) *cobra.Command {
@@ -84,39 +83,18 @@ recorded in the store now, so once the workflow ran, 'jikken results RUN' reads 
 	fl.BoolVar(&o.NoRecord, "no-record", false, "do not record the run in the store (the YAML only)")
 	fl.IntVarP(&o.Jobs, "jobs", "j", 4, "how many trials run at once (the workflow's parallelism)")
 	fl.BoolVar(&o.FailFast, "fail-fast", false, "stop scheduling trials once one fails")
-	fl.StringArrayVar(&o.ExtStr, "ext-str", nil, "Jsonnet external variable KEY=VALUE (repeatable)")
-	fl.StringArrayVar(&o.TLAStr, "tla-str", nil, "Jsonnet top-level argument KEY=VALUE (repeatable)")
+	o.Experiment.Add(cmd)
 	return cmd
-}
-
-func kv(flag string, list []string) (map[string]string, error) {
-	if len(list) == 0 {
-		return nil, nil
-	}
-	m := map[string]string{}
-	for _, s := range list {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return nil, cmdutil.UsageError("--%s %q: want KEY=VALUE", flag, s)
-		}
-		m[k] = v
-	}
-	return m, nil
 }
 
 func runArgo(ctx context.Context, o *ArgoOptions) error {
 	if o.Jobs < 1 {
 		return cmdutil.UsageError("-j must be at least 1")
 	}
-	ext, err := kv("ext-str", o.ExtStr)
+	opts, err := o.Experiment.Options(o.f)
 	if err != nil {
 		return err
 	}
-	tla, err := kv("tla-str", o.TLAStr)
-	if err != nil {
-		return err
-	}
-	opts := experiment.Options{ExtStr: ext, TLAStr: tla}
 	exp, err := experiment.Load(o.File, opts)
 	if err != nil {
 		return err
@@ -139,7 +117,7 @@ func runArgo(ctx context.Context, o *ArgoOptions) error {
 	m := &store.Manifest{
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
 		Created: time.Now().UTC(), Host: host, User: userName(),
-		Backend: "argo", Options: store.RunOptions{Jobs: o.Jobs, FailFast: o.FailFast, ExtStr: ext, TLAStr: tla},
+		Backend: "argo", Options: store.RunOptions{Jobs: o.Jobs, FailFast: o.FailFast, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr},
 		Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
 	cfg := kubernetes.Config{
