@@ -306,3 +306,41 @@ func seq(n int) string {
 	}
 	return "[" + strings.Join(parts, ",") + "]"
 }
+
+// TestResourceQuantities: cpu and memory are Kubernetes quantities, read by Kubernetes' own
+// parser, so what a trial asks for is what a pod gets.
+func TestResourceQuantities(t *testing.T) {
+	for _, c := range []struct {
+		res    string
+		cpu    float64
+		memory int64
+		err    string
+	}{
+		{`{"cpu": "500m", "memory": "512Mi"}`, 0.5, 512 << 20, ""},
+		{`{"cpu": 2, "memory": "1Pi"}`, 2, 1 << 50, ""},
+		{`{"cpu": "0.25", "memory": "0.5"}`, 0.25, 1, ""}, // half a byte rounds up, as Kubernetes does
+		{`{"memory": "2e3"}`, 0, 2000, ""},
+		{`{"memory": "1.5Gi"}`, 0, 3 << 29, ""},
+		{`{"memory": 1073741824}`, 0, 1 << 30, ""},
+		{`{"memory": "2K"}`, 0, 0, `memory: "2K" is not a quantity`},
+		{`{"memory": "-1Gi"}`, 0, 0, "memory: want a positive amount"},
+		{`{"cpu": 0}`, 0, 0, "cpu: want a positive number of cores"},
+		{`{"cpu": "fast"}`, 0, 0, `cpu: "fast" is not a quantity`},
+		{`{"memory": true}`, 0, 0, "memory: want bytes or a quantity"},
+	} {
+		exp, err := Parse("r.json", []byte(`[{"name":"a","cmd":"x","resources":`+c.res+`}]`))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err = %v, want %q", c.res, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.res, err)
+			continue
+		}
+		if r := exp.Trials[0].Resources; r.CPU != c.cpu || r.Memory != c.memory {
+			t.Errorf("%s: cpu %v memory %d, want %v and %d", c.res, r.CPU, r.Memory, c.cpu, c.memory)
+		}
+	}
+}

@@ -12,9 +12,10 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/ghost"
@@ -464,35 +465,25 @@ const lookupConcurrency = 16
 // inParallel calls fn(0) .. fn(n-1), lookupConcurrency at a time, and returns the first error;
 // after an error no further call starts.
 func inParallel(n int, fn func(i int) error) error {
-	var (
-		next  atomic.Int64
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	failed := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil }
-	for range min(n, lookupConcurrency) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || failed() {
-					return
-				}
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
+	var g errgroup.Group
+	g.SetLimit(lookupConcurrency)
+	var failed atomic.Bool
+	for i := range n {
+		if failed.Load() {
+			break
+		}
+		g.Go(func() error {
+			if failed.Load() {
+				return nil
 			}
-		}()
+			err := fn(i)
+			if err != nil {
+				failed.Store(true)
+			}
+			return err
+		})
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // Resolve turns what a user typed into a run id: a full id, a unique prefix of one, or

@@ -16,6 +16,7 @@ import (
 	"github.com/jikken-dev/jikken/ghost"
 	"github.com/jikken-dev/jikken/ghost/gitexec"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/progress"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -423,11 +424,9 @@ func (d *rmDeleter) delete(ctx context.Context, c *rmCandidate, r *rmRun) error 
 			r.BackendObjects = &n
 		}
 	}
-	bar := d.progress(c.id)
-	n, err := d.runs.Delete(ctx, c.id, bar)
-	if bar != nil {
-		fmt.Fprint(d.o.f.IO.ErrOut, "\r\033[K")
-	}
+	line := d.progress()
+	n, err := d.runs.Delete(ctx, c.id, func(n int) { line.Draw(fmt.Sprintf("deleting run %s: %d objects", c.id, n)) })
+	line.Clear()
 	r.Objects = n
 	if err != nil {
 		return err
@@ -448,19 +447,11 @@ func (d *rmDeleter) delete(ctx context.Context, c *rmCandidate, r *rmRun) error 
 	return nil
 }
 
-// progress returns a counter drawn on a terminal while a run's objects go, or nil.
-func (d *rmDeleter) progress(id string) func(int) {
+// progress returns the line that counts a run's objects as they go, drawn on a terminal only
+// and never with -o json.
+func (d *rmDeleter) progress() *progress.Line {
 	ios := d.o.f.IO
-	if d.o.output != "text" || !ios.ErrTTY {
-		return nil
-	}
-	last := time.Time{}
-	return func(n int) {
-		if time.Since(last) > 100*time.Millisecond {
-			last = time.Now()
-			fmt.Fprintf(ios.ErrOut, "\r\033[Kdeleting run %s: %d objects", id, n)
-		}
-	}
+	return progress.New(ios.ErrOut, d.o.output == "text" && ios.ErrTTY)
 }
 
 // runDeleter is a backend that deletes what it created for a run (kubernetes Jobs, docker

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/progress"
 	"github.com/jikken-dev/jikken/sim/metrics"
 	"github.com/jikken-dev/jikken/sim/scenario"
 )
@@ -74,6 +74,21 @@ spellings '-o OUTDIR', --output-dir and --format still work, with a warning.)`,
 	return cmd
 }
 
+// simStatus is the status line of a simulation: name, bar, pods finished and their rate.
+func simStatus(name, scheduler string, done, total int, elapsed time.Duration, width int) string {
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(done) / elapsed.Seconds()
+	}
+	counts := fmt.Sprintf(" %d pods  %.0f pods/s  %s", done, rate, progress.Clock(elapsed))
+	if total > 0 {
+		// Gang members make pods outnumber jobs; keep the count within its end.
+		counts = fmt.Sprintf(" %d/%d pods  %.0f pods/s  %s", min(done, total), total, rate, progress.Clock(elapsed))
+	}
+	head := fmt.Sprintf("%s (%s) ", name, scheduler)
+	return head + progress.Bar(done, total, width-len(head)-len(counts)-2) + counts
+}
+
 // result is one finished simulation.
 type result struct {
 	summary metrics.Summary
@@ -83,7 +98,7 @@ type result struct {
 }
 
 // simulate builds and runs a scenario, with a progress bar on a terminal.
-func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, opts scenario.Options, progress bool) (*result, error) {
+func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, opts scenario.Options, showProgress bool) (*result, error) {
 	rec := &metrics.Recorder{}
 	opts.Observer = rec
 	start := time.Now()
@@ -91,39 +106,22 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 	if err != nil {
 		return nil, err
 	}
-	var bar *progressbar.ProgressBar
-	if progress && f.IO.ErrTTY {
-		total := int64(b.Total)
-		if total == 0 {
-			total = -1
-		}
-		bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(f.IO.ErrOut),
-			progressbar.OptionSetDescription(fmt.Sprintf("%s (%s)", sc.Name, b.Scheduler)),
-			progressbar.OptionSetItsString("pods"), progressbar.OptionShowIts(), progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	}
+	line := progress.New(f.IO.ErrOut, showProgress && f.IO.ErrTTY)
 	e := b.Engine
 	for steps := 0; !e.Done(); steps++ {
 		if err := e.Step(); err != nil {
+			line.Clear()
 			return nil, fmt.Errorf("simulate %s: %w", sc.Name, err)
 		}
 		if steps&4095 == 0 {
 			if err := ctx.Err(); err != nil {
+				line.Clear()
 				return nil, err
 			}
-			if bar != nil {
-				done := e.Cluster().Stats().Finished
-				if b.Total > 0 {
-					// Gang members make pods outnumber jobs; keep the bar within its end.
-					done = min(done, b.Total)
-				}
-				_ = bar.Set(done)
-			}
+			line.Draw(simStatus(sc.Name, b.Scheduler, e.Cluster().Stats().Finished, b.Total, time.Since(start), f.IO.TerminalWidth()))
 		}
 	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	line.Clear()
 	wall := time.Since(start).Seconds()
 	s, err := metrics.Summarize(e.Cluster(), rec.Samples)
 	if err != nil {

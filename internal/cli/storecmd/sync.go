@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/store"
@@ -182,33 +183,26 @@ func SyncRun(ctx context.Context, src, dst store.Blob, run string, jobs int) (*S
 // forEach calls fn for every item, at most jobs at once, and returns the errors joined (sorted
 // so the message does not depend on timing).
 func forEach(ctx context.Context, items []store.Info, jobs int, fn func(store.Info) error) error {
-	work := make(chan store.Info)
 	var (
-		wg   sync.WaitGroup
+		g    errgroup.Group
 		mu   sync.Mutex
 		errs []error
 	)
-	for range min(jobs, max(1, len(items))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for in := range work {
-				if err := fn(in); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	g.SetLimit(jobs)
 	for _, in := range items {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- in
+		g.Go(func() error {
+			if err := fn(in); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
-	close(work)
-	wg.Wait()
+	_ = g.Wait()
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
 	}
