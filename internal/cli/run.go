@@ -17,6 +17,7 @@ import (
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -249,11 +250,13 @@ type trialJSON struct {
 type runResultJSON struct {
 	RunID  string       `json:"run_id"`
 	Status store.Status `json:"status"`
-	Trials []trialJSON  `json:"trials"`
+	// Tool is the jikken that ran it: version and commit, as its manifest records them.
+	Tool   string      `json:"tool"`
+	Trials []trialJSON `json:"trials"`
 }
 
 func runJSON(sum *runner.Summary) runResultJSON {
-	out := runResultJSON{RunID: sum.RunID, Status: sum.Status, Trials: []trialJSON{}}
+	out := runResultJSON{RunID: sum.RunID, Status: sum.Status, Tool: "jikken " + version.String(), Trials: []trialJSON{}}
 	for _, rec := range sum.Trials {
 		if rec == nil {
 			continue
