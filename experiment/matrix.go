@@ -316,16 +316,24 @@ var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 func substitute(v any, vars map[string]string) (any, error) {
 	switch x := v.(type) {
 	case string:
+		if !strings.Contains(x, "{{") {
+			return x, nil // most strings have no placeholder: skip the regexp
+		}
 		var missing []string
-		out := placeholder.ReplaceAllStringFunc(x, func(m string) string {
-			name := placeholder.FindStringSubmatch(m)[1]
+		var b strings.Builder
+		last := 0
+		for _, m := range placeholder.FindAllStringSubmatchIndex(x, -1) {
+			name := x[m[2]:m[3]]
 			val, ok := vars[name]
 			if !ok {
 				missing = append(missing, name)
-				return m
+				val = x[m[0]:m[1]]
 			}
-			return val
-		})
+			b.WriteString(x[last:m[0]])
+			b.WriteString(val)
+			last = m[1]
+		}
+		b.WriteString(x[last:])
 		if len(missing) > 0 {
 			known := make([]string, 0, len(vars))
 			for k := range vars {
@@ -334,7 +342,7 @@ func substitute(v any, vars map[string]string) (any, error) {
 			sort.Strings(known)
 			return nil, fmt.Errorf("{{%s}} is not a param of this matrix; known: %s", missing[0], strings.Join(known, ", "))
 		}
-		return out, nil
+		return b.String(), nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

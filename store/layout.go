@@ -275,7 +275,7 @@ func encodeManifest(m *Manifest) ([]byte, error) {
 // compact returns the Expansion that stands for m's trials, or nil when expanding its
 // Evaluated experiment does not give exactly them (a reproduce run keeps one trial of a plan).
 func compact(m *Manifest) (*Expansion, error) {
-	want, err := json.Marshal(m.Trials)
+	want, err := digest(m.Trials)
 	if err != nil {
 		return nil, err
 	}
@@ -283,12 +283,19 @@ func compact(m *Manifest) (*Expansion, error) {
 	if err != nil {
 		return nil, nil
 	}
-	got, err := json.Marshal(exp.Trials)
-	if err != nil || !bytes.Equal(got, want) {
+	if got, err := digest(exp.Trials); err != nil || got != want {
 		return nil, err
 	}
-	sum := sha256.Sum256(want)
-	return &Expansion{Count: len(m.Trials), SHA256: hex.EncodeToString(sum[:])}, nil
+	return &Expansion{Count: len(m.Trials), SHA256: want}, nil
+}
+
+// digest is the SHA-256 of the trials' JSON, streamed: no copy of a large plan is kept.
+func digest(trials []experiment.Trial) (string, error) {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(trials); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // expand gives back the trials e stands for, checking they are the ones that were stored: a
@@ -298,12 +305,12 @@ func (e *Expansion) expand(m *Manifest) ([]experiment.Trial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("expand the stored plan: %w", err)
 	}
-	b, err := json.Marshal(exp.Trials)
+	sum, err := digest(exp.Trials)
 	if err != nil {
 		return nil, err
 	}
-	if sum := sha256.Sum256(b); len(exp.Trials) != e.Count || hex.EncodeToString(sum[:]) != e.SHA256 {
-		return nil, fmt.Errorf("its manifest stores its %d trials as the expansion of its experiment, and this jikken (%s) expands that to other trials than %s did; read the run with that jikken",
+	if len(exp.Trials) != e.Count || sum != e.SHA256 {
+		return nil, fmt.Errorf("its manifest stores its %d trials as the expansion of its experiment, and this jikken, %s, expands that to other trials than the one that wrote it, %s; read the run with that jikken",
 			e.Count, version.String(), strings.TrimPrefix(m.Tool, "jikken "))
 	}
 	return exp.Trials, nil

@@ -123,7 +123,7 @@ func TestCompactManifestRefusesAnotherExpansion(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := runs.Manifest(ctx, "r")
-	if err == nil || !strings.Contains(err.Error(), "expands that to other trials than") {
+	if err == nil || !strings.Contains(err.Error(), "expands that to other trials than the one that wrote it") {
 		t.Fatalf("err = %v", err)
 	}
 }
