@@ -293,7 +293,7 @@ func (u *uploader) finish(ctx context.Context, res Result, started time.Time) er
 // record writes trial.json for a trial that ran without a runner.
 func (u *uploader) record(ctx context.Context, res Result, upload error, started time.Time) error {
 	rec := *u.o.Record
-	rec.Run, rec.Name, rec.Tool = u.o.RunID, u.o.Trial, version.String()
+	rec.Run, rec.Name, rec.Tool = u.o.RunID, u.o.Trial, "jikken "+version.String()
 	end := time.Now().UTC()
 	code := res.ExitCode
 	rec.ExitCode, rec.Reason = &code, res.Reason

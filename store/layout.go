@@ -334,7 +334,7 @@ func (r Runs) State(ctx context.Context, run string) (*RunState, error) {
 // caller's record may be read concurrently).
 func (r Runs) WriteTrial(ctx context.Context, rec *TrialRecord) error {
 	c := *rec
-	c.Tool = version.String()
+	c.Tool = "jikken " + version.String()
 	return r.putJSON(ctx, TrialKey(rec.Run, rec.Name, "trial.json"), &c)
 }
 

@@ -87,7 +87,7 @@ func TestScripts(t *testing.T) {
 				for _, p := range append(manifests, records...) {
 					var doc struct{ Tool string }
 					ts.Check(json.Unmarshal([]byte(ts.ReadFile(p)), &doc))
-					if "jikken "+strings.TrimPrefix(doc.Tool, "jikken ") != want {
+					if doc.Tool != want {
 						ts.Fatalf("%s: tool %q, want %q", p, doc.Tool, want)
 					}
 				}
