@@ -107,6 +107,78 @@ func toStringList(v any) ([]string, error) {
 	return out, nil
 }
 
+// toMappingList reads ports or volumes: docker's "host:container" strings, or combu's
+// {host, container} objects (ports may add ip and protocol, volumes mode "ro" or "rw"), which
+// become the string form.
+func toMappingList(field string, v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an array")
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		if s, ok := scalarString(e); ok {
+			out[i] = s
+			continue
+		}
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("element %d must be a string or a {host, container} object", i)
+		}
+		s, err := mappingString(field, m)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %v", i, err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func mappingString(field string, m map[string]any) (string, error) {
+	allowed := []string{"host", "container", "mode"}
+	if field == "ports" {
+		allowed = []string{"host", "container", "ip", "protocol"}
+	}
+	get := map[string]string{}
+	for _, k := range sortedKeys(m) {
+		if !contains(allowed, k) {
+			return "", fmt.Errorf("unknown field %q%s; use %s", k, suggest(k, allowed), strings.Join(allowed, ", "))
+		}
+		s, ok := scalarString(m[k])
+		if !ok {
+			return "", fmt.Errorf("%s must be a string or a number", k)
+		}
+		get[k] = s
+	}
+	c := get["container"]
+	if c == "" {
+		return "", fmt.Errorf("container is missing")
+	}
+	if field == "volumes" {
+		if get["host"] == "" {
+			return "", fmt.Errorf("host is missing (a host path or a volume name)")
+		}
+		s := get["host"] + ":" + c
+		if mode := get["mode"]; mode != "" {
+			s += ":" + mode
+		}
+		return s, nil
+	}
+	s := c
+	if h := get["host"]; h != "" {
+		s = h + ":" + s
+		if ip := get["ip"]; ip != "" {
+			s = ip + ":" + s
+		}
+	} else if get["ip"] != "" {
+		return "", fmt.Errorf("ip needs host")
+	}
+	if proto := get["protocol"]; proto != "" {
+		s += "/" + proto
+	}
+	return s, nil
+}
+
 func toInt(v any) (int64, error) {
 	n, ok := v.(json.Number)
 	if !ok {
@@ -145,14 +217,23 @@ func toResources(v any) (Resources, error) {
 			}
 			r.Memory = b
 		case "gpu":
-			n, err := toInt(e)
-			if err != nil || n < 0 {
-				return r, fmt.Errorf("gpu: must be a whole number >= 0")
+			g, err := parseGPU(e)
+			if err != nil {
+				return r, fmt.Errorf("gpu: %v", err)
 			}
-			r.GPU = int(n)
+			r.GPU = g
+		case "mig":
+			s, ok := e.(string)
+			if !ok || !migProfile.MatchString(s) {
+				return r, fmt.Errorf("mig: %v is not a MIG profile; write it as nvidia-smi -L shows it, e.g. \"1g.10gb\" or \"3g.40gb\"", e)
+			}
+			r.MIG = s
 		default:
-			return r, fmt.Errorf("unknown resource %q%s; use cpu, memory, gpu", k, suggest(k, []string{"cpu", "memory", "gpu"}))
+			return r, fmt.Errorf("unknown resource %q%s; use cpu, memory, gpu, mig", k, suggest(k, []string{"cpu", "memory", "gpu", "mig"}))
 		}
+	}
+	if r.GPU > 0 && r.MIG != "" {
+		return r, fmt.Errorf("gpu and mig: ask for GPUs or for a MIG instance, not both")
 	}
 	return r, nil
 }
@@ -176,6 +257,29 @@ func quantity(v any, want string) (resource.Quantity, error) {
 		return q, fmt.Errorf("%q is not a quantity; write %s", s, quantityHint)
 	}
 	return q, nil
+}
+
+// migProfile is a MIG instance profile as nvidia-smi names it: 1g.10gb, 3g.40gb, 1g.10gb+me.
+var migProfile = regexp.MustCompile(`^[1-8]g\.[0-9]+gb(\+me)?$`)
+
+// parseGPU reads a number of GPUs: whole, or a share of one GPU (0 < x < 1, in thousandths).
+func parseGPU(v any) (float64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("want a number of GPUs (1, 2) or a share of one (0.5)")
+	}
+	g, err := n.Float64()
+	switch {
+	case err != nil || g < 0 || math.IsInf(g, 0):
+		return 0, fmt.Errorf("%s is not a number of GPUs", n)
+	case g > 1 && g != math.Trunc(g):
+		return 0, fmt.Errorf("%s: above one GPU, ask for whole GPUs (2, not 1.5)", n)
+	case g > 0 && g < 1 && math.Abs(g*1000-math.Round(g*1000)) > 1e-9:
+		return 0, fmt.Errorf("%s: a share of a GPU is counted in thousandths (0.5, 0.25, 0.125)", n)
+	case g > 1024:
+		return 0, fmt.Errorf("%s GPUs: no machine has that many", n)
+	}
+	return g, nil
 }
 
 // parseCPU reads cores as a number or a Kubernetes quantity ("500m", "2").

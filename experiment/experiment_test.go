@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -146,6 +147,10 @@ func TestValidationErrors(t *testing.T) {
 		{"matrix placeholder", `{matrix: {params: {a: [1]}, cmd: "run {{b}}"}}`, []string{"{{b}} is not a param of this matrix"}},
 		{"matrix seeds", `{matrix: {seeds: 0, cmd: "x"}}`, []string{"matrix[0].seeds: a count must be"}},
 		{"group clash", `{trials: [{name: "run", cmd: "x"}], matrix: {name: "run", params: {a: [1]}, cmd: "x"}}`, []string{`both called "run"`}},
+		{"restart value", `[{name: "s", cmd: "x", service: true, restart: "sometimes"}]`, []string{`trial "s": restart: "sometimes" is not a restart policy`}},
+		{"restart on a step", `[{name: "a", cmd: "x", restart: "always"}]`, []string{`trial "a": restart: only services restart`}},
+		{"combu port object", `[{name: "a", cmd: "x", ports: [{host: 8080, contaner: 80}]}]`, []string{`ports: element 0: unknown field "contaner" (did you mean "container"?)`}},
+		{"combu volume without host", `[{name: "a", cmd: "x", volumes: [{container: "/data"}]}]`, []string{`volumes: element 0: host is missing`}},
 		{"several problems", `[{name: "a", cmd: "x", foo: 1}, {name: "b", cmd: "x", bar: 2}]`, []string{"2 problems", "foo", "bar"}},
 	}
 	for _, c := range cases {
@@ -342,5 +347,58 @@ func TestResourceQuantities(t *testing.T) {
 		if r := exp.Trials[0].Resources; r.CPU != c.cpu || r.Memory != c.memory {
 			t.Errorf("%s: cpu %v memory %d, want %v and %d", c.res, r.CPU, r.Memory, c.cpu, c.memory)
 		}
+	}
+}
+
+// combu's {host, container} objects for ports and volumes become docker's strings.
+func TestCombuPortAndVolumeObjects(t *testing.T) {
+	exp, err := Parse("combu.json", []byte(`[{"name":"db","image":"postgres","cmd":"postgres",
+	  "ports":[{"host":5432,"container":5432},{"host":"8080","container":"80","ip":"127.0.0.1","protocol":"udp"},{"container":9000}],
+	  "volumes":[{"host":"/srv/data","container":"/data"},{"host":"cache","container":"/cache","mode":"ro"}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := exp.Trials[0]
+	if got := strings.Join(tr.Ports, " "); got != "5432:5432 127.0.0.1:8080:80/udp 9000" {
+		t.Errorf("ports = %s", got)
+	}
+	if got := strings.Join(tr.Volumes, " "); got != "/srv/data:/data cache:/cache:ro" {
+		t.Errorf("volumes = %s", got)
+	}
+}
+
+// A trial others depend on to have started, and that none waits for to end, is a service (as
+// in combu and compose); defaults.timeout does not reach services; a trial someone waits for
+// stays a step.
+func TestImpliedServicesAndTheirTimeout(t *testing.T) {
+	exp, err := Parse("x.json", []byte(`{"defaults":{"timeout":"1m"},"trials":[
+	  {"name":"loader","cmd":"serve"},
+	  {"name":"cache","cmd":"redis","service":true},
+	  {"name":"own","cmd":"serve","service":true,"timeout":"2h"},
+	  {"name":"build","cmd":"make"},
+	  {"name":"sim","cmd":"run","depends":["loader","cache","own",{"trial":"build","condition":"started"}]},
+	  {"name":"report","cmd":"plot","after":["build"]}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Trial{}
+	for _, tr := range exp.Trials {
+		byName[tr.Name] = tr
+	}
+	if l := byName["loader"]; !l.Service || !l.ServiceImplied || l.Timeout != 0 {
+		t.Errorf("loader = service %v implied %v timeout %s", l.Service, l.ServiceImplied, time.Duration(l.Timeout))
+	}
+	if c := byName["cache"]; !c.Service || c.ServiceImplied || c.Timeout != 0 {
+		t.Errorf("cache = service %v implied %v timeout %s", c.Service, c.ServiceImplied, time.Duration(c.Timeout))
+	}
+	if o := byName["own"]; time.Duration(o.Timeout) != 2*time.Hour {
+		t.Errorf("own timeout = %s", time.Duration(o.Timeout))
+	}
+	if b := byName["build"]; b.Service || time.Duration(b.Timeout) != time.Minute {
+		t.Errorf("build = service %v timeout %s", b.Service, time.Duration(b.Timeout))
+	}
+	if s := byName["sim"]; s.Service || time.Duration(s.Timeout) != time.Minute {
+		t.Errorf("sim = service %v timeout %s", s.Service, time.Duration(s.Timeout))
 	}
 }

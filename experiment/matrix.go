@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -122,8 +121,10 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 		}
 		tm["name"] = names[i]
 		vars := map[string]string{"group": group, "trial": names[i], "index": strconv.Itoa(i)}
+		envs := make(map[string]string, len(params))
 		for k, v := range params {
-			vars[k] = fmt.Sprint(plain(v))
+			vars[k] = ParamString(plain(v))
+			envs[k] = ParamEnv(k)
 		}
 		if g.seed != nil {
 			vars["seed"] = strconv.FormatInt(*g.seed, 10)
@@ -131,7 +132,13 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 		trialWhere := strconv.Quote(names[i])
 		for _, f := range []string{"cmd", "env", "workdir", "image", "labels"} {
 			if v, ok := tm[f]; ok {
-				out, err := substitute(v, vars)
+				var out any
+				var err error
+				if cmd, isStr := v.(string); isStr && f == "cmd" {
+					out, err = substituteShell(cmd, vars, envs)
+				} else {
+					out, err = substitute(v, vars)
+				}
 				if err != nil {
 					p.ps.add(trialWhere, f, "%v", err)
 					continue
@@ -140,6 +147,9 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 			}
 		}
 		before := len(p.ps.list)
+		if _, own := template["timeout"]; !own && defaults["timeout"] != nil {
+			p.defaultTimeout[len(p.trials)] = true
+		}
 		t := p.fields(tm, trialWhere, len(p.trials))
 		if len(p.ps.list) != before {
 			return // one bad template makes every trial of the group bad: report it once
@@ -335,12 +345,7 @@ func substitute(v any, vars map[string]string) (any, error) {
 		}
 		b.WriteString(x[last:])
 		if len(missing) > 0 {
-			known := make([]string, 0, len(vars))
-			for k := range vars {
-				known = append(known, k)
-			}
-			sort.Strings(known)
-			return nil, fmt.Errorf("{{%s}} is not a param of this matrix; known: %s", missing[0], strings.Join(known, ", "))
+			return nil, unknownPlaceholder(missing[0], vars)
 		}
 		return b.String(), nil
 	case []any:

@@ -14,7 +14,7 @@ import (
 
 var trialFields = []string{
 	"name", "image", "cmd", "env", "params", "seed", "workdir", "timeout", "retries", "backoff",
-	"resources", "service", "show", "health", "depends", "after", "ports", "volumes", "networks",
+	"resources", "service", "restart", "show", "health", "depends", "after", "ports", "volumes", "networks",
 	"node_selector", "tolerations", "labels",
 }
 
@@ -55,7 +55,7 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 		ps.add("", "", "not JSON: %v", err)
 		return nil, ps.err()
 	}
-	p := &parser{ps: ps, groups: map[string][]string{}, max: maxTrials}
+	p := &parser{ps: ps, groups: map[string][]string{}, max: maxTrials, defaultTimeout: map[int]bool{}}
 	switch t := top.(type) {
 	case []any:
 		exp.Form = "combu"
@@ -97,6 +97,9 @@ type parser struct {
 	groups map[string][]string // matrix group name -> its trial names
 	// rawDeps keep depends as written (strings may name a group) until all trials are known.
 	rawDeps []rawDep
+	// defaultTimeout marks the trials (by index) whose timeout came from defaults, which
+	// services do not take.
+	defaultTimeout map[int]bool
 }
 
 type rawDep struct {
@@ -209,6 +212,9 @@ func (p *parser) trial(raw any, at int, defaults map[string]any) (Trial, bool) {
 	}
 	merged := mergeDefaults(defaults, m)
 	before := len(p.ps.list)
+	if _, own := m["timeout"]; !own && defaults["timeout"] != nil {
+		p.defaultTimeout[len(p.trials)] = true
+	}
 	tr := p.fields(merged, where, len(p.trials))
 	if _, ok := m["name"]; !ok {
 		p.ps.add(where, "name", "missing; every trial needs a unique name")
@@ -360,6 +366,20 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 			*f.dst = b
 		}
 	}
+	if v, ok := m["restart"]; ok {
+		r, isStr := v.(string)
+		switch Restart(r) {
+		case RestartNo, RestartOnFailure, RestartAlways:
+			t.Restart = Restart(r)
+		case "unless-stopped":
+			t.Restart = RestartAlways
+		default:
+			if !isStr {
+				r = fmt.Sprint(v)
+			}
+			bad("restart", "%q is not a restart policy; use \"no\", \"on-failure\" or \"always\"", r)
+		}
+	}
 	if v, ok := m["resources"]; ok {
 		r, err := toResources(v)
 		if err != nil {
@@ -379,7 +399,13 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 		if !ok {
 			continue
 		}
-		list, err := toStringList(v)
+		var list []string
+		var err error
+		if f == "ports" || f == "volumes" {
+			list, err = toMappingList(f, v)
+		} else {
+			list, err = toStringList(v)
+		}
 		if err != nil {
 			bad(f, "%v", err)
 			continue
@@ -511,8 +537,46 @@ func (p *parser) link() {
 	if len(p.ps.list) > 0 {
 		return
 	}
+	p.services(byName)
+	if len(p.ps.list) > 0 {
+		return
+	}
 	if cycle := findCycle(p.trials); cycle != nil {
 		p.ps.add(strconv.Quote(cycle[0]), "depends", "dependency cycle: %s", strings.Join(cycle, " -> "))
+	}
+}
+
+// services marks as services the trials that others depend on to have started (or be
+// healthy) and that no trial waits for to end (no after, no completed or succeeded condition):
+// in combu and compose such a trial is a server its dependants use. A service keeps no timeout
+// from defaults: it runs as long as trials need it. Only services take restart.
+func (p *parser) services(byName map[string]int) {
+	dependedOn := make([]bool, len(p.trials))
+	waitedFor := make([]bool, len(p.trials))
+	for _, t := range p.trials {
+		for _, d := range t.Depends {
+			i := byName[d.Trial]
+			if d.Condition == Started || d.Condition == Healthy {
+				dependedOn[i] = true
+			} else {
+				waitedFor[i] = true
+			}
+		}
+		for _, a := range t.After {
+			waitedFor[byName[a]] = true
+		}
+	}
+	for i := range p.trials {
+		t := &p.trials[i]
+		if !t.Service && dependedOn[i] && !waitedFor[i] {
+			t.Service, t.ServiceImplied = true, true
+		}
+		if t.Service && p.defaultTimeout[i] {
+			t.Timeout = 0
+		}
+		if t.Restart != "" && !t.Service {
+			p.ps.add(strconv.Quote(t.Name), "restart", "only services restart; nothing depends on %q to have started, so use retries", t.Name)
+		}
 	}
 }
 

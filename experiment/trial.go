@@ -27,6 +27,11 @@ type Trial struct {
 
 	Resources Resources `json:"resources,omitzero"`
 	Service   bool      `json:"service,omitempty"`
+	// ServiceImplied is set when Service was inferred: other trials depend on the trial to have
+	// started (or be healthy) and none waits for it to end, as combu and compose treat it.
+	ServiceImplied bool `json:"service_implied,omitempty"`
+	// Restart says when a service that ends while trials still need it is started again.
+	Restart Restart `json:"restart,omitempty"`
 	// Show asks 'jikken run' to print the trial's stdout when the run ends (a final summary).
 	Show   bool    `json:"show,omitempty"`
 	Health *Health `json:"health,omitempty"`
@@ -117,6 +122,16 @@ const (
 	Succeeded Condition = "succeeded"
 )
 
+// Restart is a service's restart policy, as in compose.
+type Restart string
+
+// The restart policies.
+const (
+	RestartNo        Restart = "no"         // the default: a service that ends fails its dependants
+	RestartOnFailure Restart = "on-failure" // restarted when it exits non-zero or fails its health check
+	RestartAlways    Restart = "always"     // restarted whenever it ends while needed
+)
+
 // Health is a readiness probe for a service: a command that exits 0, or a TCP address that
 // accepts connections, checked every Interval until Timeout.
 type Health struct {
@@ -126,12 +141,29 @@ type Health struct {
 	Timeout  Duration `json:"timeout,omitempty"`
 }
 
-// Resources a trial asks for. CPU is in cores, Memory in bytes.
+// Resources a trial asks for. CPU is in cores, Memory in bytes. GPU is a number of whole GPUs,
+// or a share of one below 1 (0.5: at most two such trials on a device); MIG asks instead for one
+// MIG instance of a profile ("1g.10gb").
 type Resources struct {
 	CPU    float64 `json:"cpu,omitempty"`
 	Memory int64   `json:"memory,omitempty"`
-	GPU    int     `json:"gpu,omitempty"`
+	GPU    float64 `json:"gpu,omitempty"`
+	MIG    string  `json:"mig,omitempty"`
 }
+
+// GPUs is how many whole GPUs r asks for (0 for a share of one or a MIG instance).
+func (r Resources) GPUs() int {
+	if r.GPU >= 1 {
+		return int(r.GPU)
+	}
+	return 0
+}
+
+// UsesGPU reports whether r asks for any GPU: whole, a share, or a MIG instance.
+func (r Resources) UsesGPU() bool { return r.GPU > 0 || r.MIG != "" }
+
+// IsZero reports whether r asks for nothing.
+func (r Resources) IsZero() bool { return r == Resources{} }
 
 // Duration is a time.Duration written as a Go duration string ("90s", "1h30m") or a number of
 // seconds.

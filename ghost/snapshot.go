@@ -180,11 +180,20 @@ func materialize(ctx context.Context, snap Snapshot, destDir string) error {
 		return err
 	}
 	if canUseLocal(ctx, snap) {
-		src := gitexec.Client{Dir: snap.Repo}
-		if _, err := src.Run(ctx, "worktree", "add", "-q", "--detach", dest, snap.Head); err != nil {
-			return fmt.Errorf("add a worktree of %s: %w", snap.Repo, err)
+		// A clone that borrows the repository's objects (--shared) rather than a git worktree:
+		// nothing is registered in the user's repository, so a runner killed before it removes
+		// the copy leaves only a folder behind, never a worktree entry.
+		parent := gitexec.Client{Dir: filepath.Dir(dest)}
+		if _, err := parent.Run(ctx, "clone", "-q", "--shared", "--no-checkout", snap.Repo, dest); err != nil {
+			return fmt.Errorf("copy %s: %w", snap.Repo, err)
 		}
 		w := &worktree{git: gitexec.Client{Dir: dest}, root: dest}
+		if url, err := (gitexec.Client{Dir: snap.Repo}).Run(ctx, "remote", "get-url", "origin"); err == nil {
+			_, _ = w.git.Run(ctx, "remote", "set-url", "origin", strings.TrimSpace(string(url)))
+		}
+		if _, err := w.git.Run(ctx, "checkout", "-q", "--detach", snap.Head); err != nil {
+			return fmt.Errorf("check out %s: %w", short(snap.Head), err)
+		}
 		return w.checkout(ctx, snap.Head, snap.Head, snap.Tree, snap.Index)
 	}
 	if snap.Origin == "" || (snap.Head != snap.Base && snap.Commits == nil) || (snap.Dirty && snap.Diff == nil) {
@@ -229,7 +238,8 @@ func canUseLocal(ctx context.Context, snap Snapshot) bool {
 	return w.hasObject(ctx, snap.Head+"^{commit}") && w.hasObject(ctx, snap.Tree+"^{tree}") && w.hasObject(ctx, snap.Index+"^{tree}")
 }
 
-// Release removes a directory made by Materialize, unregistering the git worktree if it is one.
+// Release removes a directory made by Materialize (unregistering it if an older jikken made it a
+// git worktree).
 func Release(ctx context.Context, snap Snapshot, destDir string) error {
 	dest, err := filepath.Abs(destDir)
 	if err != nil {

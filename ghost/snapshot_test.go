@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -51,6 +52,11 @@ func TestTakeAndMaterializeLocally(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dest, "debug.log")); err == nil {
 		t.Error("an ignored file was materialized")
+	}
+	// Nothing is registered in the researcher's repository: a runner killed now (before
+	// Release) leaves a folder, not a worktree entry.
+	if wt := git(t, w.sender, "worktree", "list", "--porcelain"); strings.Count(wt, "worktree ") != 1 {
+		t.Fatalf("the copy is registered in the repository:\n%s", wt)
 	}
 	must(t, Release(ctx, back, dest))
 	if _, err := os.Stat(dest); !os.IsNotExist(err) {

@@ -1,13 +1,57 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/stats"
+)
+
+// Direction says which values of a metric are better.
+type Direction int
+
+const (
+	// DirectionUnknown: nothing was said; mean rank 1 is the smallest value, verdicts say which
+	// group tends to be larger, and failed trials cannot be ranked worst.
+	DirectionUnknown Direction = iota
+	// LowerIsBetter: a loss, a runtime.
+	LowerIsBetter
+	// HigherIsBetter: an accuracy, a reward.
+	HigherIsBetter
+)
+
+// String returns the direction as the JSON contract writes it.
+func (d Direction) String() string {
+	switch d {
+	case LowerIsBetter:
+		return "lower-is-better"
+	case HigherIsBetter:
+		return "higher-is-better"
+	}
+	return "unknown"
+}
+
+// Failed-trial policies (Options.Failed).
+const (
+	// FailedWorst ranks failed trials and non-finite values below every real value (they tie with
+	// each other); it needs the metric's direction.
+	FailedWorst = "worst"
+	// FailedDrop leaves them out, listed.
+	FailedDrop = "drop"
+)
+
+// Incomplete-block policies (Options.Incomplete).
+const (
+	// IncompleteDrop leaves out a block that lacks a usable row for some group, as R's
+	// friedman.test does with a block holding NA, and lists it.
+	IncompleteDrop = "drop"
+	// IncompleteError refuses the comparison instead.
+	IncompleteError = "error"
 )
 
 // Options say what to compare: the rows of a table are grouped by one column and the groups are
@@ -21,81 +65,105 @@ type Options struct {
 	// several separated by commas ("fn,seed"): each distinct value (combination) is a block
 	// holding exactly one row per group.
 	PairBy string
-	// LowerIsBetter says that smaller metric values are better (a loss, a runtime).
-	LowerIsBetter bool
+	// Direction says whether smaller or larger values are better, or neither is known.
+	Direction Direction
+	// Alternative is the alternative hypothesis of the pairwise tests, for a pair (a, b) about a
+	// (Greater: a tends to be larger). The omnibus test has none.
+	Alternative stats.Alternative
+	// Failed is FailedWorst or FailedDrop; empty means worst when the direction is known and drop
+	// otherwise.
+	Failed string
+	// Incomplete is IncompleteDrop (the default when empty) or IncompleteError.
+	Incomplete string
 	// Alpha is the significance level; 0 means 0.05.
 	Alpha float64
 }
 
-// Comparison is the outcome of Compare. Its JSON form is the documented contract of
-// `jikken compare -o json`; fields tagged "-" are for the text forms only.
+// Comparison is the outcome of Compare. Its JSON form (MarshalJSON) is the documented contract of
+// `jikken compare -o json`.
 type Comparison struct {
-	Metric   string   `json:"metric"`
-	Groups   []Group  `json:"groups"`
-	Omnibus  *Omnibus `json:"omnibus"`
-	Pairwise []Pair   `json:"pairwise"`
+	Metric   string
+	Groups   []Group
+	Omnibus  *Omnibus
+	Pairwise []Pair
 	// CriticalDifference is Nemenyi's critical difference of mean ranks (Friedman designs with
 	// three or more groups), or nil.
-	CriticalDifference *float64 `json:"critical_difference"`
+	CriticalDifference *float64
 
-	By            string  `json:"-"`
-	PairBy        string  `json:"-"`
-	LowerIsBetter bool    `json:"-"`
-	Alpha         float64 `json:"-"`
+	By          string
+	PairBy      string
+	Direction   Direction
+	Alternative stats.Alternative
+	// Failed is the failed-trial policy applied (the default resolved).
+	Failed string
+	Alpha  float64
 	// Blocks is the number of blocks used in a paired design.
-	Blocks int `json:"-"`
-	// Dropped lists the rows left out because the metric was missing or NaN.
-	Dropped []Dropped `json:"-"`
+	Blocks int
+	// Dropped lists the rows left out: not a result (a trial that did not finish, an empty
+	// metric, a step without a group), failed under FailedDrop, or in an incomplete block.
+	Dropped []Dropped
+	// Worst lists the rows counted as the worst value under FailedWorst.
+	Worst []Dropped
+	// DroppedBlocks lists the incomplete blocks left out of a paired design.
+	DroppedBlocks []DroppedBlock
 }
 
 // Group summarises one group's metric values.
 type Group struct {
-	Name   string  `json:"name"`
-	N      int     `json:"n"`
-	Median float64 `json:"median"`
-	Mean   float64 `json:"mean"`
-	IQR    float64 `json:"iqr"`
-
-	// MeanRank is the group's mean rank, 1 being best: within blocks for paired designs, in the
-	// pooled sample otherwise.
-	MeanRank float64 `json:"-"`
+	Name string
+	// N is the number of observations in the tests, failed ones ranked worst included.
+	N int
+	// Failed is how many of them are failures ranked worst.
+	Failed int
+	// Median, Mean, IQR and MedianCI describe the finite values only (NaN when there are none):
+	// a failure has no value to average. The ranks and tests count failures as worst.
+	Median, Mean, IQR float64
 	// MedianCI is the distribution-free 95% confidence interval of the median (order statistics;
 	// a bootstrap would cost thousands of sorts of a million-trial group).
-	MedianCI stats.Interval `json:"-"`
-	// Values are the observations, in input order (block order for paired designs).
-	Values []float64 `json:"-"`
+	MedianCI stats.Interval
+	// MeanRank is the group's mean rank: within blocks for paired designs, in the pooled sample
+	// otherwise. Rank 1 is the best value when the direction is known, the smallest otherwise.
+	MeanRank float64
+	// Values are the observations in the tests, in input order (block order for paired designs);
+	// failures are +Inf when lower is better and -Inf when higher is better.
+	Values []float64
 }
 
 // Omnibus is the test of all groups at once.
 type Omnibus struct {
-	Test      string  `json:"test"`
-	Statistic float64 `json:"statistic"`
-	DF        int     `json:"df"`
-	PValue    float64 `json:"p_value"`
+	Test      string
+	Statistic float64
+	DF        int
+	PValue    float64
 }
 
 // Pair is the comparison of groups A and B, A being the first sample of the test.
 type Pair struct {
-	A          string  `json:"a"`
-	B          string  `json:"b"`
-	Test       string  `json:"test"`
-	Statistic  float64 `json:"statistic"`
-	PValue     float64 `json:"p_value"`
-	PAdjusted  float64 `json:"p_adjusted"`
-	EffectSize Effect  `json:"effect_size"`
+	A, B       string
+	Test       string
+	Statistic  float64
+	PValue     float64
+	PAdjusted  float64
+	EffectSize Effect
 }
 
 // Effect is a named effect size.
 type Effect struct {
-	Name  string  `json:"name"`
-	Value float64 `json:"value"`
+	Name  string
+	Value float64
 }
 
-// Dropped is a row left out of the comparison.
+// Dropped is a row left out of the comparison, or counted as worst.
 type Dropped struct {
 	Row    int    // 1-based data row (the header is not counted)
 	Trial  string // the row's trial name when the table has a trial column
 	Reason string
+}
+
+// DroppedBlock is an incomplete block left out of a paired design.
+type DroppedBlock struct {
+	Block  string `json:"block"` // COLUMN=VALUE[,VALUE...]
+	Reason string `json:"reason"`
 }
 
 // Test and effect-size names used in Comparison.
@@ -111,23 +179,25 @@ const (
 // Compare groups the rows of t by opts.By and compares the groups on opts.Metric: two groups with
 // a Mann-Whitney U test (or a Wilcoxon signed-rank test when opts.PairBy pairs the rows), three or
 // more with Kruskal-Wallis (or Friedman) followed by pairwise tests with Holm's adjustment.
-// Groups keep the order of their first appearance in t. When t has a status column (as `jikken
-// results` writes it), rows whose status is set and is not "succeeded" are left out and listed
-// in Dropped: a failed trial's last logged value is not a result.
+// Groups keep the order of their first appearance in t.
+//
+// When t has a status column (as `jikken results` writes it), a failed trial is a failure, as is
+// a non-finite metric value; opts.Failed decides whether failures rank worst or are left out.
+// Trials that did not finish (pending, running, skipped, killed) and empty metric values are not
+// results and are left out. Everything left out or ranked worst is listed in the comparison.
 func Compare(t *results.Table, opts Options) (*Comparison, error) {
-	if opts.Alpha == 0 {
-		opts.Alpha = 0.05
-	}
-	if opts.Alpha <= 0 || opts.Alpha >= 1 {
-		return nil, fmt.Errorf("alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
+	opts, err := opts.resolve()
+	if err != nil {
+		return nil, err
 	}
 	d, err := extract(t, opts)
 	if err != nil {
 		return nil, err
 	}
 	c := &Comparison{
-		Metric: opts.Metric, By: opts.By, PairBy: opts.PairBy,
-		LowerIsBetter: opts.LowerIsBetter, Alpha: opts.Alpha, Dropped: d.dropped,
+		Metric: opts.Metric, By: opts.By, PairBy: opts.PairBy, Direction: opts.Direction,
+		Alternative: opts.Alternative, Failed: opts.Failed, Alpha: opts.Alpha,
+		Dropped: d.dropped, Worst: d.worst, DroppedBlocks: d.droppedBlocks,
 		Pairwise: []Pair{},
 	}
 	if opts.PairBy != "" {
@@ -141,13 +211,60 @@ func Compare(t *results.Table, opts Options) (*Comparison, error) {
 	return c, nil
 }
 
+// resolve checks the options and fills in their defaults.
+func (o Options) resolve() (Options, error) {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		return o, fmt.Errorf("alpha %v is outside (0, 1); use e.g. 0.05", o.Alpha)
+	}
+	if o.By == "" || o.Metric == "" {
+		return o, fmt.Errorf("say which column holds the groups (--by) and which the metric (--metric)")
+	}
+	switch o.Failed {
+	case "":
+		o.Failed = FailedDrop
+		if o.Direction != DirectionUnknown {
+			o.Failed = FailedWorst
+		}
+	case FailedDrop:
+	case FailedWorst:
+		if o.Direction == DirectionUnknown {
+			return o, fmt.Errorf("failed trials can only rank worst when the metric's direction is known; say --lower-is-better or --higher-is-better, or --failed drop")
+		}
+	default:
+		return o, fmt.Errorf("failed-trial policy %q: use worst or drop", o.Failed)
+	}
+	switch o.Incomplete {
+	case "":
+		o.Incomplete = IncompleteDrop
+	case IncompleteDrop, IncompleteError:
+	default:
+		return o, fmt.Errorf("incomplete-block policy %q: use drop or error", o.Incomplete)
+	}
+	return o, nil
+}
+
+// worstValue is what a failure is ranked as: beyond every finite value on the bad side.
+func (o Options) worstValue() float64 {
+	if o.Direction == HigherIsBetter {
+		return math.Inf(-1)
+	}
+	return math.Inf(1)
+}
+
 // data is a table reduced to what the tests need.
 type data struct {
 	names []string
 	// values[g] holds group g's observations; for paired designs values[g][b] is block b's.
-	values  [][]float64
-	blocks  []string
-	dropped []Dropped
+	values [][]float64
+	// failed[g] counts group g's failures ranked worst.
+	failed        []int
+	blocks        []string
+	dropped       []Dropped
+	worst         []Dropped
+	droppedBlocks []DroppedBlock
 }
 
 func column(t *results.Table, flag, name string) (int, error) {
@@ -158,13 +275,32 @@ func column(t *results.Table, flag, name string) (int, error) {
 	return i, nil
 }
 
-// extract reads groups (and blocks) out of t. It drops rows without a group, rows of unsuccessful
-// trials and rows whose metric is empty, NaN or infinite (with their whole block in a paired
-// design), and refuses any other non-numeric value.
+// kind says what a row contributes.
+type kind int
+
+const (
+	kindValue   kind = iota // a finite value
+	kindFailure             // a failed trial or a non-finite value
+	kindNone                // not a result: left out whatever the policy
+)
+
+// obs is one row of the table as the comparison sees it.
+type obs struct {
+	row    int // 0-based
+	trial  string
+	g, b   int
+	v      float64
+	kind   kind
+	reason string
+}
+
+func (o obs) note(reason string) Dropped {
+	return Dropped{Row: o.row + 1, Trial: o.trial, Reason: reason}
+}
+
+// extract reads groups (and blocks) out of t, applying the failed-trial and incomplete-block
+// policies, and refuses any metric value that is not a number.
 func extract(t *results.Table, opts Options) (*data, error) {
-	if opts.By == "" || opts.Metric == "" {
-		return nil, fmt.Errorf("say which column holds the groups (--by) and which the metric (--metric)")
-	}
 	by, err := column(t, "--by", opts.By)
 	if err != nil {
 		return nil, err
@@ -184,131 +320,191 @@ func extract(t *results.Table, opts Options) (*data, error) {
 			pairCols = append(pairCols, i)
 		}
 	}
-	paired := len(pairCols) > 0
 	trial, status := t.Col("trial"), t.Col("status")
 	d := &data{}
 	groupIdx := map[string]int{}
 	blockIdx := map[string]int{}
-	type cell struct {
-		g, b int
-		v    float64
-	}
-	var cells []cell
-	badBlocks := map[int]bool{}
+	var rows []obs
 	for r, row := range t.Rows {
 		if len(row) != len(t.Columns) {
 			return nil, fmt.Errorf("row %d has %d fields, the header %d", r+1, len(row), len(t.Columns))
 		}
-		v, reason, err := metricOf(row, by, metric, status, opts)
+		o := obs{row: r, trial: trialOf(row, trial), b: -1}
+		if row[by] == "" {
+			// Steps of the experiment that are not in the comparison (a build, a summary).
+			d.dropped = append(d.dropped, o.note(fmt.Sprintf("no value for %s", opts.By)))
+			continue
+		}
+		o.v, o.kind, o.reason, err = metricOf(row, metric, status, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rowName(r, row, trial), err)
-		}
-		if row[by] == "" {
-			d.dropped = append(d.dropped, Dropped{Row: r + 1, Trial: trialOf(row, trial), Reason: reason})
-			continue
 		}
 		g, ok := groupIdx[row[by]]
 		if !ok {
 			g = len(d.names)
 			groupIdx[row[by]] = g
 			d.names = append(d.names, row[by])
-			d.values = append(d.values, nil)
 		}
-		b := -1
-		var block string
-		if paired {
+		o.g = g
+		if len(pairCols) > 0 {
 			vals := make([]string, len(pairCols))
 			for i, c := range pairCols {
 				vals[i] = row[c]
 			}
-			block = strings.Join(vals, ",")
-			if b, ok = blockIdx[block]; !ok {
-				b = len(d.blocks)
-				blockIdx[block] = b
+			block := strings.Join(vals, ",")
+			if o.b, ok = blockIdx[block]; !ok {
+				o.b = len(d.blocks)
+				blockIdx[block] = o.b
 				d.blocks = append(d.blocks, block)
 			}
 		}
-		if reason != "" {
-			if paired {
-				reason += fmt.Sprintf("; block %s=%s dropped for every group", opts.PairBy, block)
-				badBlocks[b] = true
+		if o.kind == kindFailure {
+			if opts.Failed == FailedWorst {
+				o.v, o.kind = opts.worstValue(), kindValue
+				d.worst = append(d.worst, o.note(o.reason))
+			} else {
+				o.kind = kindNone
 			}
-			d.dropped = append(d.dropped, Dropped{Row: r + 1, Trial: trialOf(row, trial), Reason: reason})
-			continue
 		}
-		cells = append(cells, cell{g, b, v})
+		if o.kind == kindNone {
+			d.dropped = append(d.dropped, o.note(o.reason))
+		}
+		rows = append(rows, o)
 	}
 	if len(d.names) < 2 {
 		return nil, fmt.Errorf("column %q has %d distinct value(s); comparing needs at least 2 groups", opts.By, len(d.names))
 	}
-	if !paired {
-		for _, c := range cells {
-			d.values[c.g] = append(d.values[c.g], c.v)
+	d.values = make([][]float64, len(d.names))
+	d.failed = make([]int, len(d.names))
+	if len(pairCols) == 0 {
+		for _, o := range rows {
+			if o.kind == kindValue {
+				d.values[o.g] = append(d.values[o.g], o.v)
+				if math.IsInf(o.v, 0) {
+					d.failed[o.g]++
+				}
+			}
 		}
-		return d, checkSizes(d, opts)
+		return d, checkSizes(d, rows, opts)
 	}
-	// grid[{block, group}] keeps every value, so a repeated (block, group) can be reported.
-	grid := map[[2]int][]float64{}
-	for _, c := range cells {
-		grid[[2]int{c.b, c.g}] = append(grid[[2]int{c.b, c.g}], c.v)
-	}
-	return d, pairUp(d, grid, badBlocks, opts)
+	err = pairUp(d, rows, opts)
+	slices.SortStableFunc(d.dropped, func(a, b Dropped) int { return cmp.Compare(a.Row, b.Row) })
+	return d, err
 }
 
-// metricOf returns the row's metric value, or the reason the row is left out of the comparison;
-// a metric that is not a number at all is an error rather than a reason.
-func metricOf(row []string, by, metric, status int, opts Options) (float64, string, error) {
+// metricOf classifies the row's metric value; a metric that is not a number at all is an error.
+func metricOf(row []string, metric, status int, opts Options) (float64, kind, string, error) {
+	if status >= 0 {
+		switch st := row[status]; st {
+		case "", "succeeded":
+		case "failed":
+			return 0, kindFailure, "trial failed", nil
+		default:
+			return 0, kindNone, fmt.Sprintf("trial %s, not a result", st), nil
+		}
+	}
 	raw := strings.TrimSpace(row[metric])
 	v, err := strconv.ParseFloat(raw, 64)
 	switch {
-	case row[by] == "":
-		// Steps of the experiment that are not in the comparison (a build, a summary).
-		return 0, fmt.Sprintf("no value for %s", opts.By), nil
-	case status >= 0 && row[status] != "" && row[status] != "succeeded":
-		return 0, "trial " + row[status], nil
 	case raw == "":
-		return 0, fmt.Sprintf("%s is empty", opts.Metric), nil
-	case err != nil:
-		return 0, "", fmt.Errorf("column %q holds %q, which is not a number; fix the value or drop the row", opts.Metric, row[metric])
+		return 0, kindNone, fmt.Sprintf("%s is empty", opts.Metric), nil
+	case err != nil && !isRange(err):
+		return 0, 0, "", fmt.Errorf("column %q holds %q, which is not a number; fix the value or drop the row", opts.Metric, row[metric])
 	case math.IsNaN(v) || math.IsInf(v, 0):
-		// Infinite values would rank fine but leave means and IQRs that JSON cannot carry.
-		return 0, fmt.Sprintf("%s is %v", opts.Metric, v), nil
+		return 0, kindFailure, fmt.Sprintf("%s is %v", opts.Metric, v), nil
 	}
-	return v, "", nil
+	return v, kindValue, "", nil
 }
 
-// pairUp fills d.values with one value per group per complete block and rejects unbalanced
-// designs, naming the first block that is incomplete or repeated.
-func pairUp(d *data, grid map[[2]int][]float64, badBlocks map[int]bool, opts Options) error {
+// isRange reports a number too large for a float64 ("1e999"), which ParseFloat turns into ±Inf
+// with an error: it is a non-finite value, not text.
+func isRange(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// pairUp fills d.values with one value per group per complete block. A repeated (block, group)
+// is always an error; a block lacking a usable row for some group is left out (IncompleteDrop,
+// R's friedman.test rule) with its rows, or refused (IncompleteError).
+func pairUp(d *data, rows []obs, opts Options) error {
+	cells := make([][][]obs, len(d.blocks))
+	for b := range cells {
+		cells[b] = make([][]obs, len(d.names))
+	}
+	for _, o := range rows {
+		cells[o.b][o.g] = append(cells[o.b][o.g], o)
+	}
 	var kept []string
 	for b, name := range d.blocks {
-		if badBlocks[b] {
+		var missing []string
+		for g, gname := range d.names {
+			usable := 0
+			for _, o := range cells[b][g] {
+				if o.kind == kindValue {
+					usable++
+				}
+			}
+			switch {
+			case usable > 1 || len(cells[b][g]) > 1:
+				return fmt.Errorf("unbalanced blocks: %s=%s has %d rows for %s=%s; a paired comparison needs exactly one row per group in every block (pair by more columns, e.g. --pair-by fn,seed)",
+					opts.PairBy, name, len(cells[b][g]), opts.By, gname)
+			case usable == 0 && len(cells[b][g]) == 0:
+				missing = append(missing, fmt.Sprintf("no row for %s=%s", opts.By, gname))
+			case usable == 0:
+				missing = append(missing, fmt.Sprintf("%s=%s left out (%s)", opts.By, gname, cells[b][g][0].reason))
+			}
+		}
+		if len(missing) > 0 {
+			reason := "incomplete: " + strings.Join(missing, "; ")
+			if opts.Incomplete == IncompleteError {
+				return fmt.Errorf("block %s=%s is %s; a paired comparison needs one usable row per group in every block (--incomplete drop leaves such blocks out, as R's friedman.test does)", opts.PairBy, name, reason)
+			}
+			d.droppedBlocks = append(d.droppedBlocks, DroppedBlock{Block: opts.PairBy + "=" + name, Reason: reason})
+			for g := range d.names {
+				for _, o := range cells[b][g] {
+					if o.kind == kindValue {
+						d.dropped = append(d.dropped, o.note(fmt.Sprintf("block %s=%s left out, %s", opts.PairBy, name, reason)))
+					}
+				}
+			}
 			continue
 		}
-		for g, gname := range d.names {
-			vs := grid[[2]int{b, g}]
-			switch {
-			case len(vs) == 0:
-				return fmt.Errorf("unbalanced blocks: %s=%s has no row for %s=%s; a paired comparison needs exactly one row per group in every block (or drop --pair-by)", opts.PairBy, name, opts.By, gname)
-			case len(vs) > 1:
-				return fmt.Errorf("unbalanced blocks: %s=%s has %d rows for %s=%s; a paired comparison needs exactly one row per group in every block", opts.PairBy, name, len(vs), opts.By, gname)
+		for g := range d.names {
+			v := cells[b][g][0].v
+			d.values[g] = append(d.values[g], v)
+			if math.IsInf(v, 0) {
+				d.failed[g]++
 			}
-			d.values[g] = append(d.values[g], vs[0])
 		}
 		kept = append(kept, name)
 	}
 	d.blocks = kept
-	if len(kept) < 2 {
-		return fmt.Errorf("%d complete block(s) of %s; a paired comparison needs at least 2", len(kept), opts.PairBy)
+	// One block is enough for a paired test of two groups, as in R; R's friedman.test refuses a
+	// single block, so three or more groups need two.
+	need := 1
+	if len(d.names) > 2 {
+		need = 2
+	}
+	if len(kept) < need {
+		return fmt.Errorf("%d complete block(s) of %s; a paired comparison of %d groups needs at least %d (blocks lacking a usable row for some group are left out)", len(kept), opts.PairBy, len(d.names), need)
 	}
 	return nil
 }
 
-func checkSizes(d *data, opts Options) error {
+// checkSizes refuses a group without any usable observation; one is enough for R's tests.
+func checkSizes(d *data, rows []obs, opts Options) error {
 	for g, vs := range d.values {
-		if len(vs) < 2 {
-			return fmt.Errorf("group %s=%s has %d usable observation(s) of %s; each group needs at least 2", opts.By, d.names[g], len(vs), opts.Metric)
+		if len(vs) > 0 {
+			continue
 		}
+		reason := "no rows"
+		for _, o := range rows {
+			if o.g == g {
+				reason = fmt.Sprintf("row %d: %s", o.row+1, o.reason)
+				break
+			}
+		}
+		return fmt.Errorf("group %s=%s has no usable observation of %s (%s); each group needs at least 1", opts.By, d.names[g], opts.Metric, reason)
 	}
 	return nil
 }
@@ -327,25 +523,31 @@ func trialOf(row []string, trial int) string {
 	return row[trial]
 }
 
-func (c *Comparison) addGroups(d *data) error {
+func (c *Comparison) addGroups(d *data) {
 	for g, vs := range d.values {
-		ci, err := stats.MedianCI(vs, 0.95)
-		if err != nil {
-			return fmt.Errorf("group %s: %w", d.names[g], err)
+		finite := slices.DeleteFunc(slices.Clone(vs), func(v float64) bool { return math.IsInf(v, 0) })
+		gr := Group{Name: d.names[g], N: len(vs), Failed: d.failed[g], Values: vs,
+			Median: math.NaN(), Mean: math.NaN(), IQR: math.NaN(), MedianCI: stats.Interval{Lo: math.NaN(), Hi: math.NaN()}}
+		if len(finite) > 0 {
+			gr.Median, gr.Mean, gr.IQR = stats.Median(finite), stats.Mean(finite), stats.IQR(finite)
+			// MedianCI fails only on an empty or NaN sample, which finite cannot be.
+			gr.MedianCI, _ = stats.MedianCI(finite, 0.95)
 		}
-		c.Groups = append(c.Groups, Group{
-			Name: d.names[g], N: len(vs), Median: stats.Median(vs), Mean: stats.Mean(vs),
-			IQR: stats.IQR(vs), MedianCI: ci, Values: vs,
-		})
+		c.Groups = append(c.Groups, gr)
 	}
-	return nil
+}
+
+// turnRank maps an ascending rank (1 = smallest of n) to the comparison's scale: 1 = best when
+// higher is better.
+func (c *Comparison) turnRank(r, n float64) float64 {
+	if c.Direction == HigherIsBetter {
+		return n + 1 - r
+	}
+	return r
 }
 
 func (c *Comparison) compareUnpaired(d *data) error {
-	if err := c.addGroups(d); err != nil {
-		return err
-	}
-	// Mean ranks in the pooled sample, turned so that rank 1 is the best observation.
+	c.addGroups(d)
 	var pooled []float64
 	for _, vs := range d.values {
 		pooled = append(pooled, vs...)
@@ -356,10 +558,7 @@ func (c *Comparison) compareUnpaired(d *data) error {
 	for g, vs := range d.values {
 		sum := 0.0
 		for _, r := range ranks[off : off+len(vs)] {
-			if !c.LowerIsBetter {
-				r = n + 1 - r
-			}
-			sum += r
+			sum += c.turnRank(r, n)
 		}
 		c.Groups[g].MeanRank = sum / float64(len(vs))
 		off += len(vs)
@@ -372,7 +571,7 @@ func (c *Comparison) compareUnpaired(d *data) error {
 		c.Omnibus = &Omnibus{Test: TestKruskalWallis, Statistic: kw.Statistic, DF: kw.DF, PValue: kw.PValue}
 	}
 	return c.pairwise(d, func(x, y []float64) (Pair, error) {
-		r, err := stats.MannWhitney(x, y, stats.TwoSided)
+		r, err := stats.MannWhitney(x, y, c.Alternative)
 		if err != nil {
 			return Pair{}, err
 		}
@@ -383,9 +582,7 @@ func (c *Comparison) compareUnpaired(d *data) error {
 }
 
 func (c *Comparison) comparePaired(d *data) error {
-	if err := c.addGroups(d); err != nil {
-		return err
-	}
+	c.addGroups(d)
 	c.Blocks = len(d.blocks)
 	k := len(d.values)
 	blocks := make([][]float64, len(d.blocks))
@@ -400,10 +597,7 @@ func (c *Comparison) comparePaired(d *data) error {
 		return err
 	}
 	for g, r := range fr.MeanRanks {
-		if !c.LowerIsBetter {
-			r = float64(k) + 1 - r
-		}
-		c.Groups[g].MeanRank = r
+		c.Groups[g].MeanRank = c.turnRank(r, float64(k))
 	}
 	if k > 2 {
 		c.Omnibus = &Omnibus{Test: TestFriedman, Statistic: fr.Statistic, DF: fr.DF, PValue: fr.PValue}
@@ -414,7 +608,7 @@ func (c *Comparison) comparePaired(d *data) error {
 		c.CriticalDifference = &cd
 	}
 	return c.pairwise(d, func(x, y []float64) (Pair, error) {
-		r, err := stats.WilcoxonSignedRank(x, y, stats.TwoSided)
+		r, err := stats.WilcoxonSignedRank(x, y, c.Alternative)
 		if err != nil {
 			return Pair{}, err
 		}

@@ -11,90 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/jikken-dev/jikken/internal/safecsv"
+	"github.com/jikken-dev/jikken/stats"
 )
-
-// Significant reports whether the pair's Holm-adjusted p-value is below the comparison's alpha.
-func (c *Comparison) Significant(p Pair) bool { return p.PAdjusted < c.Alpha }
-
-// NemenyiDiffer returns how far apart the pair's mean ranks are and whether that exceeds the
-// critical difference (false when there is none).
-func (c *Comparison) NemenyiDiffer(p Pair) (float64, bool) {
-	if c.CriticalDifference == nil {
-		return 0, false
-	}
-	d := math.Abs(c.group(p.A).MeanRank - c.group(p.B).MeanRank)
-	return d, d > *c.CriticalDifference
-}
-
-// Magnitude names the size of an effect with the usual thresholds: Vargha and Delaney's for A12
-// (0.56, 0.64, 0.71), Romano et al.'s for Cliff's delta, applied to the rank-biserial correlation
-// which shares its scale (0.147, 0.33, 0.474).
-func Magnitude(e Effect) string {
-	d := math.Abs(e.Value)
-	cuts := [3]float64{0.147, 0.33, 0.474}
-	if e.Name == EffectA12 {
-		d = math.Abs(e.Value - 0.5)
-		cuts = [3]float64{0.06, 0.14, 0.21}
-	}
-	switch {
-	case d < cuts[0]:
-		return "negligible"
-	case d < cuts[1]:
-		return "small"
-	case d < cuts[2]:
-		return "medium"
-	}
-	return "large"
-}
-
-// aLarger reports whether the pair's first group tends to have the larger values: from the effect
-// size, or from the medians when the effect size is neutral.
-func (c *Comparison) aLarger(p Pair) (larger, known bool) {
-	neutral := 0.0
-	if p.EffectSize.Name == EffectA12 {
-		neutral = 0.5
-	}
-	if p.EffectSize.Value != neutral {
-		return p.EffectSize.Value > neutral, true
-	}
-	ma, mb := c.group(p.A).Median, c.group(p.B).Median
-	if ma != mb {
-		return ma > mb, true
-	}
-	return false, false
-}
-
-func (c *Comparison) group(name string) Group {
-	for _, g := range c.Groups {
-		if g.Name == name {
-			return g
-		}
-	}
-	return Group{}
-}
-
-// Verdict is a one-line plain-language conclusion about a pair.
-func (c *Comparison) Verdict(p Pair) string {
-	eff := fmt.Sprintf("%s = %.3f, %s", effectLabel(p.EffectSize.Name), p.EffectSize.Value, Magnitude(p.EffectSize))
-	if !c.Significant(p) {
-		return fmt.Sprintf("no significant difference between %s and %s on %s (p = %s after Holm, alpha %g; %s)",
-			p.A, p.B, c.Metric, fmtP(p.PAdjusted), c.Alpha, eff)
-	}
-	larger, known := c.aLarger(p)
-	if !known {
-		return fmt.Sprintf("%s and %s differ on %s (p = %s after Holm) but neither tends to be better", p.A, p.B, c.Metric, fmtP(p.PAdjusted))
-	}
-	better, worse := p.A, p.B
-	if larger == c.LowerIsBetter {
-		better, worse = p.B, p.A
-	}
-	dir := "higher"
-	if c.LowerIsBetter {
-		dir = "lower"
-	}
-	return fmt.Sprintf("%s is better than %s on %s (%s is better; p = %s after Holm; %s)",
-		better, worse, c.Metric, dir, fmtP(p.PAdjusted), eff)
-}
 
 func effectLabel(name string) string {
 	if name == EffectA12 {
@@ -133,13 +51,22 @@ func fmtP(p float64) string {
 	return strconv.FormatFloat(p, 'f', 4, 64)
 }
 
-func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', 5, 64) }
+// fmtNum writes a number for a person: five significant digits, "-" for a missing one.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'g', 5, 64)
+}
 
 func (c *Comparison) direction() string {
-	if c.LowerIsBetter {
+	switch c.Direction {
+	case LowerIsBetter:
 		return "lower is better"
+	case HigherIsBetter:
+		return "higher is better"
 	}
-	return "higher is better"
+	return "direction not given"
 }
 
 func (c *Comparison) design() string {
@@ -149,6 +76,21 @@ func (c *Comparison) design() string {
 	return "unpaired"
 }
 
+// headline is the first line of the text forms: what was compared and how.
+func (c *Comparison) headline() string {
+	s := fmt.Sprintf("%d groups, %s, %s, alpha %g", len(c.Groups), c.design(), c.direction(), c.Alpha)
+	switch c.Alternative {
+	case stats.Greater:
+		s += ", one-sided pairwise tests (H1: the first group of a pair is larger)"
+	case stats.Less:
+		s += ", one-sided pairwise tests (H1: the first group of a pair is smaller)"
+	}
+	if n := c.failures(); n > 0 {
+		s += fmt.Sprintf(", %d failure(s) ranked worst", n)
+	}
+	return s
+}
+
 // Ranked returns the groups from best to worst mean rank, ties in group order.
 func (c *Comparison) Ranked() []Group {
 	out := slices.Clone(c.Groups)
@@ -156,16 +98,52 @@ func (c *Comparison) Ranked() []Group {
 	return out
 }
 
+// groupHeader and groupCells lay out the groups table; the failed column appears only when some
+// failure was ranked worst.
+func (c *Comparison) groupHeader() []string {
+	h := []string{"rank", "group", "n"}
+	if c.failures() > 0 {
+		h = append(h, "failed")
+	}
+	rank := "mean rank"
+	if c.Direction == DirectionUnknown {
+		rank = "mean rank (1 = smallest)"
+	}
+	return append(h, "median", "95% CI of median", "mean", "IQR", rank)
+}
+
+func (c *Comparison) groupCells(i int, gr Group) []string {
+	row := []string{strconv.Itoa(i + 1), gr.Name, strconv.Itoa(gr.N)}
+	if c.failures() > 0 {
+		row = append(row, strconv.Itoa(gr.Failed))
+	}
+	return append(row, fmtNum(gr.Median), fmt.Sprintf("[%s, %s]", fmtNum(gr.MedianCI.Lo), fmtNum(gr.MedianCI.Hi)),
+		fmtNum(gr.Mean), fmtNum(gr.IQR), fmt.Sprintf("%.2f", gr.MeanRank))
+}
+
+// nemenyiLine says what Nemenyi's test concludes, or why it is not applied.
+func (c *Comparison) nemenyiLine() string {
+	if c.CriticalDifference == nil {
+		return ""
+	}
+	if !c.NemenyiApplies() {
+		return fmt.Sprintf("Nemenyi post-hoc test not applied: %s is not significant at alpha %g (the critical difference would be %.3f mean ranks)",
+			testLabel(c.Omnibus.Test), c.Alpha, *c.CriticalDifference)
+	}
+	return fmt.Sprintf("Nemenyi critical difference: %.3f mean ranks (groups whose mean ranks differ by more differ at alpha %g)",
+		*c.CriticalDifference, c.Alpha)
+}
+
 // WriteText writes the comparison for a person: the groups ranked best first, the omnibus test,
-// the pairwise tests with significance marks, and a verdict per pair.
+// the pairwise tests with significance marks, a verdict per pair, notes on apparent
+// contradictions and what was left out.
 func (c *Comparison) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
-	ew.printf("%s by %s: %d groups, %s, %s, alpha %g\n\n", c.Metric, c.By, len(c.Groups), c.design(), c.direction(), c.Alpha)
+	ew.printf("%s by %s: %s\n\n", c.Metric, c.By, c.headline())
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "rank\tgroup\tn\tmedian\t95% CI of median\tmean\tIQR\tmean rank")
+	fmt.Fprintln(tw, strings.Join(c.groupHeader(), "\t"))
 	for i, gr := range c.Ranked() {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t[%s, %s]\t%s\t%s\t%.2f\n", i+1, gr.Name, gr.N, fmtNum(gr.Median),
-			fmtNum(gr.MedianCI.Lo), fmtNum(gr.MedianCI.Hi), fmtNum(gr.Mean), fmtNum(gr.IQR), gr.MeanRank)
+		fmt.Fprintln(tw, strings.Join(c.groupCells(i, gr), "\t"))
 	}
 	tw.Flush()
 	ew.printf("\n")
@@ -176,12 +154,13 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		}
 		ew.printf("%s: chi-squared = %s, df = %d, p = %s: %s\n", testLabel(o.Test), fmtNum(o.Statistic), o.DF, fmtP(o.PValue), concl)
 	}
-	if c.CriticalDifference != nil {
-		ew.printf("Nemenyi critical difference: %.3f mean ranks (groups whose mean ranks differ by more differ at alpha %g)\n",
-			*c.CriticalDifference, c.Alpha)
-		for _, p := range c.Pairwise {
-			if d, ok := c.NemenyiDiffer(p); ok {
-				ew.printf("  %s and %s differ by Nemenyi: mean ranks %.2f apart\n", p.A, p.B, d)
+	if line := c.nemenyiLine(); line != "" {
+		ew.printf("%s\n", line)
+		if c.NemenyiApplies() {
+			for _, p := range c.Pairwise {
+				if d, ok := c.NemenyiDiffer(p); ok {
+					ew.printf("  %s and %s differ by Nemenyi: mean ranks %.2f apart\n", p.A, p.B, d)
+				}
 			}
 		}
 	}
@@ -203,17 +182,36 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	for _, p := range c.Pairwise {
 		ew.printf("- %s\n", c.Verdict(p))
 	}
-	c.writeDropped(ew)
+	if notes := c.ReadingNotes(); len(notes) > 0 {
+		ew.printf("\nNote:\n")
+		for _, n := range notes {
+			ew.printf("  %s\n", n)
+		}
+	}
+	c.writeLeftOut(ew, "  %s\n")
 	return ew.err
 }
 
-func (c *Comparison) writeDropped(ew *errWriter) {
-	if len(c.Dropped) == 0 {
-		return
+// writeLeftOut lists the rows ranked worst, the blocks and the rows left out, each line written
+// with format (an indent or a list marker).
+func (c *Comparison) writeLeftOut(ew *errWriter, format string) {
+	if len(c.Worst) > 0 {
+		ew.printf("\n%d row(s) ranked worst (failed or not a finite number; --failed worst):\n", len(c.Worst))
+		for _, d := range c.Worst {
+			ew.printf(format, d)
+		}
 	}
-	ew.printf("\n%d row(s) left out:\n", len(c.Dropped))
-	for _, d := range c.Dropped {
-		ew.printf("  %s\n", d)
+	if len(c.DroppedBlocks) > 0 {
+		ew.printf("\n%d incomplete block(s) left out (--incomplete drop, as R's friedman.test):\n", len(c.DroppedBlocks))
+		for _, b := range c.DroppedBlocks {
+			ew.printf(format, b.Block+": "+b.Reason)
+		}
+	}
+	if len(c.Dropped) > 0 {
+		ew.printf("\n%d row(s) left out:\n", len(c.Dropped))
+		for _, d := range c.Dropped {
+			ew.printf(format, d)
+		}
 	}
 }
 
@@ -227,17 +225,27 @@ func (d Dropped) String() string {
 // WriteMarkdown writes the comparison as Markdown tables and a list of verdicts.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
-	ew.printf("**%s** by **%s**: %d groups, %s, %s, alpha %g\n\n", c.Metric, c.By, len(c.Groups), c.design(), c.direction(), c.Alpha)
-	ew.printf("| rank | group | n | median | 95%% CI of median | mean | IQR | mean rank |\n|---:|---|---:|---:|---|---:|---:|---:|\n")
+	ew.printf("**%s** by **%s**: %s\n\n", mdEscape(c.Metric), mdEscape(c.By), mdEscape(c.headline()))
+	head := c.groupHeader()
+	ew.printf("| %s |\n|", strings.Join(head, " | "))
+	for _, h := range head {
+		if h == "group" || h == "95% CI of median" {
+			ew.printf("---|")
+		} else {
+			ew.printf("---:|")
+		}
+	}
+	ew.printf("\n")
 	for i, gr := range c.Ranked() {
-		ew.printf("| %d | %s | %d | %s | [%s, %s] | %s | %s | %.2f |\n", i+1, mdEscape(gr.Name), gr.N, fmtNum(gr.Median),
-			fmtNum(gr.MedianCI.Lo), fmtNum(gr.MedianCI.Hi), fmtNum(gr.Mean), fmtNum(gr.IQR), gr.MeanRank)
+		cells := c.groupCells(i, gr)
+		cells[1] = mdEscape(cells[1])
+		ew.printf("| %s |\n", strings.Join(cells, " | "))
 	}
 	if o := c.Omnibus; o != nil {
 		ew.printf("\n%s: chi-squared = %s, df = %d, p = %s\n", testLabel(o.Test), fmtNum(o.Statistic), o.DF, fmtP(o.PValue))
 	}
-	if c.CriticalDifference != nil {
-		ew.printf("\nNemenyi critical difference: %.3f mean ranks\n", *c.CriticalDifference)
+	if line := c.nemenyiLine(); line != "" {
+		ew.printf("\n%s\n", line)
 	}
 	ew.printf("\n| a | b | test | statistic | p | p (Holm) | effect size |\n|---|---|---|---:|---:|---:|---|\n")
 	for _, p := range c.Pairwise {
@@ -252,13 +260,25 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	for _, p := range c.Pairwise {
 		ew.printf("- %s\n", mdEscape(c.Verdict(p)))
 	}
-	if len(c.Dropped) > 0 {
-		ew.printf("\n%d row(s) left out:\n\n", len(c.Dropped))
-		for _, d := range c.Dropped {
-			ew.printf("- %s\n", mdEscape(d.String()))
+	if notes := c.ReadingNotes(); len(notes) > 0 {
+		ew.printf("\n")
+		for _, n := range notes {
+			ew.printf("> %s\n>\n", mdEscape(n))
 		}
 	}
+	mw := &errWriter{w: mdEscaper{ew}}
+	c.writeLeftOut(mw, "- %s\n")
 	return ew.err
+}
+
+// mdEscaper escapes Markdown in everything written through it.
+type mdEscaper struct{ w io.Writer }
+
+func (m mdEscaper) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(m.w, mdEscape(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func mdEscape(s string) string {
@@ -271,24 +291,22 @@ func (c *Comparison) WriteCSV(w io.Writer) error {
 	_ = cw.Write([]string{"metric", "a", "b", "test", "statistic", "p_value", "p_adjusted", "significant",
 		"effect_size", "effect_value", "median_a", "median_b", "better"})
 	for _, p := range c.Pairwise {
-		better := ""
-		if c.Significant(p) {
-			if larger, known := c.aLarger(p); known {
-				better = p.A
-				if larger == c.LowerIsBetter {
-					better = p.B
-				}
-			}
-		}
 		_ = cw.Write([]string{c.Metric, p.A, p.B, p.Test, full(p.Statistic), full(p.PValue), full(p.PAdjusted),
 			strconv.FormatBool(c.Significant(p)), p.EffectSize.Name, full(p.EffectSize.Value),
-			full(c.group(p.A).Median), full(c.group(p.B).Median), better})
+			full(c.group(p.A).Median), full(c.group(p.B).Median), c.Better(p)})
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-func full(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// full writes a number at full precision, and nothing for a missing one (a group of failures
+// has no median).
+func full(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
 
 // errWriter keeps the first write error so the writers above read as straight-line prose.
 type errWriter struct {

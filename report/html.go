@@ -8,8 +8,6 @@ import (
 	"html/template"
 	"io"
 
-	"gonum.org/v1/plot"
-
 	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/results"
 )
@@ -53,11 +51,11 @@ type Figure struct {
 	PNG     []byte
 }
 
-// NewFigure renders p as a PNG figure with a caption. PNG rather than SVG: it looks the same in
-// every browser and is a tenth of the size of an SVG carrying its fonts.
-func NewFigure(caption string, p *plot.Plot) (Figure, error) {
+// NewFigure renders f as a PNG figure with a caption. PNG rather than SVG: the page then looks
+// the same whatever fonts the reader's machine has.
+func NewFigure(caption string, f *chart.Figure) (Figure, error) {
 	var buf bytes.Buffer
-	if err := chart.Write(&buf, p, "png", chart.Width, chart.Height); err != nil {
+	if err := f.Write(&buf, "png"); err != nil {
 		return Figure{}, fmt.Errorf("figure %q: %w", caption, err)
 	}
 	return Figure{Caption: caption, PNG: buf.Bytes()}, nil
@@ -70,13 +68,14 @@ const maxRows = 2000
 var pageSource string
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"p":          fmtP,
-	"num":        fmtNum,
-	"inc":        func(i int) int { return i + 1 },
-	"f2":         func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"f3":         func(v float64) string { return fmt.Sprintf("%.3f", v) },
-	"test":       testLabel,
-	"effectCell": effectCell,
+	"p":           fmtP,
+	"num":         fmtNum,
+	"test":        testLabel,
+	"effectCell":  effectCell,
+	"headline":    func(c *Comparison) string { return c.headline() },
+	"nemenyi":     func(c *Comparison) string { return c.nemenyiLine() },
+	"groupHeader": func(c *Comparison) []string { return c.groupHeader() },
+	"groupCells":  func(c *Comparison, i int, g Group) []string { return c.groupCells(i, g) },
 	"dataURI": func(png []byte) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
 	},

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/jikken-dev/jikken/report/chart"
 	"strings"
 	"testing"
 )
@@ -9,11 +10,11 @@ import (
 func testPage(t *testing.T) *Page {
 	t.Helper()
 	tb := readTable(t, "three-algos.csv")
-	c, err := Compare(tb, Options{By: "algo", Metric: "loss", PairBy: "seed", LowerIsBetter: true})
+	c, err := Compare(tb, Options{By: "algo", Metric: "loss", PairBy: "seed", Direction: LowerIsBetter})
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := c.BoxPlot()
+	box, err := c.BoxPlot(chart.Style{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,8 @@ func TestWriteHTMLGolden(t *testing.T) {
 		"<title>optimizers &lt;run&gt;</title>",
 		`<img src="data:image/png;base64,`,
 		"adam is better than sgd on loss",
-		"Nemenyi critical difference</b>: 1.048",
+		"Nemenyi critical difference: 1.048 mean ranks",
+		"How to read this: groups are listed by mean rank (1 = best)",
 		"sha256:beef",
 	} {
 		if !strings.Contains(html, want) {

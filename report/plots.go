@@ -2,25 +2,29 @@ package report
 
 import (
 	"fmt"
-	"sort"
-
-	"gonum.org/v1/plot"
+	"math"
 
 	"github.com/jikken-dev/jikken/report/chart"
-	"github.com/jikken-dev/jikken/stats"
 )
 
-// BoxPlot draws the comparison's groups as boxes with their observations over them.
-func (c *Comparison) BoxPlot() (*plot.Plot, error) {
+// BoxPlot draws the comparison's groups as boxes with their observations over them; failures,
+// which have no value, are counted in the group's label.
+func (c *Comparison) BoxPlot(s chart.Style) (*chart.Figure, error) {
 	groups := make([]chart.Group, len(c.Groups))
 	for i, g := range c.Groups {
-		groups[i] = chart.Group{Name: g.Name, Values: g.Values}
+		groups[i] = chart.Group{Name: g.Name, Failed: g.Failed}
+		for _, v := range g.Values {
+			if !math.IsInf(v, 0) {
+				groups[i].Values = append(groups[i].Values, v)
+			}
+		}
 	}
-	return chart.Box(fmt.Sprintf("%s by %s (%s)", c.Metric, c.By, c.direction()), c.Metric, groups)
+	return chart.Box(s, fmt.Sprintf("%s by %s (%s)", c.Metric, c.By, c.direction()), c.Metric, groups)
 }
 
 // CDPlot draws the critical-difference diagram of a paired comparison of three or more groups.
-func (c *Comparison) CDPlot() (*plot.Plot, error) {
+// Its title says so when Friedman is not significant (the diagram was asked for anyway).
+func (c *Comparison) CDPlot(s chart.Style) (*chart.Figure, error) {
 	if c.CriticalDifference == nil {
 		return nil, fmt.Errorf("a critical-difference diagram needs a paired comparison (--pair-by) of at least 3 groups")
 	}
@@ -30,50 +34,12 @@ func (c *Comparison) CDPlot() (*plot.Plot, error) {
 		names[i], ranks[i] = g.Name, g.MeanRank
 	}
 	title := fmt.Sprintf("%s: Nemenyi critical difference at alpha %g over %d blocks", c.Metric, c.Alpha, c.Blocks)
-	return chart.CD(title, names, ranks, *c.CriticalDifference)
-}
-
-// Series is one trial's values of a metric over steps.
-type Series struct {
-	Steps, Values []float64
-}
-
-// Bands reduces each group's trials to a convergence band: at every step some trial of the group
-// logged, the median and quartiles over the trials that logged it (a trial logging a step twice
-// counts with its last value). Groups without any point are left out.
-func Bands(names []string, groups [][]Series) []chart.Band {
-	var out []chart.Band
-	for g, trials := range groups {
-		at := map[float64][]float64{}
-		for _, s := range trials {
-			last := map[float64]float64{}
-			for i, step := range s.Steps {
-				last[step] = s.Values[i]
-			}
-			for step, v := range last {
-				at[step] = append(at[step], v)
-			}
-		}
-		if len(at) == 0 {
-			continue
-		}
-		b := chart.Band{Name: names[g]}
-		for step := range at {
-			b.Steps = append(b.Steps, step)
-		}
-		sort.Float64s(b.Steps)
-		for _, step := range b.Steps {
-			vs := at[step]
-			b.Median = append(b.Median, stats.Median(vs))
-			b.Q1 = append(b.Q1, stats.Quantile(vs, 0.25))
-			b.Q3 = append(b.Q3, stats.Quantile(vs, 0.75))
-		}
-		out = append(out, b)
+	if !c.NemenyiApplies() {
+		title += fmt.Sprintf(" (Friedman not significant, p = %s)", fmtP(c.Omnibus.PValue))
 	}
-	return out
-}
-
-// CurvePlot draws the bands of metric over steps.
-func CurvePlot(metric, by string, bands []chart.Band) (*plot.Plot, error) {
-	return chart.Curves(fmt.Sprintf("%s over steps by %s (median and inter-quartile band)", metric, by), metric, bands)
+	axis := "mean rank (1 = best)"
+	if c.Direction == DirectionUnknown {
+		axis = "mean rank (1 = smallest)"
+	}
+	return chart.CD(s, title, axis, names, ranks, *c.CriticalDifference)
 }

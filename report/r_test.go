@@ -27,7 +27,7 @@ func TestCompareMatchesR(t *testing.T) {
 		omnibus [2]float64
 		pairs   []pair
 	}{
-		{"paired", Options{By: "algo", Metric: "loss", PairBy: "seed", LowerIsBetter: true},
+		{"paired", Options{By: "algo", Metric: "loss", PairBy: "seed", Direction: LowerIsBetter},
 			[2]float64{12.6, 0.0018363047770289071},
 			[]pair{
 				{"sgd", "adam", 55, 0.001953125, 0.005859375},

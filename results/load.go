@@ -96,10 +96,18 @@ func flatten(prefix string, obj map[string]json.RawMessage, out map[string]float
 	}
 }
 
-// ToTable lays rows out as columns trial, status, each param, seed, each metric.
-func ToTable(rows []Row) *Table {
+// layout is the column plan shared by the table and the JSON records: trial, status, each param,
+// seed, each metric (prefixed "metric." when its name is taken by one of the others).
+type layout struct {
+	params  []string
+	hasSeed bool
+	metrics []string          // metric names, sorted
+	metCol  map[string]string // metric name -> column name
+}
+
+func planColumns(rows []Row) layout {
 	paramSet, metricSet := map[string]bool{}, map[string]bool{}
-	hasSeed := false
+	var l layout
 	for _, r := range rows {
 		for k := range r.Params {
 			paramSet[k] = true
@@ -107,34 +115,72 @@ func ToTable(rows []Row) *Table {
 		for k := range r.Metrics {
 			metricSet[k] = true
 		}
-		hasSeed = hasSeed || r.Seed != nil
+		l.hasSeed = l.hasSeed || r.Seed != nil
 	}
-	params, metrics := sortedSet(paramSet), sortedSet(metricSet)
-	cols := append([]string{"trial", "status"}, params...)
-	if hasSeed && !paramSet["seed"] {
+	l.params, l.metrics = sortedSet(paramSet), sortedSet(metricSet)
+	// A param named seed is the seed column.
+	l.hasSeed = l.hasSeed && !paramSet["seed"]
+	l.metCol = map[string]string{}
+	for _, m := range l.metrics {
+		l.metCol[m] = m
+		if m == "trial" || m == "status" || paramSet[m] || (l.hasSeed && m == "seed") {
+			l.metCol[m] = "metric." + m
+		}
+	}
+	return l
+}
+
+// head returns the columns before the metrics.
+func (l layout) head() []string {
+	cols := append([]string{"trial", "status"}, l.params...)
+	if l.hasSeed {
 		cols = append(cols, "seed")
 	}
-	for _, m := range metrics {
-		if m == "trial" || m == "status" || paramSet[m] || (hasSeed && m == "seed") {
-			cols = append(cols, "metric."+m)
-		} else {
-			cols = append(cols, m)
+	return cols
+}
+
+// headCells returns a row's cells before the metrics.
+func (l layout) headCells(r Row) []string {
+	line := []string{r.Trial, string(r.Status)}
+	for _, p := range l.params {
+		line = append(line, cell(r.Params[p]))
+	}
+	if l.hasSeed {
+		s := ""
+		if r.Seed != nil {
+			s = strconv.FormatInt(*r.Seed, 10)
 		}
+		line = append(line, s)
+	}
+	return line
+}
+
+// headRecord returns a row's fields before the metrics as JSON values: params keep their types
+// (numbers stay numbers), a missing value is left out.
+func (l layout) headRecord(r Row) map[string]any {
+	rec := map[string]any{"trial": r.Trial, "status": string(r.Status)}
+	for _, p := range l.params {
+		if v, ok := r.Params[p]; ok && v != nil {
+			rec[p] = v
+		}
+	}
+	if l.hasSeed && r.Seed != nil {
+		rec["seed"] = *r.Seed
+	}
+	return rec
+}
+
+// ToTable lays rows out as columns trial, status, each param, seed, each metric.
+func ToTable(rows []Row) *Table {
+	l := planColumns(rows)
+	cols := l.head()
+	for _, m := range l.metrics {
+		cols = append(cols, l.metCol[m])
 	}
 	t := &Table{Columns: cols}
 	for _, r := range rows {
-		line := []string{r.Trial, string(r.Status)}
-		for _, p := range params {
-			line = append(line, cell(r.Params[p]))
-		}
-		if hasSeed && !paramSet["seed"] {
-			s := ""
-			if r.Seed != nil {
-				s = strconv.FormatInt(*r.Seed, 10)
-			}
-			line = append(line, s)
-		}
-		for _, m := range metrics {
+		line := l.headCells(r)
+		for _, m := range l.metrics {
 			v, ok := r.Metrics[m]
 			s := ""
 			if ok {
@@ -145,6 +191,22 @@ func ToTable(rows []Row) *Table {
 		t.Rows = append(t.Rows, line)
 	}
 	return t
+}
+
+// Records lays rows out as JSON objects with the columns of ToTable as keys and typed values:
+// params as the experiment gave them, seed an integer, metrics numbers (NaN and infinities as the
+// strings "NaN", "Infinity", "-Infinity", as in metrics.jsonl). Missing values are left out.
+func Records(rows []Row) []map[string]any {
+	l := planColumns(rows)
+	out := make([]map[string]any, 0, len(rows))
+	for _, r := range rows {
+		rec := l.headRecord(r)
+		for m, v := range r.Metrics {
+			rec[l.metCol[m]] = track.EncodeFloat(v)
+		}
+		out = append(out, rec)
+	}
+	return out
 }
 
 func cell(v any) string {

@@ -12,218 +12,294 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/lease"
+	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
 )
 
-// attemptRun is one attempt, run in its own goroutine.
-type attemptRun struct {
-	l       *loop
-	i       int
-	s       *trialState
-	rec     *store.TrialRecord
-	lastTry bool
+// attempt is one attempt's I/O, run in its own goroutine: prepare its folder, start it, wait for
+// it, collect its outputs, and tell the core.
+type attempt struct {
+	d        *driver
+	trial, n int
+	clear    bool
+	// keep is the attempt whose stored logs are kept aside before this one replaces them.
+	keep int
+	// devices are the GPU units the core gave the attempt, shares the thousandths of each.
+	devices []string
+	shares  []int
+
+	mu    sync.Mutex
+	proc  Process
+	ended chan struct{}
 }
 
 // reserved are trial-folder names the runner writes; a trial's own files of these names are
 // kept under artifacts/ instead.
-var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true}
+var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true, "attempts": true}
 
-func (a *attemptRun) run(ctx context.Context) {
-	r, t := a.l.r, a.s.t
-	n := len(a.rec.Attempts) + 1
-	now := time.Now()
-	a.rec.Attempts = append(a.rec.Attempts, store.Attempt{N: n, Started: now})
-	att := &a.rec.Attempts[len(a.rec.Attempts)-1]
-	if a.rec.Started == nil {
-		a.rec.Started = &now
-	}
-	a.rec.Finished, a.rec.ExitCode, a.rec.Reason = nil, nil, ""
-
-	exit := a.execute(ctx, n)
-
-	end := time.Now()
-	att.Finished = end
-	code := exit.Code
-	att.ExitCode, att.Reason = &code, exit.Reason
-	a.rec.ExitCode, a.rec.Reason, a.rec.Live = &code, exit.Reason, nil
-	if exit.Err != nil {
-		att.ExitCode, a.rec.ExitCode = nil, nil
-		att.Reason = exit.Err.Error()
-		a.rec.Reason = att.Reason
-	}
-
-	kind := evExited
-	var retryIn time.Duration
-	switch {
-	case a.s.killed.Load():
-		a.rec.Status, a.rec.Reason = store.Killed, "killed"
-	case t.Service && a.s.stopping:
-		a.rec.Status, a.rec.Reason = store.Succeeded, "stopped after its dependants ended"
-	case exit.Err == nil && exit.Code == 0:
-		a.rec.Status = store.Succeeded
-	case !a.lastTry:
-		a.rec.Status = store.Pending
-		retryIn = backoff(time.Duration(t.Backoff), n)
-		a.rec.Reason = fmt.Sprintf("%s; retrying in %s", reasonOf(exit), retryIn)
-		kind = evRetry
-	default:
-		a.rec.Status, a.rec.Reason = store.Failed, reasonOf(exit)
-	}
-	if a.rec.Status.Final() {
-		a.rec.Finished = &end
-	}
-	if err := r.Runs.WriteTrial(ctx, a.rec); err != nil {
-		// The record is the journal: without it resume would redo the trial. Say so loudly.
-		r.Log.Error("record trial", "trial", t.Name, "err", err)
-	}
-	a.l.events <- event{i: a.i, kind: kind, rec: a.rec, retryIn: retryIn}
+// AttemptDir is the folder of attempt n of a trial while it runs, under the runner's work root.
+func AttemptDir(workRoot, run, trial string, n int) string {
+	return filepath.Join(workRoot, run, trial+"@"+strconv.Itoa(n))
 }
 
-func reasonOf(e Exit) string {
-	switch {
-	case e.Err != nil:
-		return e.Err.Error()
-	case e.Reason != "":
-		return e.Reason
-	default:
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-}
-
-func backoff(base time.Duration, attempt int) time.Duration {
-	if base <= 0 {
-		base = time.Second
-	}
-	d := base << (attempt - 1)
-	if d > time.Minute || d <= 0 {
-		d = time.Minute
-	}
-	return d
-}
-
-// execute prepares the attempt folder, runs the attempt and collects its outputs into the store.
-func (a *attemptRun) execute(ctx context.Context, n int) Exit {
-	r, t, run := a.l.r, a.s.t, a.l.m.RunID
-	dir := filepath.Join(r.WorkRoot, run, t.Name, strconv.Itoa(n))
-	att := &Attempt{
-		RunID: run, Trial: *t, N: n, Dir: dir,
-		OutputDir:  filepath.Join(dir, "out"),
-		StdoutPath: filepath.Join(dir, "stdout.log"),
-		StderrPath: filepath.Join(dir, "stderr.log"),
-		Workdir:    r.workdir(t),
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return Exit{Err: fmt.Errorf("prepare attempt folder: %w", err)}
-	}
-	if err := os.MkdirAll(att.OutputDir, 0o755); err != nil {
-		return Exit{Err: fmt.Errorf("prepare attempt folder: %w", err)}
-	}
+func (a *attempt) run(ctx context.Context) {
+	d := a.d
+	r, t, run := d.r, &d.m.Trials[a.trial], d.m.RunID
+	dir := AttemptDir(r.WorkRoot, run, t.Name, a.n)
 	paramsPath := filepath.Join(dir, "params.json")
-	if err := writeParams(paramsPath, t.Params, t.Seed); err != nil {
-		return Exit{Err: fmt.Errorf("write params.json: %w", err)}
+	exited := core.Exited{Trial: a.trial, Attempt: a.n}
+	var busy *core.DevicesBusy
+	defer func() {
+		d.mu.Lock()
+		if d.attempts[a.trial] == a {
+			delete(d.attempts, a.trial)
+		}
+		d.mu.Unlock()
+		if busy != nil {
+			d.send(*busy)
+			return
+		}
+		exited.At = time.Now()
+		d.send(exited)
+	}()
+	fail := func(err error) {
+		exited.Code, exited.Err = -1, err.Error()
 	}
-	att.Env = trialEnv(att, paramsPath)
-
-	if n > 1 || len(a.rec.Attempts) > 1 {
-		a.clearOutputs(ctx)
-	}
-	proc, err := r.Backend.Start(ctx, att)
-	if err != nil {
-		a.collect(ctx, att, paramsPath, false)
-		return Exit{Code: -1, Err: err}
-	}
-	a.rec.Status = store.Running
-	if d, ok := proc.(ImageDigester); ok {
-		a.rec.ImageDigest = d.ImageDigest()
-	}
-	a.rec.Live = &store.Live{Host: r.Host, Attempt: n, Handle: proc.Handle(), Dir: dir}
-	if err := r.Runs.WriteTrial(ctx, a.rec); err != nil {
-		r.Log.Error("record trial", "trial", t.Name, "err", err)
-	}
-	a.l.events <- event{i: a.i, kind: evStarted, proc: proc}
-	if h, ok := proc.(Healthier); ok && hasHealthCheck(t, proc) {
-		go func() {
-			if h.WaitHealthy(ctx) == nil {
-				a.l.events <- event{i: a.i, kind: evHealthy}
+	if len(a.devices) > 0 && r.Leases != nil {
+		release, held, err := r.Leases.Take(a.devices, a.shares, lease.Holder{Run: run, Trial: t.Name, Attempt: a.n})
+		switch {
+		case err != nil:
+			fail(err)
+			return
+		case len(held) > 0:
+			busy = &core.DevicesBusy{Trial: a.trial, Attempt: a.n, Devices: held, At: time.Now()}
+			return
+		}
+		defer func() {
+			if err := release(); err != nil {
+				r.Log.Warn("release GPU leases", "trial", t.Name, "err", err)
 			}
 		}()
 	}
-	var timedOut atomic.Bool
-	if t.Timeout > 0 {
-		timer := time.AfterFunc(time.Duration(t.Timeout), func() {
-			timedOut.Store(true)
-			_ = proc.Stop(r.StopGrace)
-		})
-		defer timer.Stop()
-	}
-	exit := proc.Wait()
-	if d, ok := proc.(ImageDigester); ok && a.rec.ImageDigest == "" {
-		// A cluster knows the digest only once a node has pulled the image.
-		a.rec.ImageDigest = d.ImageDigest()
-	}
-	if timedOut.Load() && !a.s.killed.Load() {
-		exit.Reason = fmt.Sprintf("timed out after %s", time.Duration(t.Timeout))
-		if exit.Code == 0 {
-			exit.Code = -1
+	if a.clear {
+		if err := a.clearOutputs(ctx); err != nil {
+			fail(fmt.Errorf("remove the outputs of earlier attempts: %w", err))
+			return
 		}
+	}
+	att, err := NewAttempt(dir, run, *t, a.n)
+	if err != nil {
+		fail(err)
+		return
+	}
+	att.Workdir = r.workdir(t)
+	att.Devices = a.devices
+
+	proc, err := r.Backend.Start(ctx, att)
+	if err != nil {
+		close(a.ended)
+		exited.Notes, _ = a.collect(ctx, att, paramsPath, false)
+		fail(err)
+		return
+	}
+	a.mu.Lock()
+	a.proc = proc
+	a.mu.Unlock()
+	started := core.Started{Trial: a.trial, Attempt: a.n, Handle: proc.Handle(), Dir: dir}
+	if dg, ok := proc.(ImageDigester); ok {
+		started.ImageDigest = dg.ImageDigest()
+	}
+	if hc, ok := proc.(HealthChecked); ok && t.Health == nil {
+		started.HealthCheck = hc.HasHealthCheck()
+	}
+	started.At = time.Now()
+	d.send(started)
+
+	exit := proc.Wait()
+	close(a.ended)
+	if dg, ok := proc.(ImageDigester); ok {
+		// A cluster knows the digest only once a node has pulled the image.
+		exited.ImageDigest = dg.ImageDigest()
 	}
 	stored := false
 	if s, ok := proc.(OutputStorer); ok {
 		stored = s.OutputsStored()
 	}
-	if err := a.collect(ctx, att, paramsPath, stored); err != nil && exit.Err == nil {
+	notes, err := a.collect(ctx, att, paramsPath, stored)
+	exited.Code, exited.Reason, exited.Notes = exit.Code, exit.Reason, notes
+	switch {
+	case exit.Err != nil:
+		exited.Err = exit.Err.Error()
+	case err != nil:
 		// Outputs that did not reach the store make the attempt a failure: its result is lost.
-		exit.Err = fmt.Errorf("collect outputs: %w", err)
+		exited.Err = fmt.Sprintf("collect outputs: %v", err)
+		if store.IsNoSpace(err) {
+			exited.Err += fmt.Sprintf("; free space, then 'jikken resume %s'", run)
+		}
 	}
-	return exit
 }
 
-// clearOutputs removes what an earlier attempt stored, so the trial folder holds one attempt.
-func (a *attemptRun) clearOutputs(ctx context.Context) {
-	b := a.l.r.Runs.Blob
-	prefix := store.TrialKey(a.l.m.RunID, a.s.t.Name, "") + "/"
+// NewAttempt prepares attempt n of trial t of run in the folder dir, which it empties or
+// creates: the output folder, params.json, and the trial interface's environment. Workdir is
+// left for the caller.
+func NewAttempt(dir, run string, t experiment.Trial, n int) (*Attempt, error) {
+	att := &Attempt{
+		RunID: run, Trial: t, N: n, Dir: dir,
+		OutputDir:  filepath.Join(dir, "out"),
+		StdoutPath: filepath.Join(dir, "stdout.log"),
+		StderrPath: filepath.Join(dir, "stderr.log"),
+	}
+	if err := prepareDir(dir); err != nil {
+		return nil, fmt.Errorf("prepare attempt folder: %w", err)
+	}
+	paramsPath := filepath.Join(dir, "params.json")
+	if err := writeParams(paramsPath, t.Params, t.Seed); err != nil {
+		return nil, fmt.Errorf("write params.json: %w", err)
+	}
+	att.Env = trialEnv(att, paramsPath)
+	return att, nil
+}
+
+// prepareDir makes an empty attempt folder with its out/ folder inside.
+func prepareDir(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		// Left by an attempt of the same number that a killed runner started.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		err = os.Mkdir(dir, 0o755)
+	case errors.Is(err, fs.ErrNotExist):
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return err
+	}
+	return os.Mkdir(filepath.Join(dir, "out"), 0o755)
+}
+
+func (a *attempt) stop(grace time.Duration) {
+	a.mu.Lock()
+	p := a.proc
+	a.mu.Unlock()
+	if p != nil {
+		go func() {
+			if err := p.Stop(grace); err != nil {
+				a.d.r.Log.Warn("stop trial", "trial", a.d.m.Trials[a.trial].Name, "err", err)
+			}
+		}()
+	}
+}
+
+// watchHealth runs the attempt's health check until it passes, cannot pass, the attempt ends or
+// the deadline comes (then the core's own timer decides).
+func (a *attempt) watchHealth(deadline time.Time) {
+	a.mu.Lock()
+	p := a.proc
+	a.mu.Unlock()
+	h, ok := p.(Healthier)
+	if !ok {
+		a.d.send(core.Unhealthy{Trial: a.trial, Attempt: a.n, Reason: "the " + a.d.r.Backend.Name() + " backend cannot check health", At: time.Now()})
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		go func() {
+			select {
+			case <-a.ended:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		err := h.WaitHealthy(ctx)
+		switch {
+		case err == nil:
+			a.d.send(core.Healthy{Trial: a.trial, Attempt: a.n, At: time.Now()})
+		case ctx.Err() != nil || errors.Is(err, ErrAttemptEnded):
+			// The deadline is the core's; an attempt that ended reports its exit.
+		default:
+			a.d.send(core.Unhealthy{Trial: a.trial, Attempt: a.n, Reason: err.Error(), At: time.Now()})
+		}
+	}()
+}
+
+// clearOutputs removes what earlier attempts stored, so the trial folder holds one attempt's
+// outputs; the logs of attempt keep are moved to attempts/<keep>/ rather than removed.
+func (a *attempt) clearOutputs(ctx context.Context) error {
+	b := a.d.r.Runs.Blob
+	run, trial := a.d.m.RunID, a.d.m.Trials[a.trial].Name
+	prefix := store.TrialKey(run, trial, "") + "/"
 	var keys []string
-	_ = b.List(ctx, prefix, func(in store.Info) error {
-		if in.Key != prefix+"trial.json" {
+	err := b.List(ctx, prefix, func(in store.Info) error {
+		rel := strings.TrimPrefix(in.Key, prefix)
+		if rel != "trial.json" && !strings.HasPrefix(rel, "attempts/") {
 			keys = append(keys, in.Key)
 		}
 		return nil
 	})
-	for _, k := range keys {
-		_ = b.Delete(ctx, k)
+	if err != nil {
+		return err
 	}
+	for _, k := range keys {
+		rel := strings.TrimPrefix(k, prefix)
+		if a.keep > 0 && (rel == "stdout.log" || rel == "stderr.log") {
+			dst := store.TrialKey(run, trial, path.Join("attempts", strconv.Itoa(a.keep), rel))
+			if err := store.Move(ctx, b, k, dst); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := b.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // collect moves the attempt's outputs into the store: metrics (with ::metric lines from
 // stdout appended), result, artifacts, logs and params. When stored, an executor has put them
 // there already (OutputStorer): only what the attempt folder holds is uploaded, and stdout,
-// which the executor scanned, is not scanned again.
-func (a *attemptRun) collect(ctx context.Context, att *Attempt, paramsPath string, stored bool) error {
-	b := a.l.r.Runs.Blob
+// which the executor scanned, is not scanned again. It returns notes on what it left out.
+func (a *attempt) collect(ctx context.Context, att *Attempt, paramsPath string, stored bool) ([]string, error) {
+	b := a.d.r.Runs.Blob
 	key := func(name string) string { return store.TrialKey(att.RunID, att.Trial.Name, name) }
 	var errs []error
+	var notes []string
 	if !stored {
-		if err := track.AppendStdoutMetrics(att.StdoutPath, filepath.Join(att.OutputDir, "metrics.jsonl")); err != nil {
-			errs = append(errs, err)
+		if st, err := os.Stat(att.StdoutPath); err == nil && st.Size() > 0 {
+			if err := track.AppendStdoutMetrics(att.StdoutPath, filepath.Join(att.OutputDir, "metrics.jsonl")); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	err := filepath.WalkDir(att.OutputDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == att.OutputDir {
+				return fs.SkipAll
+			}
 			return err
 		}
-		if !d.Type().IsRegular() {
-			return nil // sockets, fifos and links stay behind
+		if d.IsDir() {
+			return nil
 		}
 		rel, err := filepath.Rel(att.OutputDir, p)
 		if err != nil {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if reserved[rel] {
+		if !d.Type().IsRegular() {
+			notes = append(notes, fmt.Sprintf("output %s not stored: %s", rel, kindOf(p, d)))
+			return nil
+		}
+		if reserved[strings.SplitN(rel, "/", 2)[0]] {
 			rel = path.Join("artifacts", rel)
 		}
 		if err := store.ValidKey(key(rel)); err != nil {
@@ -238,18 +314,39 @@ func (a *attemptRun) collect(ctx context.Context, att *Attempt, paramsPath strin
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for name, p := range map[string]string{"stdout.log": att.StdoutPath, "stderr.log": att.StderrPath, "params.json": paramsPath} {
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		if err := store.PutFile(ctx, b, key(name), p); err != nil {
+	for _, f := range [...]struct{ name, path string }{{"stdout.log", att.StdoutPath}, {"stderr.log", att.StderrPath}, {"params.json", paramsPath}} {
+		if err := store.PutFile(ctx, b, key(f.name), f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
 	if len(errs) == 0 {
-		_ = os.RemoveAll(att.Dir)
+		removeAttemptDir(att.Dir)
 	}
-	return errors.Join(errs...)
+	return notes, errors.Join(errs...)
+}
+
+// removeAttemptDir removes an attempt folder whose files went to the store: usually only its
+// empty folders are left.
+func removeAttemptDir(dir string) {
+	if os.Remove(filepath.Join(dir, "out")) != nil || os.Remove(dir) != nil {
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// kindOf says what a non-regular output file is, for the trial's notes.
+func kindOf(p string, d fs.DirEntry) string {
+	switch t := d.Type(); {
+	case t&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(p)
+		return fmt.Sprintf("a symbolic link (to %s); write the file itself into the output folder", target)
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
 
 func writeParams(p string, params map[string]any, seed *int64) error {
@@ -272,14 +369,15 @@ func writeParams(p string, params map[string]any, seed *int64) error {
 // trialEnv is the trial interface: JIKKEN_* variables, then the trial's own env.
 func trialEnv(a *Attempt, paramsPath string) []string {
 	t := a.Trial
-	env := []string{
-		"JIKKEN_RUN_ID=" + a.RunID,
-		"JIKKEN_TRIAL=" + t.Name,
-		"JIKKEN_TRIAL_INDEX=" + strconv.Itoa(t.Index),
-		"JIKKEN_ATTEMPT=" + strconv.Itoa(a.N),
-		"JIKKEN_PARAMS=" + paramsPath,
-		"JIKKEN_OUTPUT_DIR=" + a.OutputDir,
-	}
+	env := make([]string, 0, 7+len(t.Params)+len(t.Env))
+	env = append(env,
+		"JIKKEN_RUN_ID="+a.RunID,
+		"JIKKEN_TRIAL="+t.Name,
+		"JIKKEN_TRIAL_INDEX="+strconv.Itoa(t.Index),
+		"JIKKEN_ATTEMPT="+strconv.Itoa(a.N),
+		"JIKKEN_PARAMS="+paramsPath,
+		"JIKKEN_OUTPUT_DIR="+a.OutputDir,
+	)
 	if t.Seed != nil {
 		env = append(env, "JIKKEN_SEED="+strconv.FormatInt(*t.Seed, 10))
 	}
@@ -289,7 +387,7 @@ func trialEnv(a *Attempt, paramsPath string) []string {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		env = append(env, "JIKKEN_PARAM_"+strings.ToUpper(k)+"="+ParamString(t.Params[k]))
+		env = append(env, experiment.ParamEnv(k)+"="+experiment.ParamString(t.Params[k]))
 	}
 	keys := make([]string, 0, len(t.Env))
 	for k := range t.Env {
@@ -300,23 +398,4 @@ func trialEnv(a *Attempt, paramsPath string) []string {
 		env = append(env, k+"="+t.Env[k])
 	}
 	return env
-}
-
-// ParamString renders a param value for an environment variable or a table cell: strings as
-// they are, numbers in their shortest form, anything else as JSON.
-func ParamString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case bool:
-		return strconv.FormatBool(x)
-	case nil:
-		return ""
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }

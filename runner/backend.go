@@ -5,6 +5,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -37,7 +38,8 @@ type Checker interface {
 type Process interface {
 	// Handle identifies the attempt on its engine (process group, container id, Job name).
 	Handle() string
-	// Wait blocks until the attempt has ended and its outputs are collected.
+	// Wait blocks until the attempt has ended and its outputs are collected. The runner calls
+	// it once.
 	Wait() Exit
 	// Stop asks the attempt to end, and kills it after grace.
 	Stop(grace time.Duration) error
@@ -45,24 +47,22 @@ type Process interface {
 
 // Healthier is implemented by processes that can report readiness (a service's health check).
 type Healthier interface {
-	// WaitHealthy blocks until the attempt is healthy, it ends, or ctx is done.
+	// WaitHealthy runs the attempt's health check until it passes (nil), ctx is done
+	// (ctx.Err()), the attempt ends (an error wrapping ErrAttemptEnded), or the check can never
+	// pass (another error). It sets no deadline of its own: the runner owns the deadline and
+	// cancels ctx. Each probe is bounded by ctx, so a hanging probe does not outlive it.
 	WaitHealthy(ctx context.Context) error
 }
+
+// ErrAttemptEnded is returned (wrapped) by Healthier.WaitHealthy when the attempt ended before
+// it was healthy.
+var ErrAttemptEnded = errors.New("the attempt ended before it was healthy")
 
 // HealthChecked is implemented by processes that may have a health check the trial does not
 // declare (a container image's HEALTHCHECK); the runner then waits for it before calling the
 // attempt healthy.
 type HealthChecked interface {
 	HasHealthCheck() bool
-}
-
-// hasHealthCheck reports whether an attempt of t in p must pass a health check to be healthy.
-func hasHealthCheck(t *experiment.Trial, p Process) bool {
-	if t.Health != nil {
-		return true
-	}
-	hc, ok := p.(HealthChecked)
-	return ok && hc.HasHealthCheck()
 }
 
 // ImageDigester is implemented by processes of container backends: the digest of the image the
@@ -106,6 +106,9 @@ type Attempt struct {
 	// Workdir is where a local process runs: the trial's workdir resolved against the
 	// experiment's folder (or its code snapshot).
 	Workdir string
+	// Devices are the GPU units the runner gave the attempt (UUIDs when known, else indices);
+	// empty when it gave none, or when the cluster places trials itself.
+	Devices []string
 }
 
 // LiveTrial is an attempt found running on an engine.

@@ -55,11 +55,15 @@ func (r *Runner) Execute(ctx context.Context, m *store.Manifest, force bool) (*S
 	}
 	sum, err := r.Run(ctx, m, prior)
 	if err != nil {
+		// A run stopped by its store (a full disk) is resumable: record it as killed.
 		state.Status = store.Failed
+		if sum != nil {
+			state.Status = store.Killed
+		}
 		now := time.Now().UTC()
 		state.Finished, state.Runner = &now, nil
 		_ = r.Runs.WriteState(context.WithoutCancel(ctx), m.RunID, state)
-		return nil, err
+		return sum, err
 	}
 	now := time.Now().UTC()
 	state.Status, state.Finished, state.Runner = sum.Status, &now, nil

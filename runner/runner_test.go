@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ func run(t *testing.T, spec string, mod func(*runner.Runner)) (*runner.Summary, 
 		mod(r)
 	}
 	// A runner that never ends fails the test (trials left pending) instead of hanging it.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sum, err := r.Execute(ctx, m, false)
 	if err != nil {
@@ -120,7 +121,7 @@ func TestFailFastStopsTheRest(t *testing.T) {
 	}
 }
 
-func TestRetryKeepsOnlyTheLastAttemptsOutputs(t *testing.T) {
+func TestRetryKeepsTheLastAttemptsOutputsAndEveryAttemptsLogs(t *testing.T) {
 	spec := `[{"name":"r","cmd":"echo attempt $JIKKEN_ATTEMPT; touch $JIKKEN_OUTPUT_DIR/from-$JIKKEN_ATTEMPT; echo '{}' > $JIKKEN_OUTPUT_DIR/trial.json; test $JIKKEN_ATTEMPT = 3","retries":3,"backoff":0.01}]`
 	sum, runs, _ := run(t, spec, nil)
 	rec := sum.Trials[0]
@@ -133,14 +134,21 @@ func TestRetryKeepsOnlyTheLastAttemptsOutputs(t *testing.T) {
 		keys = append(keys, strings.TrimPrefix(in.Key, store.TrialKey(sum.RunID, "r", "")+"/"))
 		return nil
 	})
-	// Only the last attempt's files; the trial's own trial.json is kept as an artifact.
-	want := "artifacts/trial.json from-3 params.json stderr.log stdout.log trial.json"
+	// Only the last attempt's outputs, every attempt's logs; the trial's own trial.json is kept
+	// as an artifact.
+	want := "artifacts/trial.json attempts/1/stderr.log attempts/1/stdout.log attempts/2/stderr.log attempts/2/stdout.log from-3 params.json stderr.log stdout.log trial.json"
 	if got := strings.Join(keys, " "); got != want {
 		t.Fatalf("stored files = %s\nwant %s", got, want)
 	}
 	out, _ := store.ReadAll(ctx, runs.Blob, store.TrialKey(sum.RunID, "r", "stdout.log"))
 	if string(out) != "attempt 3\n" {
 		t.Fatalf("stdout = %q", out)
+	}
+	for n := 1; n <= 2; n++ {
+		out, _ := store.ReadAll(ctx, runs.Blob, store.TrialKey(sum.RunID, "r", fmt.Sprintf("attempts/%d/stdout.log", n)))
+		if string(out) != fmt.Sprintf("attempt %d\n", n) {
+			t.Fatalf("attempt %d's stdout = %q", n, out)
+		}
 	}
 	// The trial's own trial.json did not replace the record.
 	got, err := runs.Trial(ctx, sum.RunID, "r")

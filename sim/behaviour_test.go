@@ -11,6 +11,13 @@ import (
 
 func runCfg(t *testing.T, cfg sim.Config, jobs []submitter.Job) map[string]*sim.Pod {
 	t.Helper()
+	pods, _ := runEngine(t, cfg, jobs)
+	return pods
+}
+
+// runEngine runs a trace to the end and returns its pods by name and the cluster.
+func runEngine(t *testing.T, cfg sim.Config, jobs []submitter.Job) (map[string]*sim.Pod, *sim.Cluster) {
+	t.Helper()
 	if cfg.Names == nil {
 		cfg.Names = sim.NewNames()
 	}
@@ -27,7 +34,7 @@ func runCfg(t *testing.T, cfg sim.Config, jobs []submitter.Job) map[string]*sim.
 	for _, p := range e.Cluster().Pods() {
 		out[p.Name] = p
 	}
-	return out
+	return out, e.Cluster()
 }
 
 func secs(s float64) sim.Time { return sim.Seconds(s) }

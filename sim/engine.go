@@ -12,8 +12,10 @@ import (
 type Scheduler interface {
 	// Schedule is called after all events of one instant were applied, when pods are pending
 	// and the cluster changed since the last call (an arrival, freed resources, a node coming
-	// up, or a tick). It places pods with c.Bind, may reserve with c.Assume/c.Forget, and may
-	// evict running pods with c.Preempt. An error aborts the simulation.
+	// up, a tick, or a wake-up the scheduler asked for with c.WakeAt). It places pods with
+	// c.Bind, may reserve with c.Assume/c.Forget, and may evict running pods with c.Preempt.
+	// When a pass frees capacity (a preemption), another pass follows at the same instant, so
+	// freed resources never wait for an unrelated event. An error aborts the simulation.
 	Schedule(c *Cluster) error
 }
 
@@ -25,9 +27,12 @@ type Submitter interface {
 	Step(now Time, s Status) (pods []*Pod, next Time, err error)
 }
 
-// Observer receives records as the simulation produces them.
+// Observer receives records as the simulation produces them. Observers stand outside the event
+// order: how often they sample never changes what the scheduler sees or when it runs.
 type Observer interface {
-	// Sampled is called at every sampling instant, after that instant's scheduling pass.
+	// Sampled is called once per sampling instant, in time order, with the state after that
+	// instant's events and scheduling passes (the state of the last instant before it when
+	// nothing happened at the sampling instant itself).
 	Sampled(s *Sample)
 	// PodDone is called once per pod when it succeeds or fails for good.
 	PodDone(p *Pod)
@@ -57,6 +62,9 @@ type Sample struct {
 	// no pending pod can use it (0 when no GPU pod waits).
 	FreeGPU       int64
 	FragmentedGPU int64
+	// UserGPU is each user's GPU allocation (milli-units), in the order of Cluster.Users at
+	// the time of the sample: users who appear later are missing from earlier samples.
+	UserGPU []int64
 }
 
 // PodFailure makes pod runs fail at random with retries and exponential backoff, like a Job's
@@ -151,8 +159,15 @@ type Engine struct {
 	active     int
 	started    bool
 	done       bool
-	sampleNow  bool
 	tickNow    bool
+	wakeNow    bool
+	// nextSample is the next sampling instant (Never when sampling is off). Samples are not
+	// events: they are taken between instants, so they cannot change the schedule.
+	nextSample Time
+	// sampled caches the sample of the current state, which stays valid until the next
+	// instant is handled.
+	sampled      Sample
+	sampledValid bool
 }
 
 // Stats counts what the engine did, for the summary.
@@ -164,6 +179,8 @@ type Stats struct {
 	Preemptions int
 	Restarts    int
 	LostWork    Time
+	// GangTimeouts counts gangs whose reserved members were released after waiting too long.
+	GangTimeouts int
 	// AllocArea and CapArea integrate allocation and capacity over time (milli-units x
 	// seconds), for time-weighted utilisation.
 	AllocArea [MaxResources]float64
@@ -201,10 +218,12 @@ func New(cfg Config) (*Engine, error) {
 		rng:         cfg.Rand,
 		runningPrio: map[int32]int{},
 		userAlloc:   map[string]*Resources{},
-		gangArrived: map[string]int{},
+		gangs:       map[string]*Gang{},
 		podFailure:  cfg.PodFailure,
 		failures:    cfg.Failures,
 		obs:         cfg.Observer,
+		wake:        Never,
+		tickOnly:    cfg.TickOnly,
 	}
 	for i := range cfg.Nodes {
 		if _, err := c.addNode(&cfg.Nodes[i]); err != nil {
@@ -277,8 +296,9 @@ func (e *Engine) start() {
 		c.push(event{t: 0, kind: evSubmit, idx: i, foreground: true})
 	}
 	e.active = len(e.submitters)
+	e.nextSample = Never
 	if e.cfg.SampleEvery > 0 {
-		c.push(event{t: 0, kind: evSample})
+		e.nextSample = 0
 	}
 	if e.cfg.Tick > 0 {
 		c.push(event{t: e.cfg.Tick, kind: evTick})
@@ -289,7 +309,8 @@ func (e *Engine) start() {
 }
 
 // Step advances the clock to the next event time, applies every event of that instant in
-// (time, sequence) order, runs one scheduling pass if needed, and emits a sample if one is due.
+// (time, sequence) order, runs scheduling passes while they are needed, and emits the samples
+// that fall up to that instant.
 func (e *Engine) Step() error {
 	if e.done {
 		return nil
@@ -304,11 +325,14 @@ func (e *Engine) Step() error {
 	}
 	t := c.queue.peek().t
 	if e.cfg.StopAt > 0 && t > e.cfg.StopAt {
+		e.sampleBefore(e.cfg.StopAt + 1)
 		c.advance(e.cfg.StopAt)
 		e.done = true
 		return nil
 	}
+	e.sampleBefore(t)
 	c.advance(t)
+	e.sampledValid = false
 	for c.queue.len() > 0 && c.queue.peek().t == t {
 		ev := c.queue.pop()
 		if ev.foreground {
@@ -319,9 +343,30 @@ func (e *Engine) Step() error {
 			return err
 		}
 	}
-	tick := e.tickNow
-	e.tickNow = false
-	if c.dirty && c.numPending > 0 && (!e.cfg.TickOnly || tick) {
+	if err := e.schedule(); err != nil {
+		return err
+	}
+	e.sampleBefore(t + 1)
+	if e.finished() {
+		e.done = true
+	}
+	return nil
+}
+
+// maxPassesPerInstant bounds the passes at one instant beyond the pod count: a scheduler that
+// keeps preempting without converging is an error, not an endless loop.
+const maxPassesPerInstant = 1000
+
+// schedule runs scheduling passes until one leaves free capacity unchanged: a pass that
+// preempts frees resources, and the pods it requeued (or others) may use them at once.
+func (e *Engine) schedule() error {
+	c := e.c
+	pass := e.tickNow || e.wakeNow || !e.cfg.TickOnly
+	e.tickNow, e.wakeNow = false, false
+	for n := 0; c.dirty && c.numPending > 0 && pass; n++ {
+		if n > maxPassesPerInstant+len(c.pods) {
+			return fmt.Errorf("scheduler at %v: %d passes at one instant and it still preempts; the policy does not converge (a pod must only preempt pods it ranks strictly below itself)", c.now, n)
+		}
 		c.dirty = false
 		c.stats.Passes++
 		if err := e.sched.Schedule(c); err != nil {
@@ -331,17 +376,29 @@ func (e *Engine) Step() error {
 			return err
 		}
 	}
-	if e.sampleNow {
-		e.sampleNow = false
+	return nil
+}
+
+// sampleBefore emits every sample due strictly before t. Nothing changes between instants, so
+// they all show the state after the last instant handled.
+func (e *Engine) sampleBefore(t Time) {
+	c := e.c
+	for e.nextSample < t {
 		if c.obs != nil {
-			s := c.sample()
+			if !e.sampledValid {
+				e.sampled = c.sample()
+				e.sampledValid = true
+			}
+			s := e.sampled
+			s.Time = e.nextSample
 			c.obs.Sampled(&s)
 		}
+		if e.nextSample > Never-e.cfg.SampleEvery {
+			e.nextSample = Never
+		} else {
+			e.nextSample += e.cfg.SampleEvery
+		}
 	}
-	if e.finished() {
-		e.done = true
-	}
-	return nil
 }
 
 func (e *Engine) finished() bool {
@@ -376,10 +433,13 @@ func (e *Engine) handle(ev *event) error {
 		if !e.finished() {
 			c.push(event{t: c.now + e.cfg.Tick, kind: evTick})
 		}
-	case evSample:
-		e.sampleNow = true
-		if !e.finished() {
-			c.push(event{t: c.now + e.cfg.SampleEvery, kind: evSample})
+	case evGangTimeout:
+		c.gangTimeout(ev.gang, ev.t)
+	case evWake:
+		if ev.t == c.wake {
+			c.wake = Never
+			c.dirty = true
+			e.wakeNow = true
 		}
 	case evNodeFail, evNodeRecover, evNodeRemove, evNodeDrain, evNodeCordon, evNodeUncordon:
 		n := ev.node
@@ -442,7 +502,9 @@ type Cluster struct {
 	running      int
 	backoff      int
 	dirty        bool
-	foreground   int
+	// version counts changes to pods and nodes (see Version).
+	version    uint64
+	foreground int
 
 	queue eventQueue
 	seq   uint64
@@ -456,13 +518,19 @@ type Cluster struct {
 	maxFree     Resources
 	runningPrio map[int32]int
 	userAlloc   map[string]*Resources
-	gangArrived map[string]int
+	users       []string
+	gangs       map[string]*Gang
+	gangList    []*Gang
+	gangScratch []*Pod
 	podFailure  PodFailure
 	failures    []FailureModel
 	obs         Observer
-	lastT       Time
-	stats       Stats
-	nodesUp     int
+	// wake is the earliest pass the scheduler asked for with WakeAt, or Never.
+	wake     Time
+	tickOnly bool
+	lastT    Time
+	stats    Stats
+	nodesUp  int
 }
 
 func (c *Cluster) push(e event) {
@@ -473,6 +541,25 @@ func (c *Cluster) push(e event) {
 	}
 	c.queue.push(e)
 }
+
+// WakeAt asks for a scheduling pass at t, for policies whose decisions change with time alone
+// (a job crossing a service threshold, a waiting job due for promotion). Only the earliest
+// request is kept, and it is consumed when it fires, so a scheduler asks again on every pass
+// for the next time it needs. Requests at or before now are ignored, as are all requests in
+// tick-only mode, where passes happen at ticks only. A wake-up does not keep the simulation
+// alive on its own.
+func (c *Cluster) WakeAt(t Time) {
+	if c.tickOnly || t <= c.now || t >= c.wake {
+		return
+	}
+	c.wake = t
+	c.push(event{t: t, kind: evWake})
+}
+
+// Version changes whenever a pod is submitted, requeued, reserved, started or stopped, or a
+// node changes; ticks and wake-ups leave it as it is. A scheduler whose decisions depend only
+// on that state can tell that a pass has nothing new to decide.
+func (c *Cluster) Version() uint64 { return c.version }
 
 // Now returns the simulated time.
 func (c *Cluster) Now() Time { return c.now }
@@ -596,6 +683,10 @@ func (c *Cluster) loosenMaxFree(n *Node) {
 	}
 }
 
+// Users returns every user who has held resources, in the order they first did. The slice is
+// owned by the cluster.
+func (c *Cluster) Users() []string { return c.users }
+
 // UserAllocated returns the requests of the user's running and assumed pods.
 func (c *Cluster) UserAllocated(user string) Resources {
 	if u := c.userAlloc[user]; u != nil {
@@ -617,9 +708,10 @@ func (c *Cluster) MinRunningPriority() (int32, bool) {
 	return m, !first
 }
 
-// GangComplete reports whether every member of the pod's gang has been submitted.
+// GangComplete reports whether enough members of the pod's gang have been submitted for it
+// to start (its minimum; all members by default).
 func (c *Cluster) GangComplete(p *Pod) bool {
-	return p.Gang == "" || c.gangArrived[p.Gang] >= p.GangSize
+	return p.grp == nil || p.grp.Ready()
 }
 
 // Status returns the summary submitters see.
@@ -660,6 +752,7 @@ func (c *Cluster) addNode(s *NodeSpec) (*Node, error) {
 			return nil, fmt.Errorf("node %q: capacity of %s is negative", s.Name, c.names.Name(i))
 		}
 	}
+	c.version++
 	n := &Node{ID: len(c.nodes), Name: s.Name, Group: s.Group, Labels: s.Labels, Taints: s.Taints,
 		Capacity: s.Capacity, Up: true}
 	c.nodesUp++
@@ -696,8 +789,10 @@ func (c *Cluster) admit(p *Pod) error {
 		return fmt.Errorf("pod %s requests %s %s but no node offers that much (largest: %s); lower the request or add a larger node group",
 			p.Name, FormatQuantity(p.Requests[i]), c.names.Name(i), FormatQuantity(c.largest(i)))
 	}
-	if p.Gang != "" && p.GangSize < 1 {
-		return fmt.Errorf("pod %s: gang %q needs a positive size", p.Name, p.Gang)
+	if p.Gang != "" {
+		if err := c.join(p); err != nil {
+			return err
+		}
 	}
 	p.ID = len(c.pods)
 	p.Submit = c.now
@@ -706,9 +801,6 @@ func (c *Cluster) admit(p *Pod) error {
 	p.Phase = Pending
 	c.pods = append(c.pods, p)
 	c.stats.Submitted++
-	if p.Gang != "" {
-		c.gangArrived[p.Gang]++
-	}
 	c.enqueue(p)
 	return nil
 }
@@ -740,6 +832,7 @@ func (c *Cluster) largest(i int) int64 {
 }
 
 func (c *Cluster) enqueue(p *Pod) {
+	c.version++
 	p.Phase = Pending
 	c.numPending++
 	c.dirty = true
@@ -750,6 +843,7 @@ func (c *Cluster) enqueue(p *Pod) {
 }
 
 func (c *Cluster) place(p *Pod, n *Node) {
+	c.version++
 	n.Allocated.Add(&p.Requests)
 	n.Version++
 	c.allocated.Add(&p.Requests)
@@ -757,6 +851,7 @@ func (c *Cluster) place(p *Pod, n *Node) {
 	if u == nil {
 		u = &Resources{}
 		c.userAlloc[p.User] = u
+		c.users = append(c.users, p.User)
 	}
 	u.Add(&p.Requests)
 	c.reindex(n)
@@ -766,6 +861,7 @@ func (c *Cluster) place(p *Pod, n *Node) {
 }
 
 func (c *Cluster) unplace(p *Pod) {
+	c.version++
 	n := p.Node
 	n.Allocated.Sub(&p.Requests)
 	n.Version++
@@ -810,11 +906,12 @@ func (c *Cluster) Assume(p *Pod, n *Node) error {
 	return nil
 }
 
-// Forget releases an assumed pod.
+// Forget releases an assumed (or held) pod.
 func (c *Cluster) Forget(p *Pod) {
 	if !p.assumed {
 		return
 	}
+	c.unhold(p)
 	p.assumed = false
 	c.unplace(p)
 }
@@ -825,6 +922,7 @@ func (c *Cluster) Bind(p *Pod, n *Node) error {
 		if p.Node != n {
 			return fmt.Errorf("bind pod %s on node %s: it was assumed on node %s", p.Name, n.Name, p.Node.Name)
 		}
+		c.unhold(p)
 		p.assumed = false
 	} else {
 		if err := c.check(p, n, "bind"); err != nil {
@@ -837,6 +935,7 @@ func (c *Cluster) Bind(p *Pod, n *Node) error {
 }
 
 func (c *Cluster) start(p *Pod) {
+	c.version++
 	p.Phase = Running
 	p.LastNode = p.Node.Name
 	p.Start = c.now
@@ -847,6 +946,10 @@ func (c *Cluster) start(p *Pod) {
 	c.pendingDirty = true
 	c.running++
 	c.runningPrio[p.Priority]++
+	if g := p.grp; g != nil {
+		g.running++
+		g.version++
+	}
 	p.gen++
 	run := p.Duration - p.Progress
 	if f := c.podFailure; f.Probability > 0 && c.rng.Float64() < f.Probability {
@@ -860,6 +963,7 @@ func (c *Cluster) start(p *Pod) {
 // stopRun ends the current run; keep says whether the work done is kept (a checkpoint).
 func (c *Cluster) stopRun(p *Pod, keep bool) {
 	ran := c.now - p.Start
+	p.Ran += ran
 	p.Attained += float64(p.Requests[GPUIndex]) * ran.Seconds()
 	if keep {
 		p.Progress += ran
@@ -872,13 +976,18 @@ func (c *Cluster) stopRun(p *Pod, keep bool) {
 	c.unplace(p)
 	c.running--
 	c.runningPrio[p.Priority]--
+	if g := p.grp; g != nil {
+		g.running--
+		g.version++
+	}
 	p.gen++
 	c.dirty = true
 }
 
 // Preempt evicts a running pod and puts it back in the queue. keepProgress says whether its
 // work survives (a checkpointing job suspended by a time-sharing policy) or is lost (a
-// Kubernetes preemption, which kills the container).
+// Kubernetes preemption, which kills the container). A gang left with fewer running members
+// than its minimum is preempted as a whole.
 func (c *Cluster) Preempt(victim *Pod, keepProgress bool) error {
 	if victim.Phase != Running || victim.assumed {
 		return fmt.Errorf("preempt pod %s: pod is %s, not running", victim.Name, victim.Phase)
@@ -887,6 +996,7 @@ func (c *Cluster) Preempt(victim *Pod, keepProgress bool) error {
 	victim.Preemptions++
 	c.stats.Preemptions++
 	c.enqueue(victim)
+	c.breakGang(victim.grp, keepProgress, true)
 	return nil
 }
 
@@ -905,6 +1015,7 @@ func (c *Cluster) failPod(p *Pod) {
 	p.Restarts++
 	c.stats.Restarts++
 	p.failures++
+	defer c.breakGang(p.grp, false, false)
 	if p.failures > c.podFailure.MaxRetries {
 		p.Phase = Failed
 		p.End = c.now
@@ -932,14 +1043,20 @@ func (c *Cluster) retry(p *Pod) {
 }
 
 // evictAll stops every pod on n and requeues it with its work lost, as a node failure, drain or
-// removal does.
+// removal does; gangs that lose their quorum stop everywhere. Pods only reserved on n (gang
+// members waiting for the rest) are released.
 func (c *Cluster) evictAll(n *Node) {
 	for len(n.pods) > 0 {
 		p := n.pods[len(n.pods)-1]
+		if p.assumed {
+			c.Forget(p)
+			continue
+		}
 		c.stopRun(p, false)
 		p.Restarts++
 		c.stats.Restarts++
 		c.enqueue(p)
+		c.breakGang(p.grp, false, false)
 	}
 }
 
@@ -947,6 +1064,7 @@ func (c *Cluster) nodeEvent(k eventKind, n *Node, model int) {
 	if n.Removed {
 		return
 	}
+	c.version++
 	defer c.reindex(n)
 	switch k {
 	case evNodeFail:
@@ -1020,7 +1138,7 @@ func (c *Cluster) draw(mean Time, shape float64) Time {
 
 func (c *Cluster) checkNoAssumed() error {
 	for _, p := range c.Pending() {
-		if p.assumed {
+		if p.assumed && !p.held {
 			return fmt.Errorf("scheduler left pod %s assumed on node %s; bind or forget every assumed pod before returning", p.Name, p.Node.Name)
 		}
 	}
@@ -1036,6 +1154,12 @@ func (c *Cluster) sample() Sample {
 		}
 	}
 	s.NodesUp = c.nodesUp
+	if len(c.users) > 0 {
+		s.UserGPU = make([]int64, len(c.users))
+		for i, u := range c.users {
+			s.UserGPU[i] = c.userAlloc[u][GPUIndex]
+		}
+	}
 	for _, n := range c.nodes {
 		if !n.Schedulable() {
 			continue

@@ -33,9 +33,13 @@ type Pod struct {
 	Tolerations  []Toleration
 	NodeSelector map[string]string
 	Affinity     *NodeAffinity
-	// Gang names a pod group whose GangSize members must start together, or is empty.
-	Gang     string
-	GangSize int
+	// Gang names a pod group of GangSize members of which GangMin (0: all) must start
+	// together, or is empty; GangTimeout, if positive, lets members placed early hold their
+	// resources that long while the rest find room (see Gang).
+	Gang        string
+	GangSize    int
+	GangMin     int
+	GangTimeout Time
 	// Duration is how long the pod runs once started, uninterrupted.
 	Duration Time
 
@@ -56,8 +60,13 @@ type Pod struct {
 	// Attained is the service received so far in GPU-milli x seconds, excluding the current
 	// run; AttainedAt gives the total including it.
 	Attained float64
+	// Ran is the time run so far over all runs, kept or lost, excluding the current run;
+	// RanAt gives the total including it.
+	Ran Time
 
 	assumed  bool
+	held     bool   // assumed past the end of a pass, waiting for the rest of its gang
+	grp      *Gang  // the pod's gang, or nil
 	nodeSlot int    // index in Node.pods
 	gen      uint32 // bumps on every start and stop so stale finish events are ignored
 	queued   bool   // in the pending slice
@@ -81,6 +90,21 @@ func (p *Pod) AttainedAt(now Time) float64 {
 	}
 	return a
 }
+
+// RanAt returns the time run so far, including the current run.
+func (p *Pod) RanAt(now Time) Time {
+	r := p.Ran
+	if p.Phase == Running && !p.assumed {
+		r += now - p.Start
+	}
+	return r
+}
+
+// Group returns the pod's gang, or nil for a pod on its own.
+func (p *Pod) Group() *Gang { return p.grp }
+
+// Held reports whether the pod is reserved past the end of a pass, waiting for its gang.
+func (p *Pod) Held() bool { return p.held }
 
 // Assumed reports whether the pod holds resources on a node without having started (the
 // scheduler's Reserve step, used to place gangs all-or-nothing).

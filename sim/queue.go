@@ -16,7 +16,8 @@ const (
 	evNodeCordon
 	evNodeUncordon
 	evTick
-	evSample
+	evWake
+	evGangTimeout
 )
 
 // event is one entry of the queue. Events are values in a slice-backed heap, not pointers,
@@ -25,13 +26,14 @@ type event struct {
 	t    Time
 	seq  uint64
 	kind eventKind
-	// foreground events keep the simulation alive; ticks, samples and random failure draws
+	// foreground events keep the simulation alive; ticks, wake-ups and random failure draws
 	// do not, so a run ends when the workload is done even though they recur forever.
 	foreground bool
 	gen        uint32
 	idx        int // submitter index, or index into Config.Events
 	pod        *Pod
 	node       *Node
+	gang       *Gang
 	model      int // failure model index + 1, or 0
 }
 

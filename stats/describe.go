@@ -77,3 +77,15 @@ func IQR(x []float64) float64 {
 	slices.Sort(s)
 	return quantileSorted(s, 0.75) - quantileSorted(s, 0.25)
 }
+
+// SortedQuartiles returns the first quartile, the median and the third quartile of s, which must
+// be sorted in ascending order and not empty: R's type-7 quantiles and R's median, without the
+// copy and sort Quantile and Median make (for callers that summarise many samples).
+func SortedQuartiles(s []float64) (q1, median, q3 float64) {
+	h := len(s) / 2
+	median = s[h]
+	if len(s)%2 == 0 {
+		median = (s[h-1] + s[h]) / 2
+	}
+	return quantileSorted(s, 0.25), median, quantileSorted(s, 0.75)
+}

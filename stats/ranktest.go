@@ -45,7 +45,8 @@ func MannWhitney(x, y []float64, alt Alternative) (TestResult, error) {
 // with R's wilcox.test conventions: zero differences are dropped; V is the sum of the ranks of
 // the positive differences; the p-value is exact when fewer than 50 differences remain with no
 // ties and no zeros were dropped, and otherwise comes from the normal approximation with tie and
-// continuity correction.
+// continuity correction. Infinite values are ranked rather than refused (see differences), so a
+// failed trial entered as the worst possible value keeps its block.
 func WilcoxonSignedRank(x, y []float64, alt Alternative) (TestResult, error) {
 	d, zeros, err := differences(x, y)
 	if err != nil {
@@ -73,6 +74,8 @@ func WilcoxonSignedRank(x, y []float64, alt Alternative) (TestResult, error) {
 }
 
 // differences returns the non-zero differences x[i] - y[i] and whether any zero was dropped.
+// Infinite values are allowed: a difference with one infinite side is infinite and ranks beyond
+// every finite difference, tied with the other infinite ones.
 func differences(x, y []float64) (d []float64, zeros bool, err error) {
 	if len(x) != len(y) {
 		return nil, false, fmt.Errorf("samples have %d and %d observations; paired samples must be the same length", len(x), len(y))
@@ -85,15 +88,13 @@ func differences(x, y []float64) (d []float64, zeros bool, err error) {
 	}
 	d = make([]float64, 0, len(x))
 	for i := range x {
-		v := x[i] - y[i]
-		if math.IsNaN(v) {
-			return nil, false, fmt.Errorf("pair %d: %v - %v is undefined; replace infinite values", i, x[i], y[i])
-		}
-		if v == 0 {
+		// Equal values differ by zero, equal infinities included (Inf - Inf would be NaN): two
+		// failures in one block are a tie, not an undefined difference.
+		if x[i] == y[i] {
 			zeros = true
 			continue
 		}
-		d = append(d, v)
+		d = append(d, x[i]-y[i])
 	}
 	return d, zeros, nil
 }

@@ -66,6 +66,8 @@ func (r Runs) Delete(ctx context.Context, run string, progress func(deleted int)
 	if err != nil {
 		return deleted, fmt.Errorf("delete run %s: %w (%d objects deleted; run the delete again to finish)", run, err, deleted)
 	}
+	// A writer killed midway leaves temporary files, which List does not show.
+	_, _ = r.SweepTemp(ctx, run)
 	if p, ok := r.Blob.(emptyDirPruner); ok {
 		p.pruneEmptyDirs(prefix)
 	}

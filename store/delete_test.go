@@ -151,3 +151,26 @@ func TestRunsDeleteRefusesKeysThatAreNotRunIDs(t *testing.T) {
 		t.Errorf("RunIDs = %q, want [r1] untouched", ids)
 	}
 }
+
+// A writer killed midway leaves a temporary file, which List does not show: Delete removes it
+// too, and the run's folder with it.
+func TestRunsDeleteRemovesTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	folder, err := store.OpenFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := store.Runs{Blob: folder}
+	ctx := context.Background()
+	putRun(t, runs, "r1")
+	tmp := filepath.Join(dir, "runs", "r1", "trials", "t1", ".tmp-123456")
+	if err := os.WriteFile(tmp, []byte("half a record"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runs.Delete(ctx, "r1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs", "r1")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the run's folder is still there (%v)", err)
+	}
+}

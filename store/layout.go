@@ -65,6 +65,12 @@ type RunOptions struct {
 	// Backend holds what resume and kill need to find the run's trials again (the kubernetes
 	// backend's namespace).
 	Backend map[string]string `json:"backend_settings,omitempty"`
+	// GPUs, CPUs and Memory restrict what of the host its trials may use (--gpus, --cpus,
+	// --memory); NoEnforce runs limited trials where no cgroup can enforce the limits.
+	GPUs      string  `json:"gpus,omitempty"`
+	CPUs      float64 `json:"cpus,omitempty"`
+	Memory    string  `json:"memory,omitempty"`
+	NoEnforce bool    `json:"no_enforce,omitempty"`
 }
 
 // Status of a trial or a run.
@@ -102,9 +108,12 @@ type TrialRecord struct {
 	Image    string         `json:"image,omitempty"`
 	// ImageDigest pins the image a container backend resolved Image to.
 	ImageDigest string `json:"image_digest,omitempty"`
+	// Devices are the GPU units the last attempt was given (UUIDs when known).
+	Devices []string `json:"devices,omitempty"`
 	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
 	Live *Live `json:"live,omitempty"`
-	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial.
+	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial
+	// and WriteTrials.
 	Tool string `json:"tool,omitempty"`
 }
 
@@ -115,6 +124,10 @@ type Attempt struct {
 	Finished time.Time `json:"finished,omitzero"`
 	ExitCode *int      `json:"exit_code,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
+	// Notes tell what the runner noticed about the attempt (an output that could not be stored).
+	Notes []string `json:"notes,omitempty"`
+	// Devices are the GPU units the attempt was given (UUIDs when known).
+	Devices []string `json:"devices,omitempty"`
 }
 
 // Live locates a running attempt.
@@ -333,9 +346,14 @@ func (r Runs) State(ctx context.Context, run string) (*RunState, error) {
 // WriteTrial stores a trial record with its Tool set to this jikken's version (on a copy: the
 // caller's record may be read concurrently).
 func (r Runs) WriteTrial(ctx context.Context, rec *TrialRecord) error {
+	return r.putJSON(ctx, TrialKey(rec.Run, rec.Name, "trial.json"), stamped(rec))
+}
+
+// stamped is a copy of rec naming this jikken as the one that wrote it.
+func stamped(rec *TrialRecord) *TrialRecord {
 	c := *rec
 	c.Tool = "jikken " + version.String()
-	return r.putJSON(ctx, TrialKey(rec.Run, rec.Name, "trial.json"), &c)
+	return &c
 }
 
 // Trial reads one trial record.

@@ -119,9 +119,9 @@ func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 		return fmt.Errorf("docker engine at %s is unreachable: %w; start it (service docker start) or point DOCKER_HOST at a running engine", b.api.DaemonHost(), err)
 	}
 	for _, t := range trials {
-		if t.Resources.GPU > 0 {
+		if t.Resources.UsesGPU() {
 			if err := b.checkGPU(ctx); err != nil {
-				return fmt.Errorf("trial %s asks for %d GPU(s): %w", t.Name, t.Resources.GPU, err)
+				return fmt.Errorf("trial %s asks for %s: %w", t.Name, gpuString(t.Resources), err)
 			}
 			break
 		}
@@ -183,7 +183,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	}
 	labels[LabelRun], labels[LabelTrial], labels[LabelAttempt] = a.RunID, t.Name, strconv.Itoa(a.N)
 
-	hc := &container.HostConfig{Resources: resources(t.Resources), PortBindings: network.PortMap{}}
+	hc := &container.HostConfig{Resources: resources(t.Resources, a.Devices), PortBindings: network.PortMap{}}
 	if b.bind {
 		// The trial's user may not be the runner's: let it write its outputs.
 		if err := os.Chmod(a.OutputDir, 0o777); err != nil {
@@ -292,7 +292,7 @@ func startError(t experiment.Trial, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "could not select device driver"):
-		return fmt.Errorf("start %s: the docker engine cannot give it %d GPU(s) (%w); install the NVIDIA container toolkit on a GPU host, or drop resources.gpu", t.Name, t.Resources.GPU, err)
+		return fmt.Errorf("start %s: the docker engine cannot give it %s (%w); install the NVIDIA container toolkit on a GPU host, or drop resources.gpu", t.Name, gpuString(t.Resources), err)
 	case strings.Contains(msg, "bind source path does not exist"):
 		return fmt.Errorf("start %s: %w; create the host folder or fix the trial's volumes", t.Name, err)
 	case strings.Contains(msg, "exec: ") && (strings.Contains(msg, "no such file") || strings.Contains(msg, "not found")):
@@ -421,3 +421,20 @@ func handle(id string) string {
 	}
 	return "docker:" + id
 }
+
+// gpuString says what GPUs a trial asks for.
+func gpuString(r experiment.Resources) string {
+	switch {
+	case r.MIG != "":
+		return "a MIG instance " + r.MIG
+	case r.GPU == 1:
+		return "1 GPU"
+	case r.GPU < 1:
+		return fmt.Sprintf("a %g share of a GPU", r.GPU)
+	}
+	return fmt.Sprintf("%g GPUs", r.GPU)
+}
+
+// OnThisHost reports whether the engine runs on this machine (a unix socket): its containers
+// then share this host's CPUs, memory and GPUs, which the runner can count.
+func (b *Backend) OnThisHost() bool { return strings.HasPrefix(b.api.DaemonHost(), "unix://") }

@@ -94,17 +94,15 @@ func (p *process) Wait() runner.Exit {
 	exit := p.watch()
 	watched := exit.Err == nil
 	select {
-	case err := <-p.logsDone:
-		if err != nil {
-			// The stream broke (the engine went away): read the logs again, whole.
-			if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
-				exit.Err = fmt.Errorf("read the container's logs: %w", err)
-			}
-		}
+	case <-p.logsDone:
 	case <-time.After(30 * time.Second):
-		if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
-			exit.Err = fmt.Errorf("read the container's logs: %w", err)
-		}
+	}
+	// The followed stream shows the output while the container runs, but it may miss the end:
+	// Docker 20.10's follow drops a last line without a newline now and then, and a stream
+	// breaks when the engine restarts. Read the logs again, whole, into the same files (a
+	// reader following them keeps its place: the start is the same).
+	if err := p.copyLogs(context.Background(), false); err != nil && exit.Err == nil {
+		exit.Err = fmt.Errorf("read the container's logs: %w", err)
 	}
 	// A container that could not be watched to its end may be gone or half-run: its outputs
 	// are not worth a wait for the engine.
@@ -255,18 +253,14 @@ func (p *process) Stop(grace time.Duration) error {
 
 // WaitHealthy implements runner.Healthier: the container's healthcheck (the trial's command
 // probe, or the image's own) reports healthy, or the trial's TCP probe connects to the
-// container's address.
+// container's address, until the runner's deadline.
 func (p *process) WaitHealthy(ctx context.Context) error {
-	interval, timeout := 200*time.Millisecond, time.Minute
-	if h := p.health; h != nil {
-		if h.Interval > 0 {
-			interval = min(interval, time.Duration(h.Interval))
-		}
-		if h.Timeout > 0 {
-			timeout = time.Duration(h.Timeout)
-		}
+	interval := 200 * time.Millisecond
+	if h := p.health; h != nil && h.Interval > 0 {
+		interval = min(interval, time.Duration(h.Interval))
 	}
-	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
 	for {
 		ok, err := p.healthy(ctx)
 		if ok {
@@ -275,15 +269,12 @@ func (p *process) WaitHealthy(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not healthy after %s", p.a.Trial.Name, timeout)
-		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.done:
-			return fmt.Errorf("%s exited before it was healthy", p.a.Trial.Name)
-		case <-time.After(interval):
+			return fmt.Errorf("%s: %w", p.a.Trial.Name, runner.ErrAttemptEnded)
+		case <-tick.C:
 		}
 	}
 }
@@ -291,22 +282,27 @@ func (p *process) WaitHealthy(ctx context.Context) error {
 func (p *process) healthy(ctx context.Context) (bool, error) {
 	st, err := p.inspect(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
 		return false, err
 	}
 	if !st.State.Running {
-		return false, fmt.Errorf("%s exited before it was healthy", p.a.Trial.Name)
+		return false, fmt.Errorf("%s: %w", p.a.Trial.Name, runner.ErrAttemptEnded)
 	}
 	if p.health != nil && p.health.TCP != "" {
-		return p.dial(st), nil
+		return p.dial(ctx, st), nil
 	}
 	if !p.hasHealthcheck {
 		return true, nil
 	}
-	return st.State.Health != nil && st.State.Health.Status == container.Healthy, nil
+	// "unhealthy" is not final: the engine keeps probing, and a later pass makes it healthy.
+	h := st.State.Health
+	return h != nil && h.Status == container.Healthy, nil
 }
 
 // dial tries the TCP probe's port on each of the container's addresses.
-func (p *process) dial(st container.InspectResponse) bool {
+func (p *process) dial(ctx context.Context, st container.InspectResponse) bool {
 	_, port, err := net.SplitHostPort(p.health.TCP)
 	if err != nil {
 		port = p.health.TCP
@@ -318,7 +314,8 @@ func (p *process) dial(st container.InspectResponse) bool {
 		if ep == nil || !ep.IPAddress.IsValid() {
 			continue
 		}
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(ep.IPAddress.String(), port), time.Second)
+		d := net.Dialer{Timeout: time.Second}
+		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ep.IPAddress.String(), port))
 		if err == nil {
 			c.Close()
 			return true

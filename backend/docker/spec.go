@@ -204,8 +204,11 @@ func volumeSpec(s, dir, home string) (mount.Mount, error) {
 }
 
 // resources turns a trial's resources into container limits. Memory swap is capped at the
-// memory limit so a trial over its limit is killed instead of swapping.
-func resources(r experiment.Resources) container.Resources {
+// memory limit so a trial over its limit is killed instead of swapping. The GPU devices the
+// runner assigned are asked for by id: a count alone makes the engine give devices 0..n-1, so
+// every 1-GPU container would land on GPU 0. Without assigned devices (the runner knows no GPUs
+// of this engine's host) a count is all there is to ask for.
+func resources(r experiment.Resources, devices []string) container.Resources {
 	var out container.Resources
 	if r.CPU > 0 {
 		out.NanoCPUs = int64(r.CPU * 1e9)
@@ -213,8 +216,11 @@ func resources(r experiment.Resources) container.Resources {
 	if r.Memory > 0 {
 		out.Memory, out.MemorySwap = r.Memory, r.Memory
 	}
-	if r.GPU > 0 {
-		out.DeviceRequests = []container.DeviceRequest{{Count: r.GPU, Capabilities: [][]string{{"gpu"}}}}
+	switch {
+	case len(devices) > 0:
+		out.DeviceRequests = []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: devices, Capabilities: [][]string{{"gpu"}}}}
+	case r.UsesGPU():
+		out.DeviceRequests = []container.DeviceRequest{{Driver: "nvidia", Count: max(1, r.GPUs()), Capabilities: [][]string{{"gpu"}}}}
 	}
 	return out
 }

@@ -129,13 +129,18 @@ func TestContainerEnv(t *testing.T) {
 }
 
 func TestResources(t *testing.T) {
-	got := resources(experiment.Resources{CPU: 1.5, Memory: 64 << 20, GPU: 2})
+	got := resources(experiment.Resources{CPU: 1.5, Memory: 64 << 20, GPU: 2}, []string{"GPU-b", "GPU-d"})
 	want := container.Resources{NanoCPUs: 1_500_000_000, Memory: 64 << 20, MemorySwap: 64 << 20,
-		DeviceRequests: []container.DeviceRequest{{Count: 2, Capabilities: [][]string{{"gpu"}}}}}
+		DeviceRequests: []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: []string{"GPU-b", "GPU-d"}, Capabilities: [][]string{{"gpu"}}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(container.Resources{}, resources(experiment.Resources{})); diff != "" {
+	// Without devices from the runner, a count.
+	got = resources(experiment.Resources{GPU: 0.5}, nil)
+	if want := []container.DeviceRequest{{Driver: "nvidia", Count: 1, Capabilities: [][]string{{"gpu"}}}}; !cmp.Equal(want, got.DeviceRequests) {
+		t.Errorf("a share without devices: %+v", got.DeviceRequests)
+	}
+	if diff := cmp.Diff(container.Resources{}, resources(experiment.Resources{}, nil)); diff != "" {
 		t.Errorf("no resources asked, limits set:\n%s", diff)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/jikken-dev/jikken/experiment"
-	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -311,7 +310,7 @@ func argoEnv(run string, t experiment.Trial) []string {
 		env = append(env, "JIKKEN_SEED="+strconv.FormatInt(*t.Seed, 10))
 	}
 	for _, k := range sortedKeys(t.Params) {
-		env = append(env, "JIKKEN_PARAM_"+strings.ToUpper(k)+"="+runner.ParamString(t.Params[k]))
+		env = append(env, experiment.ParamEnv(k)+"="+experiment.ParamString(t.Params[k]))
 	}
 	for _, k := range sortedKeys(t.Env) {
 		env = append(env, k+"="+t.Env[k])

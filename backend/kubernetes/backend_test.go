@@ -61,6 +61,12 @@ func attempt(t *testing.T, run string, tr experiment.Trial, n int) *runner.Attem
 
 func newFake(t *testing.T) (*Backend, *fake.Clientset, store.Blob) {
 	t.Helper()
+	return newFakeWaiting(t, 50*time.Millisecond)
+}
+
+// newFakeWaiting is newFake with pending Jobs failed after pending (no Job controller runs).
+func newFakeWaiting(t *testing.T, pending time.Duration) (*Backend, *fake.Clientset, store.Blob) {
+	t.Helper()
 	blob, err := store.OpenFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +78,7 @@ func newFake(t *testing.T) (*Backend, *fake.Clientset, store.Blob) {
 		return true, r, nil
 	})
 	b := NewForClient(cs, Config{Namespace: "default", StoreURL: "s3://bucket/runs", StoreSecret: "jikken-s3", Store: blob,
-		ExecutorImage: "jikken:test", PendingTimeout: 50 * time.Millisecond})
+		ExecutorImage: "jikken:test", PendingTimeout: pending})
 	t.Cleanup(b.Close)
 	return b, cs, blob
 }
@@ -236,7 +242,8 @@ func (c *countingBlob) Put(ctx context.Context, key string, r io.Reader, size in
 // for the in-pod executor uploads its outputs: the runner neither downloads nor re-uploads them,
 // and the stored metrics are the executor's (stdout not scanned twice).
 func TestRunnerLeavesExecutorOutputsInTheStore(t *testing.T) {
-	b, cs, blob := newFake(t)
+	// The stand-in completes the Job: no pod ever shows, so give it time under load.
+	b, cs, blob := newFakeWaiting(t, time.Minute)
 	ctx := context.Background()
 	counting := &countingBlob{Blob: blob}
 	runs := store.Runs{Blob: counting}
@@ -264,7 +271,7 @@ func TestRunnerLeavesExecutorOutputsInTheStore(t *testing.T) {
 	r := &runner.Runner{Backend: b, Runs: runs, Jobs: 1, WorkRoot: t.TempDir(), Workdir: t.TempDir()}
 	sum, err := r.Execute(ctx, m, false)
 	if err != nil || sum.Status != store.Succeeded {
-		t.Fatalf("run %v %v", sum, err)
+		t.Fatalf("run %v %v %+v", sum, err, sum.Trials[0])
 	}
 	for key, want := range outputs {
 		got, err := store.ReadAll(ctx, blob, store.TrialKey("r-out", "t1", key))

@@ -463,7 +463,7 @@ func (p *process) WaitHealthy(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.done:
-			return errors.New("ended before it was healthy")
+			return fmt.Errorf("%s: %w", p.a.Trial.Name, runner.ErrAttemptEnded)
 		case <-time.After(time.Second):
 			// The cache is local: re-reading it costs no request.
 		}

@@ -1,23 +1,25 @@
-// Package local runs trials as processes on this machine: each attempt a process group in the
-// trial's working directory, its output captured to files, the whole group killed on stop.
+// Package local runs trials as processes on this machine: each attempt a session of its own in
+// the trial's working directory, its output captured to files, every process it started stopped
+// with it; an attempt whose trial declares cpu or memory runs in a cgroup of its own that
+// enforces them.
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/host/cgroup"
 	"github.com/jikken-dev/jikken/runner"
 )
 
@@ -30,6 +32,21 @@ type Backend struct {
 	Env []string
 	// PathPrepend is put in front of PATH, so trials can call the jikken that runs them.
 	PathPrepend string
+	// NoEnforce runs trials that declare resources.cpu or resources.memory without limits
+	// (--no-enforce). Otherwise each of their attempts runs in a cgroup that enforces them, and
+	// where no cgroup can be made Check and Start refuse them.
+	NoEnforce bool
+	// CgroupRoot is where cgroups are looked for (default /); tests may point it elsewhere.
+	CgroupRoot string
+
+	once sync.Once
+	base []string // the runner's environment less store credentials, with Env appended
+	// paths caches where commands were found on PATH, which does not change during a run.
+	paths sync.Map
+
+	cgOnce sync.Once
+	cg     *cgroup.Manager
+	cgErr  error
 }
 
 var _ runner.Backend = (*Backend)(nil)
@@ -37,16 +54,10 @@ var _ runner.Backend = (*Backend)(nil)
 // Name implements runner.Backend.
 func (b *Backend) Name() string { return "local" }
 
-// Check implements runner.Checker: GPUs cannot be given to local trials on a machine without them.
+// Check implements runner.Checker: cpu and memory limits cannot be enforced where no cgroup
+// can be made.
 func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
-	for _, t := range trials {
-		if t.Resources.GPU > 0 {
-			if _, err := exec.LookPath("nvidia-smi"); err != nil {
-				return fmt.Errorf("trial %s asks for %d GPU(s), but this machine has none (no nvidia-smi); drop resources.gpu or run with --backend docker/kubernetes on a GPU host", t.Name, t.Resources.GPU)
-			}
-		}
-	}
-	return nil
+	return b.checkLimits(trials)
 }
 
 // shellMeta are characters that make a command need a shell.
@@ -54,7 +65,7 @@ const shellMeta = "|&;<>()$`\\\"'*?[]#~{}!\n\t"
 
 // command builds the process for a trial command. A shell string with nothing a shell would
 // interpret is run directly (as make does), which saves a shell per trial.
-func command(c experiment.Command, dir string) *exec.Cmd {
+func (b *Backend) command(c experiment.Command, dir string) *exec.Cmd {
 	if c.Argv != nil {
 		return exec.Command(c.Argv[0], c.Argv[1:]...)
 	}
@@ -69,12 +80,26 @@ func command(c experiment.Command, dir string) *exec.Cmd {
 				if _, err := os.Stat(name); err == nil {
 					return exec.Command(name, f[1:]...)
 				}
-			} else if p, err := exec.LookPath(name); err == nil {
-				return exec.Command(p, f[1:]...)
+			} else if p := b.lookPath(name); p != "" {
+				cmd := exec.Command(p, f[1:]...)
+				cmd.Args[0] = name
+				return cmd
 			}
 		}
 	}
 	return exec.Command("/bin/sh", "-c", c.Shell)
+}
+
+func (b *Backend) lookPath(name string) string {
+	if p, ok := b.paths.Load(name); ok {
+		return p.(string)
+	}
+	p, err := exec.LookPath(name)
+	if err != nil || !filepath.IsAbs(p) {
+		return ""
+	}
+	b.paths.Store(name, p)
+	return p
 }
 
 var shellBuiltin = map[string]bool{
@@ -87,9 +112,6 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	if a.Trial.Cmd.IsZero() {
 		return nil, fmt.Errorf("trial %s has no cmd to run on the local backend", a.Trial.Name)
 	}
-	if st, err := os.Stat(a.Workdir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("working directory %s does not exist; fix the trial's workdir", a.Workdir)
-	}
 	stdout, err := os.Create(a.StdoutPath)
 	if err != nil {
 		return nil, err
@@ -101,15 +123,39 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	}
 	defer stderr.Close()
 
-	cmd := command(a.Trial.Cmd, a.Workdir)
+	group, err := b.group(a)
+	if err != nil {
+		return nil, err
+	}
+	cmd := b.command(a.Trial.Cmd, a.Workdir)
 	cmd.Dir = a.Workdir
 	cmd.Env = b.environ(a.Env)
+	if len(a.Devices) > 0 {
+		// The devices the runner gave this attempt, and no other: CUDA numbers what it sees
+		// from 0, so each trial's first GPU is its own.
+		ids := strings.Join(a.Devices, ",")
+		cmd.Env = append(cmd.Env, "CUDA_VISIBLE_DEVICES="+ids, "NVIDIA_VISIBLE_DEVICES="+ids)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// A session of its own: the attempt's processes share it (and its process group) unless
+	// they leave on purpose, and the runner's terminal signals do not reach them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if group != nil {
+		err = group.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		if group != nil {
+			_ = group.Remove()
+		}
+		if st, serr := os.Stat(a.Workdir); serr != nil || !st.IsDir() {
+			return nil, fmt.Errorf("working directory %s does not exist; fix the trial's workdir", a.Workdir)
+		}
 		return nil, fmt.Errorf("start %s: %w", a.Trial.Cmd, err)
 	}
-	return &process{cmd: cmd, pgid: cmd.Process.Pid, health: a.Trial.Health, dir: a.Workdir, env: cmd.Env, done: make(chan struct{})}, nil
+	return &process{b: b, cmd: cmd, pid: cmd.Process.Pid, run: a.RunID, trial: a.Trial.Name, attempt: a.N,
+		health: a.Trial.Health, dir: a.Workdir, env: cmd.Env, group: group, done: make(chan struct{})}, nil
 }
 
 // storeSecrets are the runner's store credentials: a trial does not need them to have its
@@ -121,38 +167,59 @@ var storeSecrets = map[string]bool{
 // environ is the runner's environment (less store credentials), the backend's extras, then the
 // trial's variables.
 func (b *Backend) environ(trial []string) []string {
-	base := os.Environ()
-	env := make([]string, 0, len(base)+len(b.Env)+len(trial))
-	for _, kv := range base {
-		if k, _, _ := strings.Cut(kv, "="); storeSecrets[k] {
-			continue
+	b.once.Do(func() {
+		for _, kv := range os.Environ() {
+			if k, _, _ := strings.Cut(kv, "="); storeSecrets[k] {
+				continue
+			}
+			if b.PathPrepend != "" && strings.HasPrefix(kv, "PATH=") {
+				kv = "PATH=" + b.PathPrepend + string(os.PathListSeparator) + kv[len("PATH="):]
+			}
+			b.base = append(b.base, kv)
 		}
-		if b.PathPrepend != "" && strings.HasPrefix(kv, "PATH=") {
-			kv = "PATH=" + b.PathPrepend + string(os.PathListSeparator) + kv[len("PATH="):]
-		}
-		env = append(env, kv)
-	}
-	env = append(env, b.Env...)
+		b.base = append(b.base, b.Env...)
+	})
+	env := make([]string, 0, len(b.base)+len(trial))
+	env = append(env, b.base...)
 	return append(env, trial...)
 }
 
 type process struct {
-	cmd    *exec.Cmd
-	pgid   int
-	health *experiment.Health
-	dir    string
-	env    []string
-	done   chan struct{}
+	b       *Backend
+	cmd     *exec.Cmd
+	pid     int
+	run     string
+	trial   string
+	attempt int
+	health  *experiment.Health
+	dir     string
+	env     []string
+	// group is the attempt's cgroup when its trial declares limits.
+	group   *cgroup.Group
+	done    chan struct{}
+	stopped sync.Once
 }
 
-func (p *process) Handle() string { return "pgid:" + strconv.Itoa(p.pgid) }
+// Handle is the attempt's process group (and session) id.
+func (p *process) Handle() string { return "pgid:" + strconv.Itoa(p.pid) }
 
 func (p *process) Wait() runner.Exit {
+	awaitExit(p.pid)
 	err := p.cmd.Wait()
 	close(p.done)
 	// The trial's processes end with it: whatever it left in its group is killed.
-	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
-	return exitOf(p.cmd.ProcessState, err)
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	exit := exitOf(p.cmd.ProcessState, err)
+	if g := p.group; g != nil {
+		if g.Limits.Memory > 0 && g.OOMKilled(exit.Code == 128+int(syscall.SIGKILL)) {
+			exit.Reason = oomReason(g.Limits)
+		}
+		// Whatever it left in its cgroup, in another session or not, is killed too.
+		if err := g.Remove(); err != nil {
+			p.b.logger().Warn("remove the cgroup of an attempt", "trial", p.trial, "err", err)
+		}
+	}
+	return exit
 }
 
 func exitOf(ps *os.ProcessState, err error) runner.Exit {
@@ -165,140 +232,122 @@ func exitOf(ps *os.ProcessState, err error) runner.Exit {
 	return runner.Exit{Code: ps.ExitCode()}
 }
 
+// Stop implements runner.Process: SIGTERM to every process of the attempt (its group, and
+// those that left the group but carry the attempt's environment or stay in its session), then
+// SIGKILL to what is left after grace.
 func (p *process) Stop(grace time.Duration) error {
-	return stopGroup(p.pgid, grace, p.done)
+	var err error
+	p.stopped.Do(func() {
+		err = p.b.stopTree(p.run, p.trial, p.attempt, p.pid, p.group, grace, p.done)
+	})
+	return err
 }
 
-// stopGroup sends SIGTERM to a process group, then SIGKILL after grace unless done closes.
-func stopGroup(pgid int, grace time.Duration, done <-chan struct{}) error {
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	select {
-	case <-done:
-		return nil
-	case <-time.After(grace):
-	}
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	return nil
-}
-
-// WaitHealthy implements runner.Healthier with the trial's tcp or cmd probe.
-func (p *process) WaitHealthy(ctx context.Context) error {
-	if p.health == nil {
-		return nil
-	}
-	interval := time.Duration(p.health.Interval)
-	if interval <= 0 {
-		interval = 200 * time.Millisecond
-	}
-	timeout := time.Duration(p.health.Timeout)
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
-	deadline := time.Now().Add(timeout)
-	for {
-		if p.probe(ctx) {
-			return nil
+// stopTree stops the processes of one attempt of a trial: the process group pgid and every
+// process found with the attempt's environment, in its session or in its cgroup g (may be nil).
+func (b *Backend) stopTree(run, trial string, attempt, pgid int, g *cgroup.Group, grace time.Duration, done <-chan struct{}) error {
+	members := func() []int {
+		var out []int
+		if g != nil {
+			out, _ = g.Procs()
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not healthy after %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.done:
-			return errors.New("exited before it was healthy")
-		case <-time.After(interval):
-		}
-	}
-}
-
-func (p *process) probe(ctx context.Context) bool {
-	if p.health.TCP != "" {
-		c, err := net.DialTimeout("tcp", p.health.TCP, time.Second)
+		procs, err := b.processes()
 		if err != nil {
-			return false
+			return out
 		}
-		c.Close()
-		return true
+		for _, pr := range procs {
+			if pr.sid == pgid || pr.pgrp == pgid || (pr.run == run && pr.trial == trial && (attempt == 0 || pr.attempt == attempt)) {
+				out = append(out, pr.pid)
+			}
+		}
+		return out
 	}
-	cmd := command(p.health.Cmd, p.dir)
-	cmd.Dir, cmd.Env = p.dir, p.env
-	return cmd.Run() == nil
+	signal := func(sig syscall.Signal) error {
+		var errs []error
+		if pgid > 1 {
+			if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, err)
+			}
+		}
+		for _, pid := range members() {
+			if pid > 1 && pid != os.Getpid() {
+				if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+					errs = append(errs, err)
+				}
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if err := signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-deadline.C:
+			return signal(syscall.SIGKILL)
+		case <-tick.C:
+			// Zombies are not members: an attempt whose processes all exited is stopped, even
+			// before its leader is reaped.
+			if len(members()) == 0 {
+				return nil
+			}
+		case <-done:
+			done = nil
+			if len(members()) == 0 {
+				return nil
+			}
+		}
+	}
 }
 
-// Live implements runner.Backend: process-group leaders whose environment names the run.
+// Live implements runner.Backend: the attempts of the run that still have processes, found by
+// the JIKKEN_RUN_ID, JIKKEN_TRIAL and JIKKEN_ATTEMPT every process of an attempt inherits (a
+// background child whose parent exited included) and by the attempts' cgroups. Cgroups that an
+// earlier runner left empty are removed.
 func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, error) {
-	root := b.ProcRoot
-	if root == "" {
-		root = "/proc"
-	}
-	entries, err := os.ReadDir(root)
+	procs, err := b.processes()
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)
 	}
-	want := []byte("JIKKEN_RUN_ID=" + runID + "\x00")
+	seen := map[[2]string]bool{}
 	var out []runner.LiveTrial
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+	for _, pr := range procs {
+		if pr.run != runID || pr.pid == os.Getpid() {
 			continue
 		}
-		if pgrp, ok := processGroup(filepath.Join(root, e.Name(), "stat")); !ok || pgrp != pid {
+		key := [2]string{pr.trial, strconv.Itoa(pr.attempt)}
+		if seen[key] {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join(root, e.Name(), "environ"))
-		if err != nil || !bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
-			continue
-		}
-		lt := runner.LiveTrial{RunID: runID, Handle: "pgid:" + e.Name()}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			k, v, _ := bytes.Cut(kv, []byte("="))
-			switch string(k) {
-			case "JIKKEN_TRIAL":
-				lt.Trial = string(v)
-			case "JIKKEN_ATTEMPT":
-				lt.Attempt, _ = strconv.Atoi(string(v))
-			}
-		}
-		out = append(out, lt)
+		seen[key] = true
+		out = append(out, runner.LiveTrial{RunID: runID, Trial: pr.trial, Attempt: pr.attempt, Handle: "pgid:" + strconv.Itoa(pr.sid)})
 	}
-	return out, nil
+	return b.liveGroups(runID, out), nil
 }
 
-// processGroup reads the process group from /proc/PID/stat; zombies are not live.
-func processGroup(statPath string) (int, bool) {
-	b, err := os.ReadFile(statPath)
-	if err != nil {
-		return 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 || f[0] == "Z" {
-		return 0, false
-	}
-	pgrp, err := strconv.Atoi(f[2])
-	return pgrp, err == nil
-}
-
-// StopLive implements runner.Backend.
+// StopLive implements runner.Backend: every process of the attempt, wherever it went, and its
+// cgroup.
 func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {
 	pgid, err := strconv.Atoi(strings.TrimPrefix(lt.Handle, "pgid:"))
 	if err != nil || pgid <= 1 {
 		return fmt.Errorf("bad local handle %q", lt.Handle)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && syscall.Kill(-pgid, 0) == nil; {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	return stopGroup(pgid, 5*time.Second, done)
+	g := b.attemptGroup(lt.RunID, lt.Trial, lt.Attempt)
+	err = b.stopTree(lt.RunID, lt.Trial, lt.Attempt, pgid, g, 5*time.Second, nil)
+	if g != nil {
+		err = errors.Join(err, g.Remove())
+	}
+	return err
+}
+
+// proc is a process as the backend sees it.
+type proc struct {
+	pid, pgrp, sid int
+	// run, trial and attempt come from the process's environment.
+	run, trial string
+	attempt    int
 }

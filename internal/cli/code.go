@@ -60,7 +60,13 @@ func codeWorkdir(ctx context.Context, m *store.Manifest, workRoot string) (strin
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return "", nil, err
 	}
-	_ = ghost.Release(ctx, *m.Code, dest) // a copy left by a runner that was killed
+	// Copies left by runners of this run that were killed: this runner holds the run's lock,
+	// so no other runner uses them.
+	if old, err := filepath.Glob(filepath.Join(workRoot, m.RunID, "code-*")); err == nil {
+		for _, dir := range old {
+			_ = ghost.Release(ctx, *m.Code, dir)
+		}
+	}
 	if err := ghost.Materialize(ctx, *m.Code, dest); err != nil {
 		return "", nil, fmt.Errorf("materialise the run's code snapshot (or rerun with --in-place): %w", err)
 	}

@@ -100,7 +100,7 @@ recorded ones. The exit code is 0 when every metric matches (within
 			if err := runs.CreateManifest(ctx, &m); err != nil {
 				return fmt.Errorf("record run: %w", err)
 			}
-			err = execute(ctx, f, runs, &m, backend, execOptions{jobs: orig.Options.Jobs, output: "quiet"})
+			err = execute(ctx, f, runs, &m, backend, execOptions{jobs: orig.Options.Jobs, output: "quiet", host: hostSettings{}.over(orig.Options)})
 			if err != nil && cmdutil.CodeOf(err) != cmdutil.ExitTrialFailed {
 				return err
 			}

@@ -34,6 +34,7 @@ type runOptions struct {
 	output   string
 	exp      cmdutil.ExperimentFlags
 	settings backendSettings
+	host     hostSettings
 }
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
@@ -74,6 +75,7 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 	cmdutil.FormatFlag(cmd, &o.output, "text", "json")
 	o.exp.Add(cmd)
 	o.settings.addFlags(cmd, true)
+	o.host.addFlags(cmd, true)
 	return cmd
 }
 
@@ -110,10 +112,17 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
+	capacity, _, _, err := hostCapacity(ctx, backend, o.host)
+	if err != nil {
+		return err
+	}
 	if c, ok := backend.(runner.Checker); ok {
 		if err := c.Check(ctx, exp.Trials); err != nil {
 			return err
 		}
+	}
+	if err := runner.CheckFit(exp.Trials, capacity); err != nil {
+		return err
 	}
 	if n := countImages(exp.Trials); n > 0 && backend.Name() == "local" && o.output == "text" {
 		fmt.Fprintf(o.f.IO.ErrOut, "note: the local backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", n)
@@ -132,8 +141,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
 		Created: time.Now().UTC(), Host: host, User: currentUser(),
 		Backend: backend.Name(),
-		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr, Backend: settingsOf(backend)},
-		Code:    code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
+		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr, Backend: settingsOf(backend),
+			GPUs: o.host.GPUs, CPUs: o.host.CPUs, Memory: o.host.Memory, NoEnforce: o.host.NoEnforce},
+		Code: code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
 	if err := runs.CreateManifest(ctx, m); err != nil {
 		return fmt.Errorf("record run: %w", err)
@@ -141,7 +151,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.detach {
 		return detach(o.f, runs, m, o.backend, o.settings)
 	}
-	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output})
+	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host})
 }
 
 func countImages(trials []experiment.Trial) int {
@@ -166,6 +176,7 @@ type execOptions struct {
 	failFast bool
 	force    bool
 	output   string
+	host     hostSettings
 }
 
 // execute runs (or resumes) a recorded run in this process and reports how it ended.
@@ -180,8 +191,12 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	if eo.output == "text" {
 		fmt.Fprintf(ios.ErrOut, "run %s: %d trials on %s, -j %d\n", m.RunID, len(m.Trials), backend.Name(), eo.jobs)
 	}
+	capacity, leases, _, err := hostCapacity(ctx, backend, eo.host)
+	if err != nil {
+		return err
+	}
 	r := &runner.Runner{
-		Backend: backend, Runs: runs, Jobs: eo.jobs, FailFast: eo.failFast,
+		Backend: backend, Runs: runs, Jobs: eo.jobs, FailFast: eo.failFast, Capacity: capacity, Leases: leases,
 		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event,
 		Log: slog.New(slog.NewTextHandler(ios.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
@@ -189,6 +204,9 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	sum, err := r.Execute(ctx, m, eo.force)
 	prog.finish()
 	if err != nil {
+		if sum != nil && eo.output == "text" {
+			printSummary(ios.Out, sum, time.Since(start))
+		}
 		return err
 	}
 	switch eo.output {
@@ -322,9 +340,10 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start detached runner: %w", err)
 	}
+	pid := cmd.Process.Pid // Release forgets it
 	_ = cmd.Process.Release()
 	fmt.Fprintln(f.IO.Out, m.RunID)
-	fmt.Fprintf(f.IO.ErrOut, "running in the background (pid %d, log %s); follow with: jikken status %s\n", cmd.Process.Pid, logPath, m.RunID)
+	fmt.Fprintf(f.IO.ErrOut, "running in the background (pid %d, log %s); follow with: jikken status %s\n", pid, logPath, m.RunID)
 	return nil
 }
 
@@ -366,6 +385,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if err != nil {
 				return err
 			}
+			eo.host = eo.host.over(m.Options)
 			return execute(ctx, f, runs, m, backend, eo)
 		},
 	}
@@ -376,6 +396,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 	fl.BoolVar(&eo.force, "force", false, "take the run's lock even if another runner seems to hold it")
 	cmdutil.FormatFlag(cmd, &eo.output, "text", "json")
 	settings.addFlags(cmd, false)
+	eo.host.addFlags(cmd, true)
 	return cmd
 }
 

@@ -14,7 +14,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/jikken-dev/jikken/host/hosttest"
 	"github.com/jikken-dev/jikken/internal/cli"
+	"github.com/jikken-dev/jikken/report/chart"
+	"github.com/jikken-dev/jikken/report/chart/charttest"
 )
 
 var updateScripts = flag.Bool("update", false, "rewrite the cmp files of script tests with the actual output")
@@ -57,6 +60,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"svgtext":         svgText,
+			"fake-nvidia-smi": fakeNvidiaSMI,
 			// exitcode N CMD [ARG...]: run CMD as exec does and check it exits with status N.
 			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) < 2 {
@@ -94,8 +99,11 @@ func TestScripts(t *testing.T) {
 			},
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "docker" {
+			switch cond {
+			case "docker":
 				return dockerReady()
+			case "cjkfont":
+				return cjkFontReady()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -113,4 +121,66 @@ func dockerReady() (bool, error) {
 		return false, fmt.Errorf("CI=true but no docker engine, docker CLI or busybox (%v); run scripts/ci/docker.sh", err)
 	}
 	return err == nil, nil
+}
+
+// cjkFontReady is the [cjkfont] condition of the scripts that draw Japanese names: a font that
+// draws them where the chart package looks. Without one they skip, unless CI=true.
+func cjkFontReady() (bool, error) {
+	if os.Getenv("JIKKEN_FONT") != "" {
+		return true, nil
+	}
+	for _, f := range chart.FallbackFontFiles {
+		if _, err := os.Stat(f); err == nil {
+			return true, nil
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("CI=true but no CJK font; apt-get install fonts-noto-cjk")
+	}
+	return false, nil
+}
+
+// svgText checks an SVG figure from outside: "svgtext FILE TEXT..." fails unless every label's
+// bounding box (charttest.TextBoxes) lies inside the canvas, no two labels overlap, and each TEXT
+// is drawn (the labels' text joined, line breaks and spaces aside, contains it).
+func svgText(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: svgtext FILE [TEXT...]")
+	}
+	f, err := os.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer f.Close()
+	w, h, texts, err := charttest.TextBoxes(f)
+	ts.Check(err)
+	if len(texts) == 0 {
+		ts.Fatalf("%s has no text", args[0])
+	}
+	for _, p := range append(charttest.Outside(w, h, texts), charttest.Overlapping(texts)...) {
+		ts.Logf("%s", p)
+		ts.Fatalf("%s: a label leaves the canvas or covers another", args[0])
+	}
+	all := ""
+	for _, t := range texts {
+		all += strings.ReplaceAll(t.Content, " ", "")
+	}
+	for _, want := range args[1:] {
+		if !strings.Contains(all, strings.ReplaceAll(want, " ", "")) {
+			ts.Fatalf("%s does not draw %q (its text: %q)", args[0], want, all)
+		}
+	}
+}
+
+// fakeNvidiaSMI writes into $WORK/bin an nvidia-smi that shows N whole GPUs (the host has no
+// GPU): fake-nvidia-smi N. Put $WORK/bin first on PATH to use it.
+func fakeNvidiaSMI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fake-nvidia-smi N")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("fake-nvidia-smi: %v", err)
+	}
+	dir := ts.MkAbs("bin")
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(hosttest.GPUs(n).Script()), 0o755))
 }

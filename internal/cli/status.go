@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -38,6 +39,10 @@ type trialView struct {
 	Attempts int          `json:"attempts"`
 	Seconds  float64      `json:"seconds,omitempty"`
 	Reason   string       `json:"reason,omitempty"`
+	// Devices are the GPU units the last attempt was given.
+	Devices []string `json:"devices,omitempty"`
+	// Notes are what the runner noticed about the last attempt.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // viewRun reads a run's manifest, state and trial records. A run whose runner died shows as
@@ -67,7 +72,10 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 	for _, t := range m.Trials {
 		tv := trialView{Name: t.Name, Status: store.Pending}
 		if rec := recs[t.Name]; rec != nil {
-			tv.Status, tv.ExitCode, tv.Attempts, tv.Reason = rec.Status, rec.ExitCode, len(rec.Attempts), rec.Reason
+			tv.Status, tv.ExitCode, tv.Attempts, tv.Reason, tv.Devices = rec.Status, rec.ExitCode, len(rec.Attempts), rec.Reason, rec.Devices
+			if n := len(rec.Attempts); n > 0 {
+				tv.Notes = rec.Attempts[n-1].Notes
+			}
 			if rec.Started != nil {
 				end := time.Now()
 				if rec.Finished != nil {
@@ -154,14 +162,34 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				return nil
 			}
 			fmt.Fprintln(w)
+			devices := false
+			for _, t := range show {
+				devices = devices || len(t.Devices) > 0
+			}
 			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TRIAL\tSTATUS\tEXIT\tATTEMPTS\tTIME\tREASON")
+			if devices {
+				fmt.Fprintln(tw, "TRIAL\tSTATUS\tEXIT\tATTEMPTS\tTIME\tGPUS\tREASON")
+			} else {
+				fmt.Fprintln(tw, "TRIAL\tSTATUS\tEXIT\tATTEMPTS\tTIME\tREASON")
+			}
 			for _, t := range show {
 				exit := "-"
 				if t.ExitCode != nil {
 					exit = fmt.Sprint(*t.ExitCode)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\t%s\n", t.Name, t.Status, exit, t.Attempts, t.Seconds, t.Reason)
+				reason := t.Reason
+				for _, n := range t.Notes {
+					reason += " [" + n + "]"
+				}
+				if devices {
+					gpus := strings.Join(t.Devices, ",")
+					if gpus == "" {
+						gpus = "-"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\t%s\t%s\n", t.Name, t.Status, exit, t.Attempts, t.Seconds, gpus, reason)
+				} else {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\t%s\n", t.Name, t.Status, exit, t.Attempts, t.Seconds, reason)
+				}
 			}
 			return tw.Flush()
 		},

@@ -14,13 +14,21 @@ import (
 func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	var output string
 	var expFlags cmdutil.ExperimentFlags
+	var onHost bool
+	var hs hostSettings
 	cmd := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check an experiment file and print the plan it expands to",
 		Long: `Validate evaluates FILE as 'jikken run' would and prints the trials in dependency levels (a level
 starts only after what it waits for), without running anything. Every problem is listed with
-the file, the trial and the field; the exit code is 1 when there is one.`,
+the file, the trial and the field; the exit code is 1 when there is one.
+
+With --host it also prints what this host offers trials (cores, memory, GPUs and MIG
+instances, and where each figure comes from) and how the plan fits: how many trials of each
+kind can run at once, what limits them, and which trials can never run here.`,
 		Example: `  jikken validate sweep.jsonnet
+  jikken validate sweep.jsonnet --host
+  jikken validate sweep.jsonnet --host --gpus 0,1 --memory 64Gi
   jikken validate sweep.jsonnet -o json | jq '.trials | length'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -32,8 +40,18 @@ the file, the trial and the field; the exit code is 1 when there is one.`,
 			if err != nil {
 				return err
 			}
+			var fit *hostFit
+			if onHost {
+				if fit, err = fitOnHost(cmd.Context(), exp.Trials, hs); err != nil {
+					return err
+				}
+			}
 			if output == "json" {
-				return cmdutil.WriteJSON(f.IO.Out, map[string]any{"name": exp.Name, "form": exp.Form, "trials": exp.Trials, "levels": levelNames(exp)})
+				out := map[string]any{"name": exp.Name, "form": exp.Form, "trials": exp.Trials, "levels": levelNames(exp)}
+				if fit != nil {
+					out["host"] = fit
+				}
+				return cmdutil.WriteJSON(f.IO.Out, out)
 			}
 			w := f.IO.Out
 			fmt.Fprintf(w, "%s: experiment %q (%s form), %d trials\n", args[0], exp.Name, exp.Form, len(exp.Trials))
@@ -47,8 +65,14 @@ the file, the trial and the field; the exit code is 1 when there is one.`,
 					}
 					t := exp.Trials[i]
 					extra := ""
-					if t.Service {
+					switch {
+					case t.ServiceImplied:
+						extra += " [service: others depend on it; use after to wait for it to succeed instead]"
+					case t.Service:
 						extra += " [service]"
+					}
+					if t.Restart != "" && t.Restart != experiment.RestartNo {
+						extra += " restart " + string(t.Restart)
 					}
 					if t.Timeout > 0 {
 						extra += " timeout " + time.Duration(t.Timeout).String()
@@ -59,9 +83,17 @@ the file, the trial and the field; the exit code is 1 when there is one.`,
 					fmt.Fprintf(tw, "  %s\t%s%s\n", t.Name, t.Cmd, extra)
 				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if fit != nil {
+				fit.print(w)
+			}
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&onHost, "host", false, "also print what this host offers and how the plan fits it")
+	hs.addFlags(cmd, false)
 	cmdutil.FormatFlag(cmd, &output, "text", "json")
 	expFlags.Add(cmd)
 	return cmd

@@ -5,77 +5,156 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Formats lists the file formats Write accepts.
-var Formats = []string{"png", "svg"}
+var Formats = []string{"png", "svg", "pdf"}
 
-// Size of every plot; a fixed size keeps renders byte-identical.
+// Default size of a figure: a page-wide figure in a paper. Style can change it.
 const (
-	Width  = 16 * vg.Centimeter
-	Height = 10 * vg.Centimeter
+	Width    = 16 * vg.Centimeter
+	Height   = 10 * vg.Centimeter
+	FontSize = vg.Length(10)
 )
 
-// Write renders p as format ("png" or "svg") at the given size to w. SVGs embed their fonts, so
-// text is measured and drawn with the same font wherever the file is opened (a browser without
-// Liberation fonts would otherwise substitute a wider one and clip labels). PNGs are drawn at
-// 192 dpi, sharp on high-density screens.
-func Write(w io.Writer, p *plot.Plot, format string, width, height vg.Length) error {
-	return render(w, p, format, width, height, true)
+// Style is the size and lettering of a figure.
+type Style struct {
+	// Width and Height of the figure; zero means Width and Height (the critical-difference
+	// diagram's height follows its content unless given).
+	Width, Height vg.Length
+	// FontSize is the size of labels and tick labels; titles are 1.2 times larger. Zero means
+	// FontSize.
+	FontSize vg.Length
+	// Font names a font file for the characters Liberation Sans lacks (CJK group names); empty
+	// means $JIKKEN_FONT, then the usual places (FallbackFontFiles).
+	Font string
 }
 
-// render is Write with the choice of embedding fonts in SVGs; golden tests leave them out to
-// keep the files small and about the plot.
-func render(w io.Writer, p *plot.Plot, format string, width, height vg.Length, embedFonts bool) error {
-	var wt io.WriterTo
+func (s Style) size() (w, h, fs vg.Length) {
+	w, h, fs = s.Width, s.Height, s.FontSize
+	if w == 0 {
+		w = Width
+	}
+	if h == 0 {
+		h = Height
+	}
+	if fs == 0 {
+		fs = FontSize
+	}
+	return w, h, fs
+}
+
+// Figure is a plot with its size and fonts, ready to be written.
+type Figure struct {
+	Plot          *plot.Plot
+	Width, Height vg.Length
+	fonts         *fonts
+	fontSize      vg.Length
+}
+
+// Write renders the figure as format: "png" (192 dpi, sharp on high-density screens), "svg" (text
+// as <text> referencing its fonts, not embedding them) or "pdf" (text as outlines). The same
+// figure gives the same bytes.
+func (f *Figure) Write(w io.Writer, format string) error {
+	var c vg.CanvasWriterTo
 	switch format {
 	case "svg":
-		c := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(embedFonts))
-		p.Draw(draw.New(c))
-		wt = c
+		c = newSVG(f.Width, f.Height, f.fonts)
+	case "pdf":
+		c = newPDF(f.Width, f.Height)
 	case "png":
-		c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(192))
-		p.Draw(draw.New(c))
-		wt = vgimg.PngCanvas{Canvas: c}
+		img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(192))
+		f.Plot.Draw(f.inset(draw.New(img)))
+		c = vgimg.PngCanvas{Canvas: img}
 	default:
-		return fmt.Errorf("unknown plot format %q; use png or svg", format)
+		return fmt.Errorf("unknown figure format %q; use png, svg or pdf", format)
 	}
-	if _, err := wt.WriteTo(w); err != nil {
+	if format != "png" {
+		f.Plot.Draw(f.inset(draw.New(c)))
+	}
+	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s: %w", format, err)
 	}
 	return nil
+}
+
+// margin is the blank border around a figure, in font sizes: nothing touches the edge.
+const margin = 0.4
+
+func (f *Figure) inset(c draw.Canvas) draw.Canvas {
+	m := margin * f.fontSize
+	return draw.Crop(c, m, -m, m, -m)
+}
+
+// newFigure starts a figure whose every text is drawn by the style's fonts; texts are all the
+// strings it will show, so that a fallback font is loaded when one needs it.
+func newFigure(s Style, title string, texts ...string) (*Figure, handler, error) {
+	w, h, fs := s.size()
+	f, err := newFonts(s.Font, append(texts, title)...)
+	if err != nil {
+		return nil, handler{}, err
+	}
+	hd := handler{f}
+	p := plot.New()
+	p.TextHandler = hd
+	base := text.Style{Color: color.Black, Handler: hd, Font: hd.font(fs)}
+	p.Title.TextStyle = base
+	p.Title.TextStyle.Font = hd.font(fs * 1.2)
+	p.Title.TextStyle.XAlign, p.Title.TextStyle.YAlign = draw.XCenter, draw.YTop
+	p.Title.Text = hd.wrap(title, fs*1.2, w-2*(margin+1)*fs)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle = base
+		a.Label.TextStyle.XAlign, a.Label.TextStyle.YAlign = draw.XCenter, draw.YBottom
+		a.Tick.Label = base
+		a.Tick.Label.XAlign, a.Tick.Label.YAlign = draw.XCenter, draw.YTop
+	}
+	p.Y.Tick.Label.XAlign, p.Y.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	p.Legend.TextStyle = base
+	return &Figure{Plot: p, Width: w, Height: h, fonts: f, fontSize: fs}, hd, nil
 }
 
 // Group is one group's observations.
 type Group struct {
 	Name   string
 	Values []float64
+	// Failed counts failures that have no value to draw; the label says how many.
+	Failed int
 }
 
 // Box draws a box plot per group (median, quartiles, whiskers to 1.5 IQR) with every observation
-// drawn over it as a point, so small samples are not hidden behind a box.
-func Box(title, metric string, groups []Group) (*plot.Plot, error) {
+// drawn over it as a point, so small samples are not hidden behind a box. Long names are wrapped
+// to fit their slot, or turned upright when there are too many groups for that.
+func Box(s Style, title, metric string, groups []Group) (*Figure, error) {
 	if len(groups) == 0 {
 		return nil, fmt.Errorf("box plot: no groups to draw")
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = metric
 	names := make([]string, len(groups))
 	for i, g := range groups {
 		names[i] = g.Name
+		if g.Failed > 0 {
+			names[i] = fmt.Sprintf("%s (%d failed)", g.Name, g.Failed)
+		}
+	}
+	fig, hd, err := newFigure(s, title, append([]string{metric}, names...)...)
+	if err != nil {
+		return nil, fmt.Errorf("box plot: %w", err)
+	}
+	p := fig.Plot
+	p.Y.Label.Text = metric
+	var all []float64
+	for i, g := range groups {
 		if len(g.Values) == 0 {
-			return nil, fmt.Errorf("box plot: group %s has no values", g.Name)
+			continue // a group of failures only: its label says so
 		}
 		box, err := plotter.NewBoxPlot(vg.Points(30), float64(i), plotter.Values(g.Values))
 		if err != nil {
@@ -96,16 +175,53 @@ func Box(title, metric string, groups []Group) (*plot.Plot, error) {
 		sc.GlyphStyle.Radius = vg.Points(2)
 		sc.GlyphStyle.Shape = draw.CircleGlyph{}
 		p.Add(box, sc)
-	}
-	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.6, float64(len(groups))-0.4
-	p.Add(plotter.NewGrid())
-	var all []float64
-	for _, g := range groups {
 		all = append(all, g.Values...)
 	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("box plot: no group has a value to draw")
+	}
+	p.Add(plotter.NewGrid())
 	logScaleIfWide(p, metric, all)
-	return p, nil
+	fitLabels(fig, hd, names)
+	return fig, nil
+}
+
+// fitLabels sets the group names as X tick labels that fit their slots: wrapped on up to three
+// lines when that is enough, else turned upright and wrapped to a third of the height (up to
+// half of it when the slot cannot hold the lines side by side). Call it once the Y axis is set:
+// the slots are measured on the data area the Y axis leaves.
+func fitLabels(fig *Figure, hd handler, names []string) {
+	p := fig.Plot
+	size := p.X.Tick.Label.Font.Size
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	p.Y.Padding = vg.Points(5)
+	area := p.DataCanvas(fig.inset(draw.NewCanvas(new(recorder.Canvas), fig.Width, fig.Height)))
+	slot := (area.Max.X - area.Min.X) / vg.Length(p.X.Max-p.X.Min) * 0.95
+	wrapped := make([]string, len(names))
+	fits := true
+	for i, n := range names {
+		wrapped[i] = hd.wrap(n, size, slot)
+		if len(hd.Lines(wrapped[i])) > 3 {
+			fits = false
+		}
+	}
+	if !fits {
+		perSlot := max(1, int(slot/hd.Extents(p.X.Tick.Label.Font).Height))
+		for i, n := range names {
+			// As few lines as a third of the height allows, more room only when the lines would
+			// not fit side by side in the slot.
+			for width := fig.Height / 3; ; width *= 1.2 {
+				wrapped[i] = hd.wrap(n, size, width)
+				if len(hd.Lines(wrapped[i])) <= perSlot || width > fig.Height/2 {
+					break
+				}
+			}
+		}
+		p.X.Tick.Label.Rotation = math.Pi / 2
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	}
+	p.NominalX(wrapped...)
+	p.Y.Padding = vg.Points(5) // NominalX pads by half the first label, which can be long
 }
 
 // logScaleIfWide switches the Y axis to a log scale, and says so in its label, when all values
@@ -170,13 +286,20 @@ type Band struct {
 }
 
 // Curves draws each band as its median line over a shaded inter-quartile band.
-func Curves(title, metric string, bands []Band) (*plot.Plot, error) {
+func Curves(s Style, title, xLabel, metric string, bands []Band) (*Figure, error) {
 	if len(bands) == 0 {
 		return nil, fmt.Errorf("curve plot: no curves to draw")
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "step"
+	names := make([]string, len(bands))
+	for i, b := range bands {
+		names[i] = b.Name
+	}
+	fig, hd, err := newFigure(s, title, append([]string{xLabel, metric}, names...)...)
+	if err != nil {
+		return nil, fmt.Errorf("curve plot: %w", err)
+	}
+	p := fig.Plot
+	p.X.Label.Text = xLabel
 	p.Y.Label.Text = metric
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
@@ -191,9 +314,9 @@ func Curves(title, metric string, bands []Band) (*plot.Plot, error) {
 		}
 		ring := make(plotter.XYs, 0, 2*len(b.Steps))
 		line := make(plotter.XYs, len(b.Steps))
-		for j, s := range b.Steps {
-			ring = append(ring, plotter.XY{X: s, Y: b.Q3[j]})
-			line[j] = plotter.XY{X: s, Y: b.Median[j]}
+		for j, st := range b.Steps {
+			ring = append(ring, plotter.XY{X: st, Y: b.Q3[j]})
+			line[j] = plotter.XY{X: st, Y: b.Median[j]}
 		}
 		for j := len(b.Steps) - 1; j >= 0; j-- {
 			ring = append(ring, plotter.XY{X: b.Steps[j], Y: b.Q1[j]})
@@ -211,118 +334,13 @@ func Curves(title, metric string, bands []Band) (*plot.Plot, error) {
 		l.Color = plotutil.Color(i)
 		l.Width = vg.Points(1.5)
 		p.Add(poly, l)
-		p.Legend.Add(b.Name, l)
+		// Long names are wrapped so the legend keeps to a third of the width.
+		p.Legend.Add(hd.wrap(b.Name, p.Legend.TextStyle.Font.Size, fig.Width/3), l)
 		all = append(append(append(all, b.Median...), b.Q1...), b.Q3...)
 		rising += b.Median[len(b.Median)-1] - b.Median[0]
 	}
 	// Put the legend in the top corner the curves leave free: top left when they rise.
 	p.Legend.Left = rising > 0
 	logScaleIfWide(p, metric, all)
-	return p, nil
-}
-
-// CD draws Demšar's critical-difference diagram: groups placed on an axis of mean ranks (1 is
-// best, on the left), thick bars joining groups whose mean ranks differ by less than cd (not
-// significantly different), and a bar of length cd for scale.
-func CD(title string, names []string, ranks []float64, cd float64) (*plot.Plot, error) {
-	k := len(names)
-	if k < 2 || len(ranks) != k {
-		return nil, fmt.Errorf("critical-difference diagram: need at least 2 groups with one mean rank each")
-	}
-	order := make([]int, k)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return ranks[order[a]] < ranks[order[b]] })
-
-	p := plot.New()
-	p.Title.Text = title
-	p.HideY()
-	p.X.Label.Text = "mean rank (1 = best)"
-	lo, hi := 1.0, float64(k)
-	p.X.Min, p.X.Max = lo-0.5, hi+0.5
-	ticks := make([]plot.Tick, k)
-	for i := range ticks {
-		ticks[i] = plot.Tick{Value: float64(i + 1), Label: fmt.Sprint(i + 1)}
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-
-	// gonum draws the rank axis at the bottom, so groups rise from it on labelled elbows (Demšar's
-	// figure upside down): the better half to the left edge, the rest to the right edge, one row
-	// per group so labels never overlap.
-	half := (k + 1) / 2
-	var labels plotter.XYLabels
-	for n, g := range order {
-		row := float64(n)
-		edge := lo - 0.45
-		if n >= half {
-			row = float64(k - 1 - n)
-			edge = hi + 0.45
-		}
-		y := 1 + row
-		if err := addSegments(p, color.Black, 1, plotter.XYs{{X: ranks[g], Y: 0}, {X: ranks[g], Y: y}, {X: edge, Y: y}}); err != nil {
-			return nil, err
-		}
-		labels.XYs = append(labels.XYs, plotter.XY{X: edge, Y: y})
-		labels.Labels = append(labels.Labels, fmt.Sprintf("%s (%.2f)", names[g], ranks[g]))
-	}
-	lab, err := plotter.NewLabels(labels)
-	if err != nil {
-		return nil, fmt.Errorf("critical-difference labels: %w", err)
-	}
-	for i := range lab.TextStyle {
-		lab.TextStyle[i].YAlign = draw.YBottom
-		if labels.XYs[i].X > hi {
-			lab.TextStyle[i].XAlign = draw.XRight
-		}
-	}
-	p.Add(lab)
-
-	// Cliques: maximal runs of consecutive groups whose spread is below cd.
-	bar := 0
-	last := -1
-	for s := 0; s < k; s++ {
-		e := s
-		for e+1 < k && ranks[order[e+1]]-ranks[order[s]] < cd {
-			e++
-		}
-		if e > s && e > last {
-			y := 0.25 + 0.15*float64(bar)
-			if err := addSegments(p, color.NRGBA{R: 200, G: 30, B: 30, A: 255}, 3,
-				plotter.XYs{{X: ranks[order[s]] - 0.03, Y: y}, {X: ranks[order[e]] + 0.03, Y: y}}); err != nil {
-				return nil, err
-			}
-			bar++
-			last = e
-		}
-	}
-
-	// The scale bar of length cd above the elbows.
-	top := float64(half) + 0.8
-	if cd > 0 {
-		if err := addSegments(p, color.Black, 1.5, plotter.XYs{{X: lo, Y: top}, {X: lo + cd, Y: top}}); err != nil {
-			return nil, err
-		}
-		cdl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: lo + cd/2, Y: top + 0.05}}, Labels: []string{fmt.Sprintf("CD = %.3f", cd)}})
-		if err != nil {
-			return nil, err
-		}
-		cdl.TextStyle[0].XAlign = draw.XCenter
-		cdl.TextStyle[0].YAlign = draw.YBottom
-		p.Add(cdl)
-	}
-	p.Y.Min, p.Y.Max = 0, top+0.5
-	p.X.Padding = 0
-	return p, nil
-}
-
-func addSegments(p *plot.Plot, c color.Color, width float64, pts plotter.XYs) error {
-	l, err := plotter.NewLine(pts)
-	if err != nil {
-		return fmt.Errorf("critical-difference diagram: %w", err)
-	}
-	l.Color = c
-	l.Width = vg.Points(width)
-	p.Add(l)
-	return nil
+	return fig, nil
 }

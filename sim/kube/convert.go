@@ -25,6 +25,11 @@ const (
 	// PodGroupSizeAnnotation is the gang's size; without it the number of pods in the trace
 	// with the same group is used.
 	PodGroupSizeAnnotation = "sim.jikken.dev/pod-group-size"
+	// PodGroupMinMemberAnnotation is how many members must start together (the PodGroup's
+	// minMember; default all); PodGroupTimeoutAnnotation is how long members placed early
+	// wait for the rest (its scheduleTimeoutSeconds; seconds or a Go duration).
+	PodGroupMinMemberAnnotation = "sim.jikken.dev/pod-group-min-member"
+	PodGroupTimeoutAnnotation   = "sim.jikken.dev/pod-group-timeout"
 )
 
 type simPhase struct {
@@ -159,6 +164,23 @@ func (p *Pod) ToSim(names *sim.Names) (*sim.Pod, error) {
 			return nil, fmt.Errorf("annotation %s: %q must be a positive integer", PodGroupSizeAnnotation, s)
 		}
 		sp.GangSize = n
+	}
+	if s, ok := p.Metadata.Annotations[PodGroupMinMemberAnnotation]; ok {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("annotation %s: %q must be a positive integer", PodGroupMinMemberAnnotation, s)
+		}
+		sp.GangMin = n
+	}
+	if s, ok := p.Metadata.Annotations[PodGroupTimeoutAnnotation]; ok {
+		d, err := sim.ParseDuration(s)
+		if err != nil {
+			return nil, fmt.Errorf("annotation %s: %w", PodGroupTimeoutAnnotation, err)
+		}
+		sp.GangTimeout = d
+	}
+	if sp.Gang == "" && (sp.GangMin != 0 || sp.GangTimeout != 0) {
+		return nil, fmt.Errorf("annotations %s and %s need the label %s", PodGroupMinMemberAnnotation, PodGroupTimeoutAnnotation, PodGroupLabel)
 	}
 	return sp, nil
 }

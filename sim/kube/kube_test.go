@@ -15,6 +15,9 @@ metadata:
   annotations:
     sim.jikken.dev/duration: 1h
     sim.jikken.dev/submit: "30"
+    sim.jikken.dev/pod-group-size: "4"
+    sim.jikken.dev/pod-group-min-member: "2"
+    sim.jikken.dev/pod-group-timeout: 2m
 spec:
   priority: 5
   containers:
@@ -68,7 +71,7 @@ func TestReadPods(t *testing.T) {
 	if p.Requests[sim.CPUIndex] != 4000 || p.Requests[sim.GPUIndex] != 2000 || p.Requests[sim.MemoryIndex] != 8<<30*1000 {
 		t.Errorf("requests %v", names.Format(&p.Requests))
 	}
-	if p.Duration != 3600*sim.Second || p.Priority != 5 || p.User != "ml" || p.Gang != "g1" {
+	if p.Duration != 3600*sim.Second || p.Priority != 5 || p.User != "ml" || p.Gang != "g1" || p.GangSize != 4 || p.GangMin != 2 || p.GangTimeout != 120*sim.Second {
 		t.Errorf("pod %+v", p)
 	}
 	if at, _ := pods[0].Submit(); at != 30 {

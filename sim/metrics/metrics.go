@@ -181,6 +181,64 @@ func WriteTimelineJSONL(w io.Writer, rows []Row, names *sim.Names) error {
 	return bw.Flush()
 }
 
+// UserShareColumns names the columns of user_share.csv: time_s, then gpu_<user> for each user
+// in name order.
+func UserShareColumns(users []string) []string {
+	cols := []string{"time_s"}
+	for _, u := range sortedUsers(users) {
+		cols = append(cols, "gpu_"+u)
+	}
+	return cols
+}
+
+func sortedUsers(users []string) []string {
+	s := slices.Clone(users)
+	slices.Sort(s)
+	return s
+}
+
+// WriteUserShares writes each user's share of the GPU capacity over time (allocation / GPU
+// capacity of nodes up), averaged over consecutive samples as Downsample does. users is
+// Cluster.Users at the end of the run.
+func WriteUserShares(w io.Writer, s []sim.Sample, users []string, maxRows int) error {
+	cw := safecsv.NewWriter(w)
+	if err := cw.Write(UserShareColumns(users)); err != nil {
+		return err
+	}
+	order := make([]int, len(users)) // column i shows users[order[i]]
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(users[a], users[b]) })
+	k := 1
+	if maxRows > 0 && len(s) > maxRows {
+		k = (len(s) + maxRows - 1) / maxRows
+	}
+	share := make([]float64, len(users))
+	row := make([]string, 0, len(users)+1)
+	for i := 0; i < len(s); i += k {
+		j := min(i+k, len(s))
+		clear(share)
+		for _, x := range s[i:j] {
+			if x.Capacity[sim.GPUIndex] <= 0 {
+				continue
+			}
+			for u, g := range x.UserGPU {
+				share[u] += float64(g) / float64(x.Capacity[sim.GPUIndex])
+			}
+		}
+		row = append(row[:0], f3(s[j-1].Time.Seconds()))
+		for _, u := range order {
+			row = append(row, strconv.FormatFloat(share[u]/float64(j-i), 'f', 4, 64))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
 // Dist summarises a sample of values.
 type Dist struct {
 	Mean float64 `json:"mean"`
@@ -223,12 +281,21 @@ type Summary struct {
 	Succeeded  int    `json:"succeeded"`
 	Failed     int    `json:"failed"`
 	Unfinished int    `json:"unfinished"`
-	// JCT is job completion time (end - submit) of succeeded pods; Wait is submit to first
-	// start; Slowdown is JCT / duration. Seconds.
+	// Jobs counts jobs: a gang is one job, a pod on its own another.
+	Jobs           int `json:"jobs"`
+	JobsSucceeded  int `json:"jobs_succeeded"`
+	JobsFailed     int `json:"jobs_failed"`
+	JobsUnfinished int `json:"jobs_unfinished"`
+	// JCT is job completion time (end of the last member - submit) of succeeded jobs; Wait is
+	// submit to the job's first start; Slowdown is JCT / duration. Seconds.
 	JCT      Dist `json:"jct_s"`
 	Wait     Dist `json:"wait_s"`
 	Slowdown Dist `json:"slowdown"`
-	// Makespan is the end of the last pod; Throughput is succeeded pods per hour of makespan.
+	// PodJCT, PodWait and PodSlowdown are the same per pod (gang members counted one by one).
+	PodJCT      Dist `json:"pod_jct_s"`
+	PodWait     Dist `json:"pod_wait_s"`
+	PodSlowdown Dist `json:"pod_slowdown"`
+	// Makespan is the end of the last pod; Throughput is succeeded jobs per hour of makespan.
 	Makespan   float64 `json:"makespan_s"`
 	Throughput float64 `json:"throughput_per_hour"`
 	// Allocation is the time-weighted fraction of capacity requested by running pods, per
@@ -244,12 +311,15 @@ type Summary struct {
 	// FinishTimeFairness is per user sum(JCT) / sum(isolated time), where a job's isolated time
 	// is its duration stretched if it needs more than the user's 1/N share of GPUs (after
 	// Themis); max and mean over users. 1 is ideal.
-	FinishTimeFairness FTF     `json:"finish_time_fairness"`
-	Preemptions        int     `json:"preemptions"`
-	Restarts           int     `json:"restarts"`
-	LostWorkGPUHours   float64 `json:"lost_work_gpu_hours"`
-	Events             uint64  `json:"events"`
-	SchedulingPasses   uint64  `json:"scheduling_passes"`
+	FinishTimeFairness FTF `json:"finish_time_fairness"`
+	// Users holds each user's job figures.
+	Users            map[string]UserSummary `json:"users"`
+	Preemptions      int                    `json:"preemptions"`
+	Restarts         int                    `json:"restarts"`
+	LostWorkGPUHours float64                `json:"lost_work_gpu_hours"`
+	GangTimeouts     int                    `json:"gang_timeouts"`
+	Events           uint64                 `json:"events"`
+	SchedulingPasses uint64                 `json:"scheduling_passes"`
 	// Run cost, filled in by the caller; they vary between runs and stay out of the hash.
 	WallSeconds     float64 `json:"wall_s,omitempty"`
 	EventsPerSecond float64 `json:"events_per_s,omitempty"`
@@ -258,6 +328,16 @@ type Summary struct {
 	// DeterminismHash is SHA-256 over pods.csv and the full-resolution timeline: equal for equal
 	// scenario and seed.
 	DeterminismHash string `json:"determinism_hash"`
+}
+
+// UserSummary is one user's share of a run: their jobs' figures and the GPU time they got.
+type UserSummary struct {
+	Jobs       int     `json:"jobs"`
+	Succeeded  int     `json:"succeeded"`
+	JCT        Dist    `json:"jct_s"`
+	Wait       Dist    `json:"wait_s"`
+	Slowdown   Dist    `json:"slowdown"`
+	GPUSeconds float64 `json:"gpu_s"`
 }
 
 // FTF is finish-time fairness.
@@ -272,17 +352,10 @@ func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
 	st := c.Stats()
 	names := c.Names()
 	s := Summary{Pods: len(pods), Events: st.Events, SchedulingPasses: st.Passes, Preemptions: st.Preemptions,
-		Restarts: st.Restarts, Allocation: map[string]float64{}}
-	var jct, wait, slow []float64
+		Restarts: st.Restarts, GangTimeouts: st.GangTimeouts, Allocation: map[string]float64{}, Users: map[string]UserSummary{}}
+	var podJCT, podWait, podSlow []float64
 	var end sim.Time
-	userGPU := map[string]float64{}
-	type ftfAcc struct{ jct, iso float64 }
-	userFTF := map[string]*ftfAcc{}
 	for _, p := range pods {
-		userGPU[p.User] += p.Attained
-		if userFTF[p.User] == nil {
-			userFTF[p.User] = &ftfAcc{}
-		}
 		switch p.Phase {
 		case sim.Succeeded:
 			s.Succeeded++
@@ -292,38 +365,78 @@ func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
 			s.Unfinished++
 		}
 		if p.FirstStart >= 0 {
-			wait = append(wait, p.Wait().Seconds())
+			podWait = append(podWait, p.Wait().Seconds())
 		}
 		if p.End > end {
 			end = p.End
 		}
 		if p.Phase == sim.Succeeded {
 			j := (p.End - p.Submit).Seconds()
-			jct = append(jct, j)
+			podJCT = append(podJCT, j)
 			if p.Duration > 0 {
-				slow = append(slow, j/p.Duration.Seconds())
+				podSlow = append(podSlow, j/p.Duration.Seconds())
 			}
 		}
 		s.LostWorkGPUHours += float64(p.Requests[sim.GPUIndex]) / sim.Milli * p.LostWork.Seconds() / 3600
 	}
+	s.PodJCT, s.PodWait, s.PodSlowdown = summarise(podJCT), summarise(podWait), summarise(podSlow)
+	jobs := Jobs(pods)
+	s.Jobs = len(jobs)
+	type acc struct {
+		jct, wait, slow []float64
+		jobs, succeeded int
+		gpu             float64
+		ftfJCT, ftfIso  float64
+	}
+	users := map[string]*acc{}
+	var jct, wait, slow []float64
 	capGPU := float64(c.Capacity()[sim.GPUIndex]) / sim.Milli
-	users := len(userFTF)
-	for _, p := range pods {
-		if p.Phase != sim.Succeeded {
+	for i := range jobs {
+		if users[jobs[i].User] == nil {
+			users[jobs[i].User] = &acc{}
+		}
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		u := users[j.User]
+		u.jobs++
+		for _, p := range j.Pods {
+			u.gpu += p.Attained / sim.Milli
+		}
+		switch j.Phase {
+		case JobSucceeded:
+			s.JobsSucceeded++
+		case JobFailed:
+			s.JobsFailed++
+		default:
+			s.JobsUnfinished++
+		}
+		if w := j.Wait(); w >= 0 {
+			wait = append(wait, w.Seconds())
+			u.wait = append(u.wait, w.Seconds())
+		}
+		if j.Phase != JobSucceeded {
 			continue
 		}
-		a := userFTF[p.User]
-		a.jct += (p.End - p.Submit).Seconds()
-		stretch := 1.0
-		if g := float64(p.Requests[sim.GPUIndex]) / sim.Milli; capGPU > 0 && users > 0 && g > capGPU/float64(users) {
-			stretch = g / (capGPU / float64(users))
+		u.succeeded++
+		t := j.JCT().Seconds()
+		jct = append(jct, t)
+		u.jct = append(u.jct, t)
+		if sd := j.Slowdown(); sd >= 0 {
+			slow = append(slow, sd)
+			u.slow = append(u.slow, sd)
 		}
-		a.iso += p.Duration.Seconds() * stretch
+		u.ftfJCT += t
+		stretch := 1.0
+		if g := float64(j.Requests[sim.GPUIndex]) / sim.Milli; capGPU > 0 && g > capGPU/float64(len(users)) {
+			stretch = g / (capGPU / float64(len(users)))
+		}
+		u.ftfIso += j.Duration.Seconds() * stretch
 	}
 	s.JCT, s.Wait, s.Slowdown = summarise(jct), summarise(wait), summarise(slow)
 	s.Makespan = round(end.Seconds())
 	if end > 0 {
-		s.Throughput = round(float64(s.Succeeded) / end.Seconds() * 3600)
+		s.Throughput = round(float64(s.JobsSucceeded) / end.Seconds() * 3600)
 	}
 	for i := range names.Len() {
 		if st.CapArea[i] > 0 {
@@ -339,26 +452,24 @@ func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
 	if free > 0 {
 		s.Fragmentation = round(frag / free)
 	}
-	var sum, sq float64
-	for _, u := range sortedKeys(userGPU) {
-		x := userGPU[u]
-		sum += x
-		sq += x * x
-	}
-	if sq > 0 {
-		s.JainGPU = round(sum * sum / (float64(len(userGPU)) * sq))
-	}
-	var ftfSum float64
+	var sum, sq, ftfSum float64
 	n := 0
-	for _, u := range sortedKeys(userFTF) {
-		a := userFTF[u]
-		if a.iso == 0 {
+	for _, name := range sortedKeys(users) {
+		u := users[name]
+		sum += u.gpu
+		sq += u.gpu * u.gpu
+		s.Users[name] = UserSummary{Jobs: u.jobs, Succeeded: u.succeeded, JCT: summarise(u.jct), Wait: summarise(u.wait),
+			Slowdown: summarise(u.slow), GPUSeconds: round(u.gpu)}
+		if u.ftfIso == 0 {
 			continue
 		}
-		r := a.jct / a.iso
+		r := u.ftfJCT / u.ftfIso
 		s.FinishTimeFairness.Max = max(s.FinishTimeFairness.Max, r)
 		ftfSum += r
 		n++
+	}
+	if sq > 0 {
+		s.JainGPU = round(sum * sum / (float64(len(users)) * sq))
 	}
 	if n > 0 {
 		s.FinishTimeFairness.Mean = round(ftfSum / float64(n))
@@ -407,8 +518,9 @@ func Compare(labels []string, ss []Summary) Table {
 		}
 		t.Rows = append(t.Rows, r)
 	}
+	add("jobs", func(s *Summary) float64 { return float64(s.Jobs) })
+	add("jobs_succeeded", func(s *Summary) float64 { return float64(s.JobsSucceeded) })
 	add("pods", func(s *Summary) float64 { return float64(s.Pods) })
-	add("succeeded", func(s *Summary) float64 { return float64(s.Succeeded) })
 	add("jct_mean_s", func(s *Summary) float64 { return s.JCT.Mean })
 	add("jct_p50_s", func(s *Summary) float64 { return s.JCT.P50 })
 	add("jct_p95_s", func(s *Summary) float64 { return s.JCT.P95 })
@@ -425,6 +537,7 @@ func Compare(labels []string, ss []Summary) Table {
 	add("preemptions", func(s *Summary) float64 { return float64(s.Preemptions) })
 	add("restarts", func(s *Summary) float64 { return float64(s.Restarts) })
 	add("lost_work_gpu_hours", func(s *Summary) float64 { return s.LostWorkGPUHours })
+	add("gang_timeouts", func(s *Summary) float64 { return float64(s.GangTimeouts) })
 	add("wall_s", func(s *Summary) float64 { return s.WallSeconds })
 	return t
 }

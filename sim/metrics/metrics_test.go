@@ -74,12 +74,34 @@ func TestTimelineGolden(t *testing.T) {
 
 func TestCompareTable(t *testing.T) {
 	var buf bytes.Buffer
-	tb := Compare([]string{"a", "b"}, []Summary{{Pods: 3, Makespan: 200}, {Pods: 3, Makespan: 150.5}})
+	tb := Compare([]string{"a", "b"}, []Summary{{Jobs: 3, Makespan: 200}, {Jobs: 3, Makespan: 150.5}})
 	if err := WriteTable(&buf, tb); err != nil {
 		t.Fatal(err)
 	}
-	want := "metric                 a       b\npods                   3       3\n"
+	want := "metric                 a       b\njobs                   3       3\n"
 	if got := buf.String(); got[:len(want)] != want {
 		t.Errorf("table starts\n%q\nwant\n%q", got[:len(want)], want)
+	}
+}
+
+// Each user's share of the GPUs, averaged like the timeline; users appearing later are
+// missing from earlier samples and count as zero there.
+func TestUserShares(t *testing.T) {
+	var s []sim.Sample
+	for i, users := range [][]int64{{4}, {4, 8}, {0, 8}, {2, 2}} {
+		x := sim.Sample{Time: sim.Time(i) * 60 * sim.Second, UserGPU: users}
+		for j := range users {
+			users[j] *= sim.Milli
+		}
+		x.Capacity[sim.GPUIndex] = 16 * sim.Milli
+		s = append(s, x)
+	}
+	var buf bytes.Buffer
+	if err := WriteUserShares(&buf, s, []string{"zed", "amy"}, 2); err != nil {
+		t.Fatal(err)
+	}
+	want := "time_s,gpu_amy,gpu_zed\n60.000,0.2500,0.2500\n180.000,0.3125,0.0625\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
 	}
 }

@@ -1,8 +1,14 @@
 package policy
 
-// SetExhaustive makes an ordered policy sort its whole queue every pass.
+// SetExhaustive turns a policy's shortcuts off: no skipped passes, and ordered policies sort
+// their whole queue every pass.
 func SetExhaustive(s any) {
-	if o, ok := s.(*ordered); ok {
-		o.exhaustive = true
+	switch p := s.(type) {
+	case *ordered:
+		p.exhaustive = true
+	case *fifo:
+		p.exhaustive = true
+	case *drf:
+		p.exhaustive = true
 	}
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/jikken-dev/jikken/sim/submitter"
 )
 
-// The ordered policies keep their queue order between passes; with an overloaded cluster
-// (long queues, suspensions, las ticks) the result must equal sorting everything every pass.
+// The ordered policies keep their queue order between passes, and every policy skips passes
+// where nothing changed; with an overloaded cluster (long queues, suspensions, ticks) the
+// result must equal sorting everything at every pass.
 func TestIncrementalOrderMatchesFullSort(t *testing.T) {
-	for _, name := range []string{"sjf", "srtf", "las"} {
+	for _, name := range []string{"sjf", "srtf", "las", "las-time", "gittins", "fifo", "fifo-backfill", "drf"} {
 		a := runOrdered(t, name, false)
 		b := runOrdered(t, name, true)
 		for i := range a {
@@ -25,7 +26,8 @@ func TestIncrementalOrderMatchesFullSort(t *testing.T) {
 
 func runOrdered(t *testing.T, name string, exhaustive bool) []string {
 	t.Helper()
-	s, err := policy.New(name, policy.Options{Thresholds: []float64{1800, 18000}})
+	s, err := policy.New(name, policy.Options{Thresholds: []float64{1800, 18000}, StarveLimit: 2,
+		GittinsSamples: []float64{600, 1800, 3600, 36000, 100000}})
 	if err != nil {
 		t.Fatal(err)
 	}

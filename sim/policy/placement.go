@@ -17,11 +17,13 @@ const (
 	Spread       = "spread"
 	Pack         = "pack"
 	Consolidated = "consolidated"
+	FirstFit     = "first-fit"
 )
 
 // NewPlacement returns the named strategy: spread (most free of the pod's key resource after
 // placement), pack (best fit: least free after placement), consolidated (nodes already running
-// the pod's gang first, then best fit). The key resource is GPU for GPU pods, else CPU.
+// the pod's gang first, then best fit), first-fit (the first node in cluster order where the
+// pod fits). The key resource is GPU for GPU pods, else CPU.
 func NewPlacement(name string) (Placement, error) {
 	switch name {
 	case Spread:
@@ -30,8 +32,29 @@ func NewPlacement(name string) (Placement, error) {
 		return scored{pack}, nil
 	case Consolidated:
 		return scored{consolidated}, nil
+	case FirstFit:
+		return firstFit{}, nil
 	}
-	return nil, fmt.Errorf("placement %q is unknown; use spread, pack or consolidated", name)
+	return nil, fmt.Errorf("placement %q is unknown; use pack, spread, consolidated or first-fit", name)
+}
+
+// firstFit takes the first feasible node in cluster order (nodes are numbered in the order
+// they were created).
+type firstFit struct{}
+
+func (firstFit) Place(c *sim.Cluster, p *sim.Pod, skip *sim.Node) *sim.Node {
+	if !p.Requests.Fits(c.MaxFree()) {
+		return nil
+	}
+	for _, n := range c.Nodes() {
+		if n != skip && p.Feasible(n) {
+			return n
+		}
+	}
+	if skip == nil {
+		c.TightenMaxFree()
+	}
+	return nil
 }
 
 type scored struct {

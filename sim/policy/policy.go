@@ -16,17 +16,30 @@ type Options struct {
 	// Quotas caps what each user may hold at once (throttling): a pod that would take its user
 	// over the quota in any resource waits. Users without an entry are not limited.
 	Quotas map[string]sim.Resources
-	// Thresholds are the attained-service queue limits of las, in GPU-seconds.
+	// Thresholds are the queue limits of las and gittins in GPU-seconds, and of las-time in
+	// seconds (default 3,600 and 36,000).
 	Thresholds []float64
+	// StarveLimit, if positive, is Tiresias's starvation guard for las, las-time and gittins: a
+	// job that has waited, since it last started at the top queue, StarveLimit times as long as
+	// it has run there is promoted back to the top queue.
+	StarveLimit float64
+	// GittinsSamples is the distribution of job service (GPU-seconds per job) the gittins
+	// policy ranks by; GittinsQuantum is its service quantum in GPU-seconds (default the first
+	// threshold).
+	GittinsSamples []float64
+	GittinsQuantum float64
 }
 
 // Names of the stock policies.
-var Names = []string{"fifo", "fifo-backfill", "sjf", "srtf", "las", "drf"}
+var Names = []string{"fifo", "fifo-backfill", "sjf", "srtf", "las", "las-time", "gittins", "drf"}
 
 // New returns the named policy.
 func New(name string, o Options) (sim.Scheduler, error) {
 	if o.Placement == nil {
 		o.Placement = scored{pack}
+	}
+	if o.StarveLimit < 0 || math.IsNaN(o.StarveLimit) || math.IsInf(o.StarveLimit, 0) {
+		return nil, fmt.Errorf("starvation limit %v must be a finite non-negative factor (0 turns the guard off)", o.StarveLimit)
 	}
 	b := base{o: o}
 	switch name {
@@ -35,27 +48,15 @@ func New(name string, o Options) (sim.Scheduler, error) {
 	case "fifo-backfill":
 		return &fifo{base: b, backfill: true}, nil
 	case "sjf":
-		return &ordered{base: b, key: func(_ sim.Time, p *sim.Pod) float64 { return float64(p.Duration) }}, nil
+		return &ordered{base: b, key: func(_ sim.Time, p *sim.Pod) rank { return rank{float64(duration(p)), 0} }}, nil
 	case "srtf":
-		return &ordered{base: b, preempt: true, key: func(now sim.Time, p *sim.Pod) float64 { return float64(p.Remaining(now)) }}, nil
-	case "las":
-		th := o.Thresholds
-		if len(th) == 0 {
-			th = []float64{3600, 36000}
+		return &ordered{base: b, preempt: true, key: func(now sim.Time, p *sim.Pod) rank { return rank{float64(remaining(now, p)), 0} }}, nil
+	case "las", "las-time", "gittins":
+		l, err := newLAS(name, o)
+		if err != nil {
+			return nil, err
 		}
-		if !slices.IsSorted(th) {
-			return nil, fmt.Errorf("las thresholds %v must be ascending", th)
-		}
-		level := func(now sim.Time, p *sim.Pod) float64 {
-			l, _ := slices.BinarySearch(th, p.AttainedAt(now)/sim.Milli)
-			return float64(l)
-		}
-		// Discretised 2D-LAS: ordered by queue level of attained GPU-seconds, FIFO within a
-		// level; only a pod in a lower level may suspend another, so pods of one level do
-		// not take turns.
-		return &ordered{base: b, preempt: true, victimKey: level, key: func(now sim.Time, p *sim.Pod) float64 {
-			return level(now, p)*1e15 + float64(p.Submit)/1e3
-		}}, nil
+		return &ordered{base: b, preempt: true, las: l, key: l.key, victimKey: l.victimKey}, nil
 	case "drf":
 		return &drf{base: b}, nil
 	}
@@ -63,22 +64,59 @@ func New(name string, o Options) (sim.Scheduler, error) {
 }
 
 type base struct {
-	o       Options
-	members []*sim.Pod
+	o Options
 	// misses remembers, within one pass, the requests of unconstrained pods that fit nowhere
 	// (per excluded node). Nodes only fill up during a pass, so a pod asking for at least as
 	// much of everything cannot fit either; long queues are then scanned in O(distinct sizes)
 	// placements instead of one per pod.
 	misses []miss
+	// pass numbers the passes (and the restarts of a pass after a preemption); tried[g] is the
+	// pass in which gang g was last attempted, so a gang is tried once per pass, not once per
+	// member.
+	pass   uint64
+	tried  []uint64
+	placer gangPlacer
+	// settled is the cluster version at the end of the last pass, which left nothing more to
+	// do; settledOK says it is valid.
+	settled   uint64
+	settledOK bool
+	// exhaustive turns the shortcuts off (no skipped passes; ordered policies sort their whole
+	// queue every pass), for tests that compare them with the full computation.
+	exhaustive bool
 }
+
+// unchanged reports whether nothing has changed since the last pass ended: for a policy whose
+// decisions depend only on the cluster's state (and on time only in ways that cannot make a
+// new placement or suspension possible), that pass would decide nothing.
+func (b *base) unchanged(c *sim.Cluster) bool {
+	return !b.exhaustive && b.settledOK && c.Version() == b.settled
+}
+
+// settle records the cluster version at the end of a pass.
+func (b *base) settle(c *sim.Cluster) { b.settled, b.settledOK = c.Version(), true }
 
 type miss struct {
 	req  sim.Resources
 	skip *sim.Node
 }
 
-// newPass forgets the misses of the previous pass.
-func (b *base) newPass() { b.misses = b.misses[:0] }
+// newPass forgets the misses and gang attempts of the previous pass.
+func (b *base) newPass() {
+	b.misses = b.misses[:0]
+	b.pass++
+}
+
+// firstTry reports whether gang g is attempted for the first time in this pass, and marks it.
+func (b *base) firstTry(stamps *[]uint64, g *sim.Gang) bool {
+	for len(*stamps) <= g.ID() {
+		*stamps = append(*stamps, 0)
+	}
+	if (*stamps)[g.ID()] == b.pass {
+		return false
+	}
+	(*stamps)[g.ID()] = b.pass
+	return true
+}
 
 func unconstrained(p *sim.Pod) bool {
 	return !p.Constrained() && len(p.Tolerations) == 0
@@ -107,13 +145,13 @@ func (b *base) overQuota(c *sim.Cluster, p *sim.Pod) bool {
 	return !u.Fits(&q)
 }
 
-// try places p (or, for a gang member, the whole gang, all or nothing) and reports whether it
-// started. skip excludes a node from placement.
-func (b *base) try(c *sim.Cluster, p *sim.Pod, pending []*sim.Pod, skip *sim.Node) (bool, error) {
+// try places p (or, for a gang that has not started, the whole gang through
+// Cluster.ScheduleGang) and reports whether p started. skip excludes a node from placement.
+func (b *base) try(c *sim.Cluster, p *sim.Pod, skip *sim.Node) (bool, error) {
 	if b.overQuota(c, p) {
 		return false, nil
 	}
-	if p.Gang == "" {
+	if single(p) {
 		if b.knownMiss(p, skip) {
 			return false, nil
 		}
@@ -126,34 +164,33 @@ func (b *base) try(c *sim.Cluster, p *sim.Pod, pending []*sim.Pod, skip *sim.Nod
 		}
 		return true, c.Bind(p, n)
 	}
-	if !c.GangComplete(p) {
+	if !b.firstTry(&b.tried, p.Group()) {
 		return false, nil
 	}
-	b.members = b.members[:0]
-	for _, q := range pending {
-		if q.Gang == p.Gang && q.Phase == sim.Pending && !q.Assumed() {
-			b.members = append(b.members, q)
-		}
-	}
-	for i, q := range b.members {
-		n := b.o.Placement.Place(c, q, skip)
-		if n == nil {
-			for _, r := range b.members[:i] {
-				c.Forget(r)
-			}
-			return false, nil
-		}
-		if err := c.Assume(q, n); err != nil {
-			return false, err
-		}
-	}
-	for _, q := range b.members {
-		if err := c.Bind(q, q.Node); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
+	b.placer = gangPlacer{b: b, skip: skip}
+	return c.ScheduleGang(p, &b.placer)
 }
+
+// gangPlacer places gang members with the policy's placement and quotas.
+type gangPlacer struct {
+	b    *base
+	skip *sim.Node
+}
+
+func (g *gangPlacer) Reserve(c *sim.Cluster, p *sim.Pod) (bool, error) {
+	if g.b.overQuota(c, p) {
+		return false, nil
+	}
+	n := g.b.o.Placement.Place(c, p, g.skip)
+	if n == nil {
+		return false, nil
+	}
+	return true, c.Assume(p, n)
+}
+
+func (g *gangPlacer) Unreserve(c *sim.Cluster, p *sim.Pod) { c.Forget(p) }
+
+func (g *gangPlacer) Bind(c *sim.Cluster, p *sim.Pod) error { return c.Bind(p, p.Node) }
 
 // fifo starts pods strictly in submission order and stops at the first that does not fit
 // (head-of-line blocking). With backfill it is EASY backfilling: the head gets a reservation at
@@ -173,7 +210,13 @@ func submitOrder(a, b *sim.Pod) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
+// Schedule implements sim.Scheduler. A pass at a tick with nothing new decides nothing: a
+// backfill candidate's end only moves later as time passes, while the reservation stays put.
 func (f *fifo) Schedule(c *sim.Cluster) error {
+	if f.unchanged(c) {
+		return nil
+	}
+	defer f.settle(c)
 	f.newPass()
 	f.queue = append(f.queue[:0], c.Pending()...)
 	if !slices.IsSortedFunc(f.queue, submitOrder) {
@@ -181,10 +224,10 @@ func (f *fifo) Schedule(c *sim.Cluster) error {
 	}
 	defer clear(f.queue)
 	for i, p := range f.queue {
-		if p.Phase != sim.Pending {
+		if p.Phase != sim.Pending || p.Assumed() {
 			continue
 		}
-		ok, err := f.try(c, p, f.queue, nil)
+		ok, err := f.try(c, p, nil)
 		if err != nil {
 			return err
 		}
@@ -203,7 +246,7 @@ func (f *fifo) backfillAfter(c *sim.Cluster, head *sim.Pod, rest []*sim.Pod) err
 	shadow, shadowNode := reservation(c, head)
 	now := c.Now()
 	for _, p := range rest {
-		if p.Phase != sim.Pending || p.Gang != "" {
+		if p.Phase != sim.Pending || p.Assumed() || !single(p) {
 			continue
 		}
 		var skip *sim.Node
@@ -213,7 +256,7 @@ func (f *fifo) backfillAfter(c *sim.Cluster, head *sim.Pod, rest []*sim.Pod) err
 				continue
 			}
 		}
-		if _, err := f.try(c, p, rest, skip); err != nil {
+		if _, err := f.try(c, p, skip); err != nil {
 			return err
 		}
 	}
@@ -251,207 +294,6 @@ func reservation(c *sim.Cluster, head *sim.Pod) (sim.Time, *sim.Node) {
 	return best, bestNode
 }
 
-// ordered starts pods by ascending key without blocking (sjf: duration; srtf: remaining time;
-// las: attained-service level). With preempt, a pod that fits nowhere suspends running pods
-// with a strictly larger key on the node where the fewest must go; suspended pods keep their
-// progress (they are assumed to checkpoint), as in SRTF and Tiresias.
-type ordered struct {
-	base
-	key func(now sim.Time, p *sim.Pod) float64
-	// victimKey, if set, replaces key when deciding who may suspend whom.
-	victimKey func(now sim.Time, p *sim.Pod) float64
-	preempt   bool
-	queue     []*sim.Pod
-	sorted    []keyed
-	merged    []keyed
-	fresh     []keyed
-	seen      map[*sim.Pod]uint64
-	stamp     uint64
-	// exhaustive sorts the whole queue every pass, for tests of the incremental order.
-	exhaustive bool
-	// suspendMisses and maxRunning prune suspension searches within a pass (see suspendFor).
-	suspendMisses []sim.Resources
-	maxRunning    float64
-	maxValid      bool
-}
-
-type keyed struct {
-	k float64
-	p *sim.Pod
-	// progress and attained are the pod's state when k was computed; a pending pod's key
-	// depends on nothing else, so the key stays valid while they do not change.
-	progress sim.Time
-	attained float64
-}
-
-func keyedLess(a, b keyed) int {
-	return cmp.Or(cmp.Compare(a.k, b.k), submitOrder(a.p, b.p))
-}
-
-// sortQueue fills o.queue with the pending pods in key order. A pending pod's key does not
-// change while it waits, so the order of the last pass is kept and only pods that are new
-// to the queue (or came back to it) are sorted and merged in: O(queue) per pass instead of a
-// full sort, which matters when long queues meet frequent passes (las ticks).
-func (o *ordered) sortQueue(c *sim.Cluster, now sim.Time) {
-	o.stamp++
-	if o.exhaustive {
-		clear(o.sorted)
-		o.sorted = o.sorted[:0]
-	}
-	if o.seen == nil {
-		o.seen = map[*sim.Pod]uint64{}
-	}
-	kept := o.sorted[:0]
-	for _, kp := range o.sorted {
-		p := kp.p
-		if p.Phase == sim.Pending && !p.Assumed() && p.Progress == kp.progress && p.Attained == kp.attained {
-			kept = append(kept, kp)
-			o.seen[p] = o.stamp
-		}
-	}
-	clear(o.sorted[len(kept):])
-	o.fresh = o.fresh[:0]
-	for _, p := range c.Pending() {
-		if o.seen[p] != o.stamp {
-			o.fresh = append(o.fresh, keyed{o.key(now, p), p, p.Progress, p.Attained})
-		}
-	}
-	slices.SortFunc(o.fresh, keyedLess)
-	// Merge the kept order and the fresh pods into o.merged, then swap the buffers.
-	m := o.merged[:0]
-	i, j := 0, 0
-	for i < len(kept) && j < len(o.fresh) {
-		if keyedLess(o.fresh[j], kept[i]) < 0 {
-			m = append(m, o.fresh[j])
-			j++
-		} else {
-			m = append(m, kept[i])
-			i++
-		}
-	}
-	m = append(append(m, kept[i:]...), o.fresh[j:]...)
-	o.merged, o.sorted = kept[:0], m
-	o.queue = o.queue[:0]
-	for _, kp := range o.sorted {
-		o.queue = append(o.queue, kp.p)
-	}
-	// Forget pods that left the queue, so the map does not grow with every pod ever seen.
-	if len(o.seen) > 4*len(o.sorted)+1024 {
-		clear(o.seen)
-		for _, kp := range o.sorted {
-			o.seen[kp.p] = o.stamp
-		}
-	}
-}
-
-func (o *ordered) Schedule(c *sim.Cluster) error {
-	o.newPass()
-	now := c.Now()
-	o.sortQueue(c, now)
-	defer clear(o.queue)
-	o.suspendMisses = o.suspendMisses[:0]
-	o.maxValid = false
-	for _, p := range o.queue {
-		if p.Phase != sim.Pending {
-			continue
-		}
-		ok, err := o.try(c, p, o.queue, nil)
-		if err != nil {
-			return err
-		}
-		if ok || !o.preempt || p.Gang != "" || o.overQuota(c, p) {
-			continue
-		}
-		suspended, err := o.suspendFor(c, p)
-		if err != nil {
-			return err
-		}
-		if suspended {
-			// Victims freed capacity: what failed before may fit now.
-			o.newPass()
-			o.suspendMisses = o.suspendMisses[:0]
-			o.maxValid = false
-		}
-	}
-	return nil
-}
-
-func (o *ordered) victimKeyOf(now sim.Time, p *sim.Pod) float64 {
-	if o.victimKey != nil {
-		return o.victimKey(now, p)
-	}
-	return o.key(now, p)
-}
-
-// suspendFor suspends running pods with a larger victim key so p can start, on the node where
-// the fewest must go. Pods are tried in ascending key order, so the victims available only
-// shrink along the queue: a pod no smaller than one that found no node cannot find one either,
-// and no pod with a key at or above every running pod's can suspend anything.
-func (o *ordered) suspendFor(c *sim.Cluster, p *sim.Pod) (bool, error) {
-	now := c.Now()
-	key := o.victimKeyOf(now, p)
-	if !o.maxValid {
-		o.maxRunning = math.Inf(-1)
-		for _, n := range c.Nodes() {
-			for _, q := range n.Pods() {
-				o.maxRunning = max(o.maxRunning, o.victimKeyOf(now, q))
-			}
-		}
-		o.maxValid = true
-	}
-	if key >= o.maxRunning {
-		return false, nil
-	}
-	if unconstrained(p) {
-		for _, r := range o.suspendMisses {
-			if r.Fits(&p.Requests) {
-				return false, nil
-			}
-		}
-	}
-	var bestNode *sim.Node
-	var best, cand []*sim.Pod
-	for _, n := range c.Nodes() {
-		if !n.Schedulable() || !p.ToleratesNode(n) || !p.MatchesNode(n) || !p.Requests.Fits(&n.Capacity) {
-			continue
-		}
-		cand = cand[:0]
-		for _, q := range n.Pods() {
-			if q.Phase == sim.Running && !q.Assumed() && q.Gang == "" && o.victimKeyOf(now, q) > key {
-				cand = append(cand, q)
-			}
-		}
-		if len(cand) == 0 {
-			continue
-		}
-		slices.SortFunc(cand, func(a, b *sim.Pod) int {
-			return cmp.Or(cmp.Compare(o.key(now, b), o.key(now, a)), cmp.Compare(a.ID, b.ID))
-		})
-		free := n.Free()
-		for i, q := range cand {
-			free.Add(&q.Requests)
-			if p.Requests.Fits(&free) {
-				if bestNode == nil || i+1 < len(best) {
-					bestNode, best = n, append(best[:0], cand[:i+1]...)
-				}
-				break
-			}
-		}
-	}
-	if bestNode == nil {
-		if unconstrained(p) {
-			o.suspendMisses = append(o.suspendMisses, p.Requests)
-		}
-		return false, nil
-	}
-	for _, v := range best {
-		if err := c.Preempt(v, true); err != nil {
-			return false, err
-		}
-	}
-	return true, c.Bind(p, bestNode)
-}
-
 // drf is Dominant Resource Fairness: repeatedly offer the cluster to the user with the smallest
 // dominant share (largest fraction of any resource they hold), starting that user's oldest pod
 // that fits. A user whose remaining pods fit nowhere drops out for the pass.
@@ -461,7 +303,12 @@ type drf struct {
 	queues map[string][]*sim.Pod
 }
 
+// Schedule implements sim.Scheduler; shares change only with the cluster's state.
 func (d *drf) Schedule(c *sim.Cluster) error {
+	if d.unchanged(c) {
+		return nil
+	}
+	defer d.settle(c)
 	d.newPass()
 	if d.queues == nil {
 		d.queues = map[string][]*sim.Pod{}
@@ -508,10 +355,10 @@ func (d *drf) Schedule(c *sim.Cluster) error {
 		for len(q) > 0 {
 			p := q[0]
 			q = q[1:]
-			if p.Phase != sim.Pending {
+			if p.Phase != sim.Pending || p.Assumed() {
 				continue
 			}
-			ok, err := d.try(c, p, pending, nil)
+			ok, err := d.try(c, p, nil)
 			if err != nil {
 				return err
 			}

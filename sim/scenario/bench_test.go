@@ -40,3 +40,48 @@ func BenchmarkPhilly(b *testing.B) {
 		})
 	}
 }
+
+// lasGangsScenario is the gang benchmark of bench/sim: gavel's workload, 5,000 jobs at offered
+// load 1.3 under las. On 32 nodes x 4 GPUs its 8-GPU jobs are two-node gangs; on 4 nodes x 32
+// GPUs (the same GPUs) there are no gangs.
+func lasGangsScenario(gangs bool, tick string) *Scenario {
+	nodes := `{name: gpu, count: 32, capacity: {cpu: "64", memory: 512Gi, nvidia.com/gpu: "4"}}`
+	if !gangs {
+		nodes = `{name: gpu, count: 4, capacity: {cpu: "512", memory: 4096Gi, nvidia.com/gpu: "32"}}`
+	}
+	sc, err := Parse(fmt.Appendf(nil, `
+seed: 42
+cluster:
+  nodeGroups: [%s]
+workload:
+  - preset: {name: gavel, jobs: 5000, load: 1.3}
+scheduler: {profile: las}
+tick: %s
+`, nodes, tick))
+	if err != nil {
+		panic(err)
+	}
+	return sc
+}
+
+// BenchmarkLASGangs runs las on 5,000 gavel jobs with and without multi-node gangs, and with
+// 1 s ticks (see bench/sim/README.md).
+func BenchmarkLASGangs(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		gangs bool
+		tick  string
+	}{{"gangs", true, "0"}, {"no-gangs", false, "0"}, {"gangs/tick1s", true, "1"}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				built, err := Build(lasGangsScenario(c.gangs, c.tick), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := built.Engine.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

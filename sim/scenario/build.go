@@ -2,7 +2,10 @@ package scenario
 
 import (
 	"cmp"
+	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,6 +38,69 @@ type Options struct {
 	Observer sim.Observer
 	// Seed, if non-zero, replaces the scenario's seed.
 	Seed uint64
+	// MaxMemory caps the memory the run's records may take, in bytes (default
+	// DefaultMaxMemory; negative: no cap). A scenario expected to need more is refused.
+	MaxMemory int64
+}
+
+// DefaultMaxMemory is the default cap on a run's records: pods and samples.
+const DefaultMaxMemory = 4 << 30
+
+// Memory a run keeps per pod (the pod, its queue entries and its rows) and per time-series
+// sample, measured on the philly benchmark with a margin.
+const (
+	PodBytes    = 1536
+	SampleBytes = 512
+)
+
+// Estimate is what a run is expected to hold: pods submitted and samples taken. It errs low
+// (the run may last longer than its last arrival), so a refusal is never a false alarm;
+// Budget checks the run as it goes.
+type Estimate struct {
+	Pods    float64
+	Samples float64
+	Bytes   float64
+}
+
+// MemoryError refuses a scenario whose records would not fit under the cap.
+type MemoryError struct {
+	Estimate Estimate
+	Cap      int64
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("the run would keep about %s in memory (%.3g pods, %.3g time-series samples), over the cap of %s; submit fewer jobs, sample less often (sample:), or raise the cap",
+		bytesText(e.Estimate.Bytes), e.Estimate.Pods, e.Estimate.Samples, bytesText(float64(e.Cap)))
+}
+
+func bytesText(b float64) string {
+	switch {
+	case b >= 1<<50:
+		return fmt.Sprintf("%.1f PiB", b/(1<<50))
+	case b >= 1<<40:
+		return fmt.Sprintf("%.1f TiB", b/(1<<40))
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", b/(1<<10))
+}
+
+// Budget caps a run while it goes: Check reports a *MemoryError once the pods submitted and
+// the samples kept exceed the cap (runs can outlast the estimate).
+type Budget struct{ Cap int64 }
+
+// Check returns an error when pods and samples exceed the cap.
+func (b Budget) Check(pods, samples int) error {
+	if b.Cap <= 0 {
+		return nil
+	}
+	est := Estimate{Pods: float64(pods), Samples: float64(samples), Bytes: float64(pods)*PodBytes + float64(samples)*SampleBytes}
+	if est.Bytes > float64(b.Cap) {
+		return &MemoryError{Estimate: est, Cap: b.Cap}
+	}
+	return nil
 }
 
 // Jobs returns every job the scenario's workload would submit, merged in submit-time order,
@@ -78,6 +144,9 @@ type Built struct {
 	// Total is how many pods the workload will submit, when known in advance (traces, presets,
 	// counted generators), for progress bars; 0 if unknown.
 	Total int
+	// Estimate is the expected size of the run's records; Budget checks them as it runs.
+	Estimate Estimate
+	Budget   Budget
 }
 
 // builder carries what validation and construction share.
@@ -95,6 +164,10 @@ type builder struct {
 	// lenient is set when the profile is overridden (compare --profiles): settings that belong
 	// to the other kind of scheduler are ignored instead of rejected.
 	lenient bool
+	// pods and horizon are the expected pods and last arrival (seconds) of the workload, for
+	// the memory estimate.
+	pods    float64
+	horizon float64
 }
 
 func (b *builder) rng(stream uint64) *sim.Rand { return sim.NewRand(b.seed, stream) }
@@ -124,17 +197,44 @@ func Build(sc *Scenario, o Options) (*Built, error) {
 	if cfg.Scheduler, err = b.scheduler(profile); err != nil {
 		return nil, err
 	}
-	if err := b.timing(&cfg, profile); err != nil {
+	if err := b.gangTimeout(cfg.Submitters); err != nil {
+		return nil, err
+	}
+	if err := b.timing(&cfg); err != nil {
 		return nil, err
 	}
 	if err := b.failures(&cfg); err != nil {
+		return nil, err
+	}
+	est, budget, err := b.footprint(&cfg, o.MaxMemory)
+	if err != nil {
 		return nil, err
 	}
 	e, err := sim.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Built{Engine: e, Names: b.names, Scheduler: profile, Seed: b.seed, Total: b.total}, nil
+	return &Built{Engine: e, Names: b.names, Scheduler: profile, Seed: b.seed, Total: b.total, Estimate: est, Budget: budget}, nil
+}
+
+// footprint estimates the run's records and refuses them over the cap.
+func (b *builder) footprint(cfg *sim.Config, limit int64) (Estimate, Budget, error) {
+	if limit == 0 {
+		limit = DefaultMaxMemory
+	}
+	est := Estimate{Pods: b.pods}
+	if cfg.SampleEvery > 0 {
+		horizon := b.horizon
+		if cfg.StopAt > 0 {
+			horizon = min(horizon, cfg.StopAt.Seconds())
+		}
+		est.Samples = math.Floor(horizon/cfg.SampleEvery.Seconds()) + 1
+	}
+	est.Bytes = est.Pods*PodBytes + est.Samples*SampleBytes
+	if limit > 0 && est.Bytes > float64(limit) {
+		return est, Budget{}, &MemoryError{Estimate: est, Cap: limit}
+	}
+	return est, Budget{Cap: limit}, nil
 }
 
 func duration(field string, d Duration, def sim.Time) (sim.Time, error) {
@@ -285,15 +385,9 @@ func (b *builder) failures(cfg *sim.Config) error {
 	return nil
 }
 
-func (b *builder) timing(cfg *sim.Config, profile string) error {
-	defTick := sim.Time(0)
-	if profile == "las" {
-		// Attained service grows while pods run; without ticks, las would only re-rank on
-		// arrivals and completions.
-		defTick = 60 * sim.Second
-	}
+func (b *builder) timing(cfg *sim.Config) error {
 	var err error
-	if cfg.Tick, err = duration("tick", b.sc.Tick, defTick); err != nil {
+	if cfg.Tick, err = duration("tick", b.sc.Tick, 0); err != nil {
 		return err
 	}
 	cfg.TickOnly = b.sc.TickOnly
@@ -338,11 +432,88 @@ func (b *builder) scheduler(profile string) (sim.Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := policy.New(profile, policy.Options{Placement: pl, Quotas: quotas, Thresholds: s.LASThresholds})
+	if s.StarveLimit < 0 {
+		return nil, fmt.Errorf("scheduler.starveLimit: %v is negative; give a factor such as 2, or 0 to turn the guard off", s.StarveLimit)
+	}
+	if g := s.Gittins; g != nil && g.Quantum < 0 {
+		return nil, fmt.Errorf("scheduler.gittins.quantum: %v must be a positive number of GPU-seconds", g.Quantum)
+	}
+	o := policy.Options{Placement: pl, Quotas: quotas, Thresholds: s.LASThresholds, StarveLimit: s.StarveLimit}
+	if profile == "gittins" {
+		if o.GittinsSamples, err = b.gittinsSamples(); err != nil {
+			return nil, err
+		}
+		if s.Gittins != nil {
+			o.GittinsQuantum = s.Gittins.Quantum
+		}
+	}
+	p, err := policy.New(profile, o)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}
 	return p, nil
+}
+
+// gittinsSamples reads the gittins service distribution, or takes the service (GPU-seconds)
+// of every job of the workload, a gang counting as one job.
+func (b *builder) gittinsSamples() ([]float64, error) {
+	if g := b.sc.Scheduler.Gittins; g != nil && g.Samples != "" {
+		path := b.path(g.Samples)
+		v, err := readSamples(path)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler.gittins.samples: %w", err)
+		}
+		return v, nil
+	}
+	// Drawn from a fresh build: drawing from this one's submitters would use up their jobs.
+	jobs, err := Jobs(b.sc, b.seed)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler.gittins.samples: %w; give a file of job service samples", err)
+	}
+	gangs := map[string]int{}
+	var out []float64
+	for _, j := range jobs {
+		service := float64(j.GPU) / sim.Milli * j.Duration
+		if j.Gang == "" {
+			out = append(out, service)
+			continue
+		}
+		if i, ok := gangs[j.Gang]; ok {
+			out[i] += service
+			continue
+		}
+		gangs[j.Gang] = len(out)
+		out = append(out, service)
+	}
+	return out, nil
+}
+
+// gangTimeout gives every gang without a timeout of its own the scenario's default.
+func (b *builder) gangTimeout(subs []sim.Submitter) error {
+	t, err := duration("scheduler.gangTimeout", b.sc.Scheduler.GangTimeout, 0)
+	if err != nil || t == 0 {
+		return err
+	}
+	for i, s := range subs {
+		subs[i] = gangDefaults{s, t}
+	}
+	return nil
+}
+
+// gangDefaults sets the default schedule timeout on the gang members a submitter makes.
+type gangDefaults struct {
+	sim.Submitter
+	timeout sim.Time
+}
+
+func (g gangDefaults) Step(now sim.Time, st sim.Status) ([]*sim.Pod, sim.Time, error) {
+	pods, next, err := g.Submitter.Step(now, st)
+	for _, p := range pods {
+		if p.Gang != "" && p.GangTimeout == 0 {
+			p.GangTimeout = g.timeout
+		}
+	}
+	return pods, next, err
 }
 
 func (b *builder) quotas() (map[string]sim.Resources, error) {
@@ -556,12 +727,19 @@ func (b *builder) trace(f string, t *TraceSource) (sim.Submitter, []submitter.Jo
 		return nil, nil, fmt.Errorf("%s.path: %s has an unknown extension; use .csv, .jsonl, or .yaml/.json Pod manifests", f, path)
 	}
 	if err != nil {
+		if le := (*submitter.LineError)(nil); errors.As(err, &le) {
+			return nil, nil, fmt.Errorf("%s: %s:%d: %w", f, path, le.Line, le.Err)
+		}
 		return nil, nil, fmt.Errorf("%s: %s: %w", f, path, err)
 	}
 	if err := b.checkJobs(f, jobs); err != nil {
 		return nil, nil, err
 	}
 	b.total += len(jobs)
+	b.pods += float64(len(jobs))
+	for i := range jobs {
+		b.horizon = max(b.horizon, jobs[i].Submit)
+	}
 	return submitter.NewTrace(jobs), jobs, nil
 }
 
@@ -576,6 +754,7 @@ func (b *builder) manifests(path string) ([]submitter.Job, error) {
 	}
 	jobs := make([]submitter.Job, 0, len(pods))
 	gangs := map[string]int{}
+	names := map[string]int{}
 	for i := range pods {
 		sp, err := pods[i].ToSim(b.names)
 		if err != nil {
@@ -588,11 +767,15 @@ func (b *builder) manifests(path string) ([]submitter.Job, error) {
 		if sp.Name == "" {
 			sp.Name = fmt.Sprintf("pod-%d", i)
 		}
+		if prev, dup := names[sp.Name]; dup {
+			return nil, fmt.Errorf("pod %d (%s): name already used by pod %d; names must be unique", i, sp.Name, prev)
+		}
+		names[sp.Name] = i
 		if sp.Gang != "" {
 			gangs[sp.Gang]++
 		}
 		jobs = append(jobs, submitter.Job{Name: sp.Name, User: sp.User, Submit: at, Duration: sp.Duration.Seconds(),
-			Priority: sp.Priority, Gang: sp.Gang, GangSize: sp.GangSize, Template: sp})
+			Priority: sp.Priority, Gang: sp.Gang, GangSize: sp.GangSize, GangMin: sp.GangMin, GangTimeout: sp.GangTimeout.Seconds(), Template: sp})
 	}
 	for i := range jobs {
 		if jobs[i].Gang != "" && jobs[i].GangSize == 0 {
@@ -649,7 +832,16 @@ func (b *builder) preset(f string, p *PresetSource, rng *sim.Rand) (*submitter.P
 		return nil, err
 	}
 	b.total += p.Jobs
+	b.expect(proc)
 	return proc, nil
+}
+
+// expect adds a process's expected pods and last arrival to the estimate.
+func (b *builder) expect(p *submitter.Process) {
+	if pods, until, ok := p.Expect(); ok {
+		b.pods += pods
+		b.horizon = max(b.horizon, until)
+	}
 }
 
 // checkShape rejects shapes whose largest pod fits on no node group.
@@ -815,6 +1007,7 @@ func (b *builder) generator(f string, w Workload, rng *sim.Rand) (*submitter.Pro
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	b.total += g.Count
+	b.expect(p)
 	return p, nil
 }
 
@@ -852,6 +1045,7 @@ func (b *builder) user(f string, u UserProfile, rng *sim.Rand) (*submitter.Proce
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	b.total += u.Count
+	b.expect(p)
 	return p, nil
 }
 
@@ -876,5 +1070,40 @@ func (b *builder) feedback(f string, fb *FeedbackSource, rng *sim.Rand) (sim.Sub
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	b.total += fb.Count
+	b.pods += float64(fb.Count)
 	return s, nil
+}
+
+// readSamples reads a CSV file with a header row and one number in the first column of every
+// other row.
+func readSamples(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	var out []float64
+	for line := 1; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if line == 1 {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s:%d: %q is not a non-negative number of GPU-seconds", path, line, rec[0])
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no samples after the header row", path)
+	}
+	return out, nil
 }

@@ -1,13 +1,13 @@
 package scenario
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // Scenario is the YAML file's schema. Durations are seconds (a number) or Go durations
@@ -160,13 +160,15 @@ type Dist struct {
 // UnmarshalJSON accepts a bare number as a constant.
 func (d *Dist) UnmarshalJSON(b []byte) error {
 	var f float64
-	if err := yaml.Unmarshal(b, &f); err == nil {
+	if err := json.Unmarshal(b, &f); err == nil {
 		d.Const = &f
 		return nil
 	}
 	type plain Dist
 	var p plain
-	if err := yaml.UnmarshalStrict(b, &p); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
 		return err
 	}
 	*d = Dist(p)
@@ -207,9 +209,9 @@ type ChoiceSpec struct {
 // Scheduler selects and configures the scheduler.
 type Scheduler struct {
 	// Profile is kube-default (the framework) or a policy: fifo, fifo-backfill, sjf, srtf, las,
-	// drf. "remote" uses Remote.
+	// las-time, gittins, drf. "remote" uses Remote.
 	Profile string `json:"profile"`
-	// Placement is the policies' node choice: pack (default), spread, consolidated.
+	// Placement is the policies' node choice: pack (default), spread, consolidated, first-fit.
 	Placement string `json:"placement,omitempty"`
 	// Plugins overrides the framework's extension points (kube-default only).
 	Plugins                  *Plugins                     `json:"plugins,omitempty"`
@@ -217,8 +219,30 @@ type Scheduler struct {
 	PercentageOfNodesToScore int                          `json:"percentageOfNodesToScore,omitempty"`
 	Extenders                []Extender                   `json:"extenders,omitempty"`
 	Quotas                   map[string]map[string]string `json:"quotas,omitempty"`
-	LASThresholds            []float64                    `json:"lasThresholds,omitempty"`
-	Remote                   *RemoteSource                `json:"remote,omitempty"`
+	// LASThresholds are the queue limits of las and gittins (GPU-seconds) and las-time
+	// (seconds).
+	LASThresholds []float64 `json:"lasThresholds,omitempty"`
+	// StarveLimit turns on Tiresias's starvation guard for las, las-time and gittins: a job that
+	// has waited StarveLimit times as long as it ran is promoted to the top queue.
+	StarveLimit float64 `json:"starveLimit,omitempty"`
+	// Gittins configures the gittins policy.
+	Gittins *Gittins `json:"gittins,omitempty"`
+	// GangTimeout is the default schedule timeout of gangs (coscheduling's
+	// scheduleTimeoutSeconds): how long members placed early hold their nodes waiting for the
+	// rest. A trace's gang_timeout_s column overrides it per gang. 0 places a gang within one
+	// pass or not at all.
+	GangTimeout Duration      `json:"gangTimeout,omitempty"`
+	Remote      *RemoteSource `json:"remote,omitempty"`
+}
+
+// Gittins is the service distribution and quantum of the gittins policy.
+type Gittins struct {
+	// Samples is a CSV file with a header row whose first column holds one job's service in
+	// GPU-seconds per row (Tiresias's yarn-gput files have this form). Empty: the service of
+	// every job of this scenario's workload.
+	Samples string `json:"samples,omitempty"`
+	// Quantum is the service quantum in GPU-seconds (default: the first lasThreshold).
+	Quantum float64 `json:"quantum,omitempty"`
 }
 
 // Plugins lists plugins per extension point; a nil list keeps the profile's default.
@@ -328,10 +352,10 @@ func Load(path string) (*Scenario, error) {
 	return sc, nil
 }
 
-// Parse parses scenario YAML (or JSON).
+// Parse parses scenario YAML 1.2 (or JSON).
 func Parse(data []byte) (*Scenario, error) {
 	var sc Scenario
-	if err := yaml.UnmarshalStrict(data, &sc); err != nil {
+	if err := decodeYAML(data, &sc); err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
 	if len(sc.Cluster.NodeGroups) == 0 {

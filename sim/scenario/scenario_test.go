@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -75,9 +76,9 @@ events:
 failures:
   nodes: [{group: a, mtbf: 20000, mttr: 600}]
   pods: {probability: 0.05, maxRetries: 2, backoff: 5, maxBackoff: 60}
-scheduler: {profile: %s}
+scheduler: {profile: %s, gangTimeout: %d, starveLimit: %d}
 sample: 100
-`, seed, 1+r.IntN(4), 1+r.IntN(3), 0.01+r.Float64()*0.1, 50+r.IntN(150), r.IntN(3), profile)
+`, seed, 1+r.IntN(4), 1+r.IntN(3), 0.01+r.Float64()*0.1, 50+r.IntN(150), r.IntN(3), profile, r.IntN(2)*120, r.IntN(3))
 }
 
 type checker struct {
@@ -103,7 +104,7 @@ func (k *checker) check() {
 		var sum sim.Resources
 		for _, p := range n.Pods() {
 			sum.Add(&p.Requests)
-			if p.Phase != sim.Running {
+			if p.Phase != sim.Running && !p.Held() {
 				t.Fatalf("t=%v pod %s on node %s is %v", c.Now(), p.Name, n.Name, p.Phase)
 			}
 		}
@@ -123,7 +124,7 @@ func (k *checker) check() {
 
 func TestInvariantsOnRandomScenarios(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
-		for _, profile := range []string{"kube-default", "fifo", "fifo-backfill", "sjf", "srtf", "las", "drf"} {
+		for _, profile := range Profiles() {
 			t.Run(fmt.Sprintf("%s/%d", profile, seed), func(t *testing.T) {
 				b, err := Build(mustParse(t, randomScenario(seed, profile)), Options{})
 				if err != nil {
@@ -139,6 +140,9 @@ func TestInvariantsOnRandomScenarios(t *testing.T) {
 				}
 				c := e.Cluster()
 				st := c.Stats()
+				if len(c.Pods()) == 0 {
+					t.Fatal("no pod was submitted")
+				}
 				if st.Submitted != len(c.Pods()) {
 					t.Fatalf("submitted %d but %d pods recorded", st.Submitted, len(c.Pods()))
 				}
@@ -230,9 +234,13 @@ scheduler: {profile: kube-default}
 	}
 }
 
-func TestTraceNeverFits(t *testing.T) {
+// buildTrace builds a one-node fifo scenario replaying a CSV trace and returns the trace's
+// path and the error.
+func buildTrace(t *testing.T, trace string) (string, error) {
+	t.Helper()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "jobs.csv"), []byte("name,user,submit_s,duration_s,cpu,memory,gpu\nbig,u,0,10,1,1Gi,16\n"), 0o644)
+	path := filepath.Join(dir, "jobs.csv")
+	os.WriteFile(path, []byte(trace), 0o644)
 	sc := mustParse(t, `
 cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}]}
 workload: [{trace: {path: jobs.csv}}]
@@ -240,8 +248,21 @@ scheduler: {profile: fifo}
 `)
 	sc.Dir = dir
 	_, err := Build(sc, Options{})
+	return path, err
+}
+
+func TestTraceNeverFits(t *testing.T) {
+	_, err := buildTrace(t, "name,user,submit_s,duration_s,cpu,memory,gpu\nbig,u,0,10,1,1Gi,16\n")
 	if err == nil || !strings.Contains(err.Error(), "workload[0].trace: pod big") || !strings.Contains(err.Error(), "fits on no node group") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestTraceErrorsNameFileAndLine(t *testing.T) {
+	path, err := buildTrace(t, "name,user,submit_s,duration_s,cpu,memory,gpu\na,u,0,10,1,1Gi,1\nb,u,0,10,1\n")
+	want := "workload[0].trace: " + path + ":3: 5 fields, but the header names 7 columns"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error = %v, want it to start with %q", err, want)
 	}
 }
 
@@ -323,5 +344,75 @@ scheduler: {profile: kube-default}
 	again, _ := runScenario(t, replay, Options{})
 	if direct.DeterminismHash != again.DeterminismHash {
 		t.Fatalf("replayed trace differs from the direct run: %+v\nvs\n%+v", direct, again)
+	}
+}
+
+// Scenarios are YAML 1.2: n, yes and on stay strings (YAML 1.1 made them booleans, so a
+// scenario named n was called false), 010 is ten, dates stay text.
+func TestYAML12(t *testing.T) {
+	sc := mustParse(t, `
+name: n
+seed: 010
+cluster:
+  nodeGroups:
+    - {name: on, count: 1, capacity: {cpu: "8", memory: 32Gi}, labels: {zone: no, since: 2001-12-14}}
+workload:
+  - poisson: {name: yes, rate: 0.1, count: 5, shape: {duration: 100}}
+scheduler: {profile: fifo}
+`)
+	g := sc.Cluster.NodeGroups[0]
+	if sc.Name != "n" || sc.Seed != 10 || g.Name != "on" || g.Labels["zone"] != "no" || g.Labels["since"] != "2001-12-14" || sc.Workload[0].Poisson.Name != "yes" {
+		t.Fatalf("parsed %+v, group %+v", sc, g)
+	}
+	for _, c := range []struct{ y, want string }{
+		{"name: a\nname: b\n", `line 2: key "name" appears twice`},
+		{"seed: .inf\n", `line 1: ".inf" is not a finite number`},
+		{"cluster: {nodeGroups: [{name: g, count: 1e18}]}\n", "cannot unmarshal number 1e+18"},
+		{"seed: [1\n", "did not find expected"},
+	} {
+		if _, err := Parse([]byte(c.y)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.y, err, c.want)
+		}
+	}
+}
+
+// A workload or a sampling rate that could not fit in memory is refused before anything runs,
+// with the estimate; a cap of -1 lifts the check.
+func TestMemoryEstimateRefusesHugeRuns(t *testing.T) {
+	base := `
+cluster: {nodeGroups: [{name: g, count: 2, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "8"}}]}
+workload: [{poisson: {rate: 1, count: COUNT, shape: {gpus: 1, duration: 100}}}]
+scheduler: {profile: fifo}
+sample: SAMPLE
+`
+	for _, c := range []struct{ count, sample, want string }{
+		{"1000000000000", "60", "(1e+12 pods, 1.67e+10 time-series samples), over the cap of 4.0 GiB"},
+		{"1000", "1us", "(1e+03 pods, 1e+09 time-series samples), over the cap of 4.0 GiB"},
+	} {
+		y := strings.NewReplacer("COUNT", c.count, "SAMPLE", c.sample).Replace(base)
+		_, err := Build(mustParse(t, y), Options{})
+		var me *MemoryError
+		if !errors.As(err, &me) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("count %s, sample %s: error %v, want a MemoryError containing %q", c.count, c.sample, err, c.want)
+		}
+		if _, err := Build(mustParse(t, y), Options{MaxMemory: -1}); err != nil {
+			t.Errorf("count %s, sample %s, no cap: %v", c.count, c.sample, err)
+		}
+	}
+	if err := (Budget{Cap: 1 << 20}).Check(100, 10); err != nil {
+		t.Errorf("small run refused: %v", err)
+	}
+	if err := (Budget{Cap: 1 << 20}).Check(1000, 10); err == nil {
+		t.Error("1,000 pods fit in 1 MiB")
+	}
+}
+
+// gittins learns the service distribution from the workload without using up its jobs.
+func TestGittinsLearnsFromTheWorkload(t *testing.T) {
+	y := randomScenario(2, "fifo")
+	a, _ := runScenario(t, mustParse(t, y), Options{})
+	g, _ := runScenario(t, mustParse(t, y), Options{Profile: "gittins"})
+	if a.Pods == 0 || g.Pods != a.Pods || g.Jobs != a.Jobs || g.JobsUnfinished != 0 {
+		t.Fatalf("fifo ran %d pods (%d jobs), gittins %d (%d, %d unfinished)", a.Pods, a.Jobs, g.Pods, g.Jobs, g.JobsUnfinished)
 	}
 }

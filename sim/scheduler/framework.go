@@ -240,7 +240,7 @@ func (f *Framework) Schedule(c *sim.Cluster) error {
 		if p.Phase != sim.Pending || p.Assumed() {
 			continue
 		}
-		if p.Gang != "" {
+		if g := p.Group(); g != nil && !g.Started() {
 			if f.gangs[p.Gang] {
 				continue
 			}
@@ -258,46 +258,32 @@ func (f *Framework) Schedule(c *sim.Cluster) error {
 	return nil
 }
 
-// scheduleGang places all pending members of p's gang or none: members are reserved one by one
-// and the reservations are dropped if one does not fit (coscheduling's all-or-nothing).
-// Gangs do not preempt.
+// scheduleGang places p's gang through Cluster.ScheduleGang, coscheduling's protocol (all
+// or at least the minimum together, reservations held up to the schedule timeout), reserving
+// each member with a cycle that stops after Reserve. Gangs do not preempt.
 func (f *Framework) scheduleGang(c *sim.Cluster, p *sim.Pod) error {
-	if !c.GangComplete(p) {
-		return nil
+	_, err := c.ScheduleGang(p, (*gangCycle)(f))
+	return err
+}
+
+// gangCycle runs the framework's cycles for Cluster.ScheduleGang.
+type gangCycle Framework
+
+func (g *gangCycle) Reserve(c *sim.Cluster, p *sim.Pod) (bool, error) {
+	n, err := (*Framework)(g).scheduleOne(c, p, true)
+	return n != nil, err
+}
+
+func (g *gangCycle) Unreserve(c *sim.Cluster, p *sim.Pod) {
+	n := p.Node
+	for _, r := range g.reserve {
+		r.Unreserve(&g.state, p, n)
 	}
-	f.members = f.members[:0]
-	for _, q := range f.queue {
-		if q.Gang == p.Gang && q.Phase == sim.Pending {
-			f.members = append(f.members, q)
-		}
-	}
-	placed := 0
-	for _, q := range f.members {
-		n, err := f.scheduleOne(c, q, true)
-		if err != nil {
-			return err
-		}
-		if n == nil {
-			break
-		}
-		placed++
-	}
-	if placed < len(f.members) {
-		for _, q := range f.members[:placed] {
-			n := q.Node
-			for _, r := range f.reserve {
-				r.Unreserve(&f.state, q, n)
-			}
-			c.Forget(q)
-		}
-		return nil
-	}
-	for _, q := range f.members {
-		if err := f.bindPod(c, q, q.Node); err != nil {
-			return err
-		}
-	}
-	return nil
+	c.Forget(p)
+}
+
+func (g *gangCycle) Bind(c *sim.Cluster, p *sim.Pod) error {
+	return (*Framework)(g).bindPod(c, p, p.Node)
 }
 
 // scheduleOne runs one scheduling cycle for p. With reserveOnly it stops after Reserve and

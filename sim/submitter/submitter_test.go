@@ -101,3 +101,59 @@ func TestPresets(t *testing.T) {
 		}
 	}
 }
+
+// Bad rows are refused with their line: short rows (which used to read as zero memory and
+// GPUs), empty required cells, duplicate names, inconsistent gangs.
+func TestTraceRowErrorsNameTheLine(t *testing.T) {
+	head := "name,user,submit_s,duration_s,cpu,memory,gpu,gang,gang_min\n"
+	for _, c := range []struct{ in, want string }{
+		{head + "a,u,0,10,1,1Gi,1,,\nb,u,0,10,1\n", "line 3: 5 fields, but the header names 9 columns"},
+		{head + "a,u,0,10,1,,1,,\n", "line 2: memory is missing; write 0 for none"},
+		{head + "a,u,0,10,1,1Gi,1,,\nb,u,0,10,1,1Gi,1,,\na,u,0,10,1,1Gi,1,,\n", `line 4: pod name "a" is already used on line 2`},
+		{head + "a,u,0,10,1,1Gi,1,g,2\nb,u,0,10,1,1Gi,1,g,1\n", `line 3: gang "g": gang_min and gang_timeout_s differ from line 2`},
+		{head + "a,u,0,10,1,1Gi,1,g,3\nb,u,0,10,1,1Gi,1,g,3\n", `line 2: gang "g": gang_min 3 exceeds its 2 members`},
+		{head + "a,u,0,10,1,1Gi,1,,2\n", "line 2: gang_min and gang_timeout_s need a gang name"},
+		{"name,user,submit_s,duration_s,cpu,memory,gpu\n\"a,u,0\n", "line 2"},
+	} {
+		_, err := ReadCSV(strings.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"name":"a","submit_s":0,"duration_s":1,"cpu":1,"memory":"1Gi","gpu":1}` + "\n" + `{"name":"b","submit_s":0,"cpu":1,"memory":1,"gpu":1}`, "line 2: duration_s is missing"},
+		{`{"name":"a","submit_s":0,"duration_s":1,"cpu":1,"gpu":1}`, "line 1: memory is missing"},
+		{`{"name":"a","submit_s":0,"duration_s":1,"cpu":1,"memory":1,"gpu":1,"gpus":2}`, `line 1: json: unknown field "gpus"`},
+		{`{"name":"a","submit_s":0,"duration_s":1,"cpu":1,"memory":1,"gpu":1}` + "\n\n" + `{"name":"a","submit_s":0,"duration_s":1,"cpu":1,"memory":1,"gpu":1}`, `line 3: pod name "a" is already used on line 1`},
+	} {
+		_, err := ReadJSONL(strings.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestGangColumnsRoundTrip(t *testing.T) {
+	in := "name,user,submit_s,duration_s,cpu,memory,gpu,priority,gang,gang_min,gang_timeout_s\n" +
+		"a,u,0.000,10.000,1,1Gi,4,0,g,1,30.000\nb,u,0.000,10.000,1,1Gi,4,0,g,1,30.000\n"
+	jobs, err := ReadCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := jobs[1].Pod(); p.GangMin != 1 || p.GangTimeout != 30*sim.Second || p.GangSize != 2 {
+		t.Fatalf("pod %+v", p)
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, jobs); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != in {
+		t.Fatalf("wrote\n%s\nwant\n%s", buf.String(), in)
+	}
+	var jl bytes.Buffer
+	WriteJSONL(&jl, jobs)
+	again, err := ReadJSONL(&jl)
+	if err != nil || again[0] != jobs[0] {
+		t.Fatalf("jsonl: %v %+v", err, again)
+	}
+}

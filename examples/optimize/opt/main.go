@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 const (
@@ -54,7 +55,8 @@ var functions = map[string]func([]float64) float64{
 	},
 }
 
-// problem counts evaluations and logs the best-so-far every logEvery evaluations.
+// problem counts evaluations and logs the best-so-far every logEvery evaluations, with a
+// timestamp so curves can be drawn over time (jikken plot --kind curve --x time).
 type problem struct {
 	f     func([]float64) float64
 	evals int
@@ -69,7 +71,7 @@ func (p *problem) eval(x []float64) float64 {
 		p.best = v
 	}
 	if p.evals%logEvery == 0 {
-		_ = p.log.Encode(map[string]any{"name": "best", "value": p.best, "step": p.evals})
+		_ = p.log.Encode(map[string]any{"name": "best", "value": p.best, "step": p.evals, "ts": time.Now().UnixMilli()})
 	}
 	return v
 }

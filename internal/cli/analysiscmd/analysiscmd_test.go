@@ -3,16 +3,21 @@ package analysiscmd
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/iostreams"
 	"github.com/jikken-dev/jikken/report"
+	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/results"
+	"github.com/jikken-dev/jikken/stats"
 )
 
 const csv = `trial,status,algo,lr,seed,loss
@@ -29,7 +34,7 @@ func TestRunCompareFromStdin(t *testing.T) {
 	in.WriteString(csv)
 	f := &cmdutil.Factory{IO: ios, StoreURL: t.TempDir()}
 	opts := &CompareOptions{Factory: f, Source: "-", Format: "json",
-		Options: report.Options{By: "algo", Metric: "loss", LowerIsBetter: true, Alpha: 0.05}}
+		Options: report.Options{By: "algo", Metric: "loss", Direction: report.LowerIsBetter, Alpha: 0.05}}
 	if err := runCompare(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +63,42 @@ func TestRunCompareUsageErrors(t *testing.T) {
 		if err := runCompare(context.Background(), opts); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
 			t.Errorf("%+v: err = %v; want a usage error", opts, err)
 		}
+	}
+}
+
+func TestTestFlagsUsageErrors(t *testing.T) {
+	for _, f := range []testFlags{
+		{lower: true, higher: true, incomplete: "drop"},
+		{alternative: "bigger", incomplete: "drop"},
+		{failed: "worst", incomplete: "drop"},
+		{lower: true, failed: "skip", incomplete: "drop"},
+		{incomplete: "ignore"},
+	} {
+		var o report.Options
+		if err := f.apply(&o); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
+			t.Errorf("%+v: err = %v; want a usage error", f, err)
+		}
+	}
+	f := testFlags{higher: true, alternative: "less", failed: "drop", incomplete: "error"}
+	var o report.Options
+	if err := f.apply(&o); err != nil || o.Direction != report.HigherIsBetter || o.Alternative != stats.Less || o.Failed != "drop" || o.Incomplete != "error" {
+		t.Errorf("apply = %+v, %v", o, err)
+	}
+}
+
+func TestParseLength(t *testing.T) {
+	for in, want := range map[string]vg.Length{"16cm": 16 * vg.Centimeter, "85mm": 85 * vg.Millimeter, "3.5in": 3.5 * vg.Inch, "400pt": 400, " 8.5cm ": 8.5 * vg.Centimeter} {
+		if got, err := parseLength("--width", in); err != nil || math.Abs(float64(got-want)) > 1e-9 {
+			t.Errorf("parseLength(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"16", "cm", "-3cm", "0mm", "3furlongs", "1e9in", "300cm"} {
+		if _, err := parseLength("--width", in); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
+			t.Errorf("parseLength(%q): err = %v; want a usage error", in, err)
+		}
+	}
+	if err := (&figureFlags{width: "16cm", fontSize: 2}).apply(&chart.Style{}); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
+		t.Errorf("--font-size 2: err = %v; want a usage error", err)
 	}
 }
 
@@ -99,16 +140,16 @@ func TestChooseByAndMetrics(t *testing.T) {
 		t.Errorf("with --pair-by lr,seed: by = %q, note %q; want algo", by, note)
 	}
 
-	got, err := chooseMetrics(nil, true, tb, params)
-	if err != nil || !reflect.DeepEqual(got, []metricChoice{{"loss", true}}) {
+	got, err := chooseMetrics(nil, report.LowerIsBetter, tb, params)
+	if err != nil || !reflect.DeepEqual(got, []metricChoice{{"loss", report.LowerIsBetter}}) {
 		t.Errorf("default metrics = %v, %v; want loss, lower is better", got, err)
 	}
-	got, err = chooseMetrics([]string{"loss:min", "acc:max", "f1"}, false, tb, params)
-	want := []metricChoice{{"loss", true}, {"acc", false}, {"f1", false}}
+	got, err = chooseMetrics([]string{"loss:min", "acc:max", "f1"}, report.DirectionUnknown, tb, params)
+	want := []metricChoice{{"loss", report.LowerIsBetter}, {"acc", report.HigherIsBetter}, {"f1", report.DirectionUnknown}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("metrics = %v, %v; want %v", got, err, want)
 	}
-	if _, err := chooseMetrics([]string{"loss:down"}, false, tb, params); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
+	if _, err := chooseMetrics([]string{"loss:down"}, report.DirectionUnknown, tb, params); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
 		t.Errorf("loss:down: err = %v; want a usage error", err)
 	}
 }

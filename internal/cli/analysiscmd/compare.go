@@ -19,6 +19,7 @@ type CompareOptions struct {
 	// Where are COLUMN=VALUE conditions a row must meet to be compared.
 	Where  []string
 	Format string
+	flags  testFlags
 }
 
 // NewCompareCmd builds `jikken compare`.
@@ -28,7 +29,8 @@ func NewCompareCmd(f *cmdutil.Factory) *cobra.Command {
 		Use:   "compare RUN|FILE.csv --by COL --metric COL",
 		Short: "Compare groups of trials with rank tests and effect sizes",
 		Long: `Compare groups of trials on a metric with rank-based tests, which assume nothing about
-the shape of the distributions.
+the shape of the distributions, following R's conventions (docs/analysis.md says how to
+recompute every number in R).
 
 The input is a run id (its results table) or a CSV file with a header and one row per trial
 ("-" reads the CSV from standard input). --by names the column whose values are the groups,
@@ -37,17 +39,25 @@ The input is a run id (its results table) or a CSV file with a header and one ro
 Two groups are compared with the Mann-Whitney U test, or the Wilcoxon signed-rank test when
 --pair-by names the column that pairs rows across groups (a seed, a dataset; several columns
 separated by commas, as fn,seed, make one block per combination). Three or more groups
-get the Kruskal-Wallis test (Friedman with --pair-by, plus Nemenyi's critical difference),
-then every pair is tested and the p-values adjusted with Holm's method. Effect sizes are
-Vargha-Delaney A12 (unpaired; the probability that a value of the first group is larger) and
-the matched-pairs rank-biserial correlation (paired).
+get the Kruskal-Wallis test (Friedman with --pair-by, plus Nemenyi's critical difference when
+Friedman rejects), then every pair is tested and the p-values adjusted with Holm's method.
+Effect sizes are Vargha-Delaney A12 (unpaired; the probability that a value of the first group
+is larger) and the matched-pairs rank-biserial correlation (paired). Pairwise tests are
+two-sided unless --alternative says less or greater (about the first group of each pair).
 
-Groups keep the order of their first appearance; in a pair (a, b), a comes first and is the
-first sample of the test. Rows with an empty, NaN or infinite metric, rows of trials that did
-not succeed (when there is a status column) and rows without a group are left out and listed;
-in a paired design the whole block goes with them.`,
+Say the metric's direction with --lower-is-better or --higher-is-better. Then failed trials and
+NaN or infinite values rank worst (--failed worst, the default), tied with each other, and keep
+their block in a paired design; without a direction, or with --failed drop, they are left out.
+Trials that did not finish (pending, running, skipped, killed), empty values and rows without a
+group are always left out. In a paired design a block lacking a usable row for some group is
+left out, as R's friedman.test does (--incomplete error refuses instead). Everything left out
+or ranked worst is listed. Groups keep the order of their first appearance; in a pair (a, b),
+a comes first and is the first sample of the test.`,
 		Example: `  # Is adam better than sgd on final loss, pairing trials by seed?
   jikken compare results.csv --by algo --metric loss --pair-by seed --lower-is-better
+
+  # Is the new method's accuracy higher than the baseline's (one-sided), failures left out?
+  jikken compare latest --by method --metric acc --higher-is-better --alternative greater --failed drop
 
   # Only the trials on one benchmark function, from the latest run in the store
   jikken compare latest --by algo --metric best --pair-by seed --where fn=sphere --lower-is-better
@@ -57,6 +67,9 @@ in a paired design the whole block goes with them.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Source = args[0]
+			if err := opts.flags.apply(&opts.Options); err != nil {
+				return err
+			}
 			return runCompare(cmd.Context(), opts)
 		},
 	}
@@ -64,7 +77,7 @@ in a paired design the whole block goes with them.`,
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (required)")
 	fl.StringVar(&opts.Metric, "metric", "", "numeric column to compare (required)")
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
-	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (a loss, a runtime)")
+	opts.flags.register(fl)
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
 	fl.StringArrayVar(&opts.Where, "where", nil, "compare only rows where COLUMN=VALUE (repeatable; all must hold)")
 	cmdutil.FormatFlag(cmd, &opts.Format, "text", "json", "markdown", "csv")
@@ -95,10 +108,10 @@ func runCompare(ctx context.Context, opts *CompareOptions) error {
 	ios := opts.Factory.IO
 	switch format {
 	case "json":
-		warnDropped(ios.ErrOut, c)
+		warnLeftOut(ios.ErrOut, c)
 		return cmdutil.WriteJSON(ios.Out, c)
 	case "csv":
-		warnDropped(ios.ErrOut, c)
+		warnLeftOut(ios.ErrOut, c)
 		return c.WriteCSV(ios.Out)
 	case "markdown":
 		return c.WriteMarkdown(ios.Out)

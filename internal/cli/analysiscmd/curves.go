@@ -7,19 +7,32 @@ import (
 	"math"
 
 	"github.com/jikken-dev/jikken/report"
-	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/store"
-	"github.com/jikken-dev/jikken/track"
 )
 
 // errNoCurve says no trial logged the metric over steps (it may come only from result.json).
 var errNoCurve = errors.New("no succeeded trial logged it to metrics.jsonl")
 
-// curveBands reads every succeeded trial's metrics.jsonl and reduces the values of metric, per
-// group of column by, to convergence bands. Lines without a step count as steps 0, 1, 2, ... in
-// the order the trial logged them; NaN and infinite values are skipped.
-func curveBands(ctx context.Context, runs store.Runs, id string, t *results.Table, by, metric string) ([]chart.Band, error) {
+// curveOptions say how curves are laid out: over steps or seconds, on which grid.
+type curveOptions struct {
+	x    string // "step" or "time"
+	grid int    // 0: every x logged; else that many evenly spaced points
+}
+
+func (o curveOptions) check() error {
+	if o.x != "step" && o.x != "time" {
+		return fmt.Errorf("--x %q: use step or time", o.x)
+	}
+	if o.grid < 0 || o.grid == 1 {
+		return fmt.Errorf("--grid %d: ask for at least 2 points, or 0 for every step logged", o.grid)
+	}
+	return nil
+}
+
+// buildCurves reads every succeeded trial's metrics.jsonl and reduces the values of metric, per
+// group of column by, to convergence curves on a common grid (report.BuildCurves has the rule).
+func buildCurves(ctx context.Context, runs store.Runs, id string, t *results.Table, by, metric string, co curveOptions) (*report.Curves, error) {
 	trialCol, statusCol, byCol := t.Col("trial"), t.Col("status"), t.Col(by)
 	if byCol < 0 {
 		return nil, fmt.Errorf("no column %q (--by) in the results of %s; it has columns %v", by, id, t.Columns)
@@ -41,50 +54,35 @@ func curveBands(ctx context.Context, runs store.Runs, id string, t *results.Tabl
 			names = append(names, row[byCol])
 			groups = append(groups, nil)
 		}
-		s, err := trialSeries(ctx, runs.Blob, id, row[trialCol], metric)
+		pts, err := results.TrialPoints(ctx, runs.Blob, id, row[trialCol])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("trial %s: %w", row[trialCol], err)
 		}
-		if len(s.Steps) > 0 {
-			groups[g] = append(groups[g], s)
+		var s report.Series
+		for _, p := range pts {
+			if p.Metric != metric {
+				continue
+			}
+			x := float64(p.Step)
+			if co.x == "time" {
+				x = p.Time
+			}
+			if !math.IsNaN(x) {
+				s.X, s.Values = append(s.X, x), append(s.Values, p.Value)
+			}
 		}
+		groups[g] = append(groups[g], s)
 	}
-	bands := report.Bands(names, groups)
-	if len(bands) == 0 {
+	c, err := report.BuildCurves(names, groups, co.grid)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Groups) == 0 {
+		if co.x == "time" {
+			return nil, fmt.Errorf("metric %q of %s: %w with a timestamp (ts); --x time needs them", metric, id, errNoCurve)
+		}
 		return nil, fmt.Errorf("metric %q of %s: %w; check the name with 'jikken results %s'", metric, id, errNoCurve, id)
 	}
-	return bands, nil
-}
-
-func trialSeries(ctx context.Context, b store.Blob, run, trial, metric string) (report.Series, error) {
-	rc, err := b.Get(ctx, store.TrialKey(run, trial, "metrics.jsonl"))
-	if errors.Is(err, store.ErrNotFound) {
-		return report.Series{}, nil
-	}
-	if err != nil {
-		return report.Series{}, fmt.Errorf("trial %s: %w", trial, err)
-	}
-	defer rc.Close()
-	ms, err := track.ReadMetrics(rc)
-	if err != nil {
-		return report.Series{}, fmt.Errorf("trial %s: %w", trial, err)
-	}
-	var s report.Series
-	n := 0
-	for _, m := range ms {
-		if m.Name != metric {
-			continue
-		}
-		step := float64(n)
-		if m.Step != nil {
-			step = float64(*m.Step)
-		}
-		n++
-		if math.IsNaN(m.Value) || math.IsInf(m.Value, 0) {
-			continue
-		}
-		s.Steps = append(s.Steps, step)
-		s.Values = append(s.Values, m.Value)
-	}
-	return s, nil
+	c.Metric, c.By, c.Time = metric, by, co.x == "time"
+	return c, nil
 }

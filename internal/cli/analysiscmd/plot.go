@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/report"
@@ -24,9 +23,16 @@ type PlotOptions struct {
 	Kind    string
 	report.Options
 	Where []string
-	// Format is png or svg: -o, else the extension of Out, the file to write.
+	// Format is png, svg, pdf (or csv, json: the numbers of curves): -o, else the extension of
+	// Out, the file to write.
 	Format string
 	Out    string
+	// ForceCD draws a critical-difference diagram even when Friedman is not significant.
+	ForceCD bool
+	Curve   curveOptions
+	Style   chart.Style
+	flags   testFlags
+	figure  figureFlags
 }
 
 // NewPlotCmd builds `jikken plot`.
@@ -36,18 +42,28 @@ func NewPlotCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plot RUN|FILE.csv --kind box|curve|cd --by COL --metric NAME --out FILE.png",
 		Short: "Plot a metric per group: boxes, convergence curves or a critical-difference diagram",
-		Long: `Plot draws one picture of a metric, grouped by a column of the results table, as PNG or
-SVG (-o png or -o svg; by default the extension of --out).
+		Long: `Plot draws one picture of a metric, grouped by a column of the results table, as PNG, SVG
+or PDF (-o png|svg|pdf, by default the extension of --out). SVGs name their fonts rather than embed them, and fix
+each label's width so every viewer lays it out the same; PDFs draw text as outlines. Names in
+any script are drawn: characters Liberation Sans lacks (CJK) come from Noto Sans CJK or another
+system font (--font FILE to choose one). Long names are wrapped, or turned upright when there
+is no room. --width, --height and --font-size size the figure for a paper.
 
   box    a box per group (median, quartiles, whiskers to 1.5 IQR) with every trial drawn as a point
-  curve  the metric over steps from each trial's metrics.jsonl: per group, the median over trials
-         and the inter-quartile band (needs a run, not a CSV file)
-  cd     Demšar's critical-difference diagram of mean ranks (needs --pair-by and 3+ groups)
+  curve  the metric over steps (--x time: seconds) from each trial's metrics.jsonl: each trial's
+         last value carried forward onto a common grid (every step logged, or --grid N
+         points), then per group the median and inter-quartile band over its trials (needs a
+         run, not a CSV file; --out FILE.csv or FILE.json writes the numbers instead)
+  cd     Demšar's critical-difference diagram of mean ranks (needs --pair-by and 3+ groups, and
+         a significant Friedman test unless --force-cd)
 
-Only succeeded trials are drawn. For a run, --by defaults to the only parameter whose value
+Box plots and diagrams follow the rules of 'jikken compare' (failed trials, incomplete
+blocks); curves draw succeeded trials only. For a run, --by defaults to the only parameter whose value
 varies across trials (seed and the --pair-by columns aside); a CSV file needs --by.`,
 		Example: `  jikken plot latest --kind box --by algo --metric loss --out loss.png
   jikken plot latest --kind curve --by algo --metric loss --out curves.svg
+  jikken plot latest --kind curve --metric best --grid 200 --out curves.csv
+  jikken plot latest --kind cd --metric best --pair-by fn,seed --lower-is-better --width 8.5cm --out cd.pdf
   jikken plot results.csv --kind cd --by algo --metric loss --pair-by seed --lower-is-better --out cd.png`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,18 +75,28 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 			if out.FormatGiven() {
 				opts.Format = out.Format
 			}
+			if err := opts.flags.apply(&opts.Options); err != nil {
+				return err
+			}
+			if err := opts.figure.apply(&opts.Style); err != nil {
+				return err
+			}
 			return runPlot(cmd.Context(), opts)
 		},
 	}
-	out = cmdutil.AddPathOutput(cmd, "out", "", "file to write (required)", "png", "svg")
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Kind, "kind", "box", "what to draw: box, curve or cd")
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (for a run, default: the only param that varies)")
 	fl.StringVar(&opts.Metric, "metric", "", "metric to plot (required)")
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (for cd)")
-	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller metric values are better (ranks for cd)")
+	opts.flags.register(fl)
+	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw the critical-difference diagram even when Friedman is not significant")
+	opts.figure.register(fl)
+	fl.StringVar(&opts.Curve.x, "x", "step", "curves: the x axis, step or time (seconds since each trial's first timestamped line)")
+	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
 	fl.StringArrayVar(&opts.Where, "where", nil, "plot only rows where COLUMN=VALUE (repeatable; all must hold)")
+	out = cmdutil.AddPathOutput(cmd, "out", "", "file to write, ending in .png, .svg or .pdf (.csv or .json: the curves' numbers) (required)", "png", "svg", "pdf", "csv", "json")
 	_ = cmd.MarkFlagRequired("metric")
 	return cmd
 }
@@ -83,11 +109,17 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 	if format == "" {
 		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(opts.Out)), ".")
 	}
-	if format != "png" && format != "svg" {
-		return cmdutil.UsageError("--out %q: name a file ending in .png or .svg, or choose the format with -o png or -o svg", opts.Out)
+	switch {
+	case (format == "csv" || format == "json") && opts.Kind == "curve":
+		// The curves' numbers rather than their picture.
+	case format != "png" && format != "svg" && format != "pdf":
+		return cmdutil.UsageError("--out %q: name a file ending in .png, .svg or .pdf (.csv or .json for the numbers of --kind curve), or choose the format with -o", opts.Out)
 	}
 	if opts.Alpha <= 0 || opts.Alpha >= 1 {
 		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
+	}
+	if err := opts.Curve.check(); err != nil {
+		return cmdutil.UsageError("%v", err)
 	}
 	if opts.By == "" {
 		if isFile(opts.Source) {
@@ -100,14 +132,21 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 		opts.By = by
 	}
 	var (
-		p   *plot.Plot
+		fig *chart.Figure
 		err error
 	)
 	switch opts.Kind {
 	case "box", "cd":
-		p, err = comparisonPlot(ctx, opts)
+		fig, err = comparisonPlot(ctx, opts)
 	case "curve":
-		p, err = curvePlot(ctx, opts)
+		var c *report.Curves
+		if c, err = curves(ctx, opts); err != nil {
+			return err
+		}
+		if format == "csv" || format == "json" {
+			return writeCurves(opts.Out, format, c)
+		}
+		fig, err = c.Plot(opts.Style)
 	default:
 		return cmdutil.UsageError("unknown --kind %q; use box, curve or cd", opts.Kind)
 	}
@@ -115,7 +154,7 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := chart.Write(&buf, p, format, chart.Width, chart.Height); err != nil {
+	if err := fig.Write(&buf, format); err != nil {
 		return err
 	}
 	if err := os.WriteFile(opts.Out, buf.Bytes(), 0o644); err != nil {
@@ -148,7 +187,7 @@ func inferBy(ctx context.Context, f *cmdutil.Factory, ref, pairBy string, where 
 	return by, nil
 }
 
-func comparisonPlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) {
+func comparisonPlot(ctx context.Context, opts *PlotOptions) (*chart.Figure, error) {
 	t, err := loadTable(ctx, opts.Factory, opts.Source)
 	if err != nil {
 		return nil, err
@@ -160,14 +199,35 @@ func comparisonPlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) 
 	if err != nil {
 		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
-	warnDropped(opts.Factory.IO.ErrOut, c)
+	warnLeftOut(opts.Factory.IO.ErrOut, c)
 	if opts.Kind == "cd" {
-		return c.CDPlot()
+		if why := c.NemenyiSkipped(); why != "" && !opts.ForceCD {
+			return nil, fmt.Errorf("plot %s: no critical-difference diagram: %s, so Nemenyi's post-hoc test does not apply; pass --force-cd to draw it anyway", opts.Source, why)
+		}
+		return c.CDPlot(opts.Style)
 	}
-	return c.BoxPlot()
+	return c.BoxPlot(opts.Style)
 }
 
-func curvePlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) {
+// writeCurves writes the curves' numbers to file as CSV or JSON.
+func writeCurves(file, format string, c *report.Curves) error {
+	var buf bytes.Buffer
+	var err error
+	if format == "csv" {
+		err = c.WriteCSV(&buf)
+	} else {
+		err = cmdutil.WriteJSON(&buf, c)
+	}
+	if err == nil {
+		err = os.WriteFile(file, buf.Bytes(), 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("write curves: %w", err)
+	}
+	return nil
+}
+
+func curves(ctx context.Context, opts *PlotOptions) (*report.Curves, error) {
 	if isFile(opts.Source) {
 		return nil, fmt.Errorf("plot %s: convergence curves come from a run's metrics.jsonl files; pass a run id instead of a CSV file", opts.Source)
 	}
@@ -182,9 +242,12 @@ func curvePlot(ctx context.Context, opts *PlotOptions) (*plot.Plot, error) {
 	if t, err = report.Where(t, opts.Where); err != nil {
 		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
-	bands, err := curveBands(ctx, runs, id, t, opts.By, opts.Metric)
+	c, err := buildCurves(ctx, runs, id, t, opts.By, opts.Metric, opts.Curve)
 	if err != nil {
 		return nil, err
 	}
-	return report.CurvePlot(opts.Metric, opts.By, bands)
+	for _, w := range c.Warnings() {
+		fmt.Fprintf(opts.Factory.IO.ErrOut, "jikken: warning: %s\n", w)
+	}
+	return c, nil
 }

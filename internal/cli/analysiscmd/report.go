@@ -15,6 +15,7 @@ import (
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/report"
+	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -26,12 +27,19 @@ type ReportOptions struct {
 	Out     string
 	By      string
 	// Metrics are metric names, each optionally suffixed ":min" or ":max" for its direction.
-	Metrics       []string
-	PairBy        string
-	LowerIsBetter bool
-	Alpha         float64
+	Metrics []string
+	PairBy  string
+	Alpha   float64
+	// ForceCD draws critical-difference diagrams even when Friedman is not significant.
+	ForceCD bool
+	Curve   curveOptions
 	// Where are COLUMN=VALUE conditions a trial must meet to be in the report's tables.
 	Where []string
+	// Tests holds the direction (for metrics without :min or :max) and the test options.
+	Tests  report.Options
+	Style  chart.Style
+	flags  testFlags
+	figure figureFlags
 }
 
 // NewReportCmd builds `jikken report`.
@@ -49,7 +57,9 @@ three or more groups, a critical-difference diagram, and the results table.
 --by defaults to the only parameter whose value varies across trials (seed and the --pair-by
 columns aside); --metric
 defaults to every metric. Give a metric's direction with a suffix: --metric loss:min
---metric accuracy:max (without one, --lower-is-better decides).`,
+--metric accuracy:max (without one, --lower-is-better or --higher-is-better decides). The
+test options (--alternative, --failed, --incomplete) work as in 'jikken compare'. A
+critical-difference diagram is drawn only when Friedman is significant, unless --force-cd.`,
 		Example: `  jikken report latest --out report.html
   jikken report latest --by algo --metric loss:min --metric accuracy:max --pair-by seed --out report.html`,
 		Args: cobra.ExactArgs(1),
@@ -59,6 +69,12 @@ defaults to every metric. Give a metric's direction with a suffix: --metric loss
 				return err
 			}
 			opts.Out = out.Path
+			if err := opts.flags.apply(&opts.Tests); err != nil {
+				return err
+			}
+			if err := opts.figure.apply(&opts.Style); err != nil {
+				return err
+			}
 			return runReport(cmd.Context(), opts)
 		},
 	}
@@ -67,7 +83,11 @@ defaults to every metric. Give a metric's direction with a suffix: --metric loss
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (default: the only param that varies)")
 	fl.StringArrayVar(&opts.Metrics, "metric", nil, "metric to compare, optionally NAME:min or NAME:max (repeatable; default: all)")
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
-	fl.BoolVar(&opts.LowerIsBetter, "lower-is-better", false, "smaller values are better for metrics without :min/:max")
+	opts.flags.register(fl)
+	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw critical-difference diagrams even when Friedman is not significant")
+	opts.figure.register(fl)
+	fl.StringVar(&opts.Curve.x, "x", "step", "curves: the x axis, step or time (seconds since each trial's first timestamped line)")
+	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
 	fl.StringArrayVar(&opts.Where, "where", nil, "report only trials where COLUMN=VALUE (repeatable; all must hold)")
 	return cmd
@@ -76,6 +96,9 @@ defaults to every metric. Give a metric's direction with a suffix: --metric loss
 func runReport(ctx context.Context, opts *ReportOptions) error {
 	if opts.Alpha <= 0 || opts.Alpha >= 1 {
 		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
+	}
+	if err := opts.Curve.check(); err != nil {
+		return cmdutil.UsageError("%v", err)
 	}
 	if !strings.HasSuffix(strings.ToLower(opts.Out), ".html") {
 		return cmdutil.UsageError("--out %q: name a file ending in .html", opts.Out)
@@ -113,7 +136,7 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 		page.Notes = append(page.Notes, note)
 	}
 	if by != "" {
-		metrics, err := chooseMetrics(opts.Metrics, opts.LowerIsBetter, t, params)
+		metrics, err := chooseMetrics(opts.Metrics, opts.Tests.Direction, t, params)
 		if err != nil {
 			return err
 		}
@@ -142,14 +165,16 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 
 // metricChoice is a metric and its direction.
 type metricChoice struct {
-	name  string
-	lower bool
+	name string
+	dir  report.Direction
 }
 
 // section compares the groups on one metric and draws its figures. A metric that cannot be
 // compared becomes a note rather than failing the whole report.
 func section(ctx context.Context, runs store.Runs, id string, t *results.Table, opts *ReportOptions, by string, mt metricChoice) (*report.Section, string) {
-	c, err := report.Compare(t, report.Options{By: by, Metric: mt.name, PairBy: opts.PairBy, LowerIsBetter: mt.lower, Alpha: opts.Alpha})
+	o := opts.Tests
+	o.By, o.Metric, o.PairBy, o.Direction, o.Alpha = by, mt.name, opts.PairBy, mt.dir, opts.Alpha
+	c, err := report.Compare(t, o)
 	if err != nil {
 		return nil, fmt.Sprintf("%s: not compared: %v", mt.name, err)
 	}
@@ -166,7 +191,7 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		}
 	}
 	add("box plot", func() (*report.Figure, error) {
-		p, err := c.BoxPlot()
+		p, err := c.BoxPlot(opts.Style)
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +199,7 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		return &fig, err
 	})
 	add("convergence curves", func() (*report.Figure, error) {
-		bands, err := curveBands(ctx, runs, id, t, by, mt.name)
+		cs, err := buildCurves(ctx, runs, id, t, by, mt.name, opts.Curve)
 		if errors.Is(err, errNoCurve) {
 			// Metrics that only come from result.json have no curve; that is not worth a note.
 			return nil, nil
@@ -182,16 +207,26 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		if err != nil {
 			return nil, err
 		}
-		p, err := report.CurvePlot(mt.name, by, bands)
+		for _, w := range cs.Warnings() {
+			notes = append(notes, fmt.Sprintf("%s curves: %s", mt.name, w))
+		}
+		p, err := cs.Plot(opts.Style)
 		if err != nil {
 			return nil, err
 		}
-		fig, err := report.NewFigure(fmt.Sprintf("%s over steps: median and inter-quartile band per %s", mt.name, by), p)
+		over := "steps"
+		if cs.Time {
+			over = "time"
+		}
+		fig, err := report.NewFigure(fmt.Sprintf("%s over %s: median and inter-quartile band per %s, each trial's last value carried forward", mt.name, over, by), p)
 		return &fig, err
 	})
-	if c.CriticalDifference != nil {
+	if why := c.NemenyiSkipped(); why != "" && !opts.ForceCD {
+		notes = append(notes, fmt.Sprintf("%s: no critical-difference diagram: %s, so Nemenyi's post-hoc test does not apply (--force-cd draws it anyway)", mt.name, why))
+	}
+	if c.CriticalDifference != nil && (c.NemenyiApplies() || opts.ForceCD) {
 		add("critical-difference diagram", func() (*report.Figure, error) {
-			p, err := c.CDPlot()
+			p, err := c.CDPlot(opts.Style)
 			if err != nil {
 				return nil, err
 			}
@@ -242,27 +277,27 @@ func chooseBy(asked, pairBy string, t *results.Table, params map[string]bool) (s
 	return "", fmt.Sprintf("no comparison: several parameters vary (%s); pass --by with the one that names the groups", strings.Join(varying, ", "))
 }
 
-// chooseMetrics parses NAME[:min|:max] choices, or takes every metric column of t; lowerDefault
-// is the direction of metrics without a suffix.
-func chooseMetrics(asked []string, lowerDefault bool, t *results.Table, params map[string]bool) ([]metricChoice, error) {
+// chooseMetrics parses NAME[:min|:max] choices, or takes every metric column of t; dflt is the
+// direction of metrics without a suffix.
+func chooseMetrics(asked []string, dflt report.Direction, t *results.Table, params map[string]bool) ([]metricChoice, error) {
 	var out []metricChoice
 	if len(asked) == 0 {
 		for _, c := range t.Columns {
 			if c != "trial" && c != "status" && c != "seed" && !params[c] {
-				out = append(out, metricChoice{name: c, lower: lowerDefault})
+				out = append(out, metricChoice{name: c, dir: dflt})
 			}
 		}
 		return out, nil
 	}
 	for _, a := range asked {
 		name, dir, _ := strings.Cut(a, ":")
-		mc := metricChoice{name: name, lower: lowerDefault}
+		mc := metricChoice{name: name, dir: dflt}
 		switch dir {
 		case "":
 		case "min":
-			mc.lower = true
+			mc.dir = report.LowerIsBetter
 		case "max":
-			mc.lower = false
+			mc.dir = report.HigherIsBetter
 		default:
 			return nil, cmdutil.UsageError("--metric %q: the direction after ':' must be min or max", a)
 		}

@@ -3,6 +3,7 @@ package simcmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/iostreams"
+	"github.com/jikken-dev/jikken/sim"
 	"github.com/jikken-dev/jikken/sim/metrics"
+	"github.com/jikken-dev/jikken/sim/scenario"
 )
 
 func TestRunWritesResults(t *testing.T) {
@@ -46,5 +49,68 @@ func TestCompareProfiles(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "wait_mean_s") {
 		t.Fatalf("table:\n%s", out.String())
+	}
+}
+
+// cancelAt cancels a context at the sample of simulated time 10 s and counts the samples
+// that follow.
+type cancelAt struct {
+	cancel context.CancelFunc
+	after  int
+	seen   bool
+}
+
+func (c *cancelAt) Sampled(s *sim.Sample) {
+	if c.seen {
+		c.after++
+	}
+	if s.Time == 10*sim.Second {
+		c.seen = true
+		c.cancel()
+	}
+}
+func (c *cancelAt) PodDone(*sim.Pod) {}
+
+// An interrupt stops the run after the step under way, not thousands of steps later.
+func TestInterruptStopsAfterTheCurrentStep(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	sc, err := scenario.Parse([]byte(`
+cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "64", memory: 64Gi, nvidia.com/gpu: "8"}}]}
+workload: [{uniform: {min: 1, max: 1, count: 20000, shape: {gpus: 1, duration: 5}}}]
+scheduler: {profile: fifo}
+sample: 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	obs := &cancelAt{cancel: cancel}
+	_, err = simulate(ctx, &cmdutil.Factory{IO: ios}, sc, scenario.Options{Observer: obs}, false)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+	if obs.after > 2 {
+		t.Fatalf("%d samples (one per simulated second) were taken after the interrupt", obs.after)
+	}
+}
+
+// The estimate errs low (runs outlast their last arrival); the budget stops a run whose
+// samples outgrow the cap while it goes, and says which flag raises it.
+func TestBudgetStopsARunThatOutgrowsTheCap(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	sc, err := scenario.Parse([]byte(`
+cluster: {nodeGroups: [{name: g, count: 1, capacity: {cpu: "64", memory: 64Gi, nvidia.com/gpu: "8"}}]}
+workload: [{uniform: {min: 1, max: 1, count: 100, shape: {gpus: 1, duration: 100000}}}]
+scheduler: {profile: fifo}
+sample: 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = simulate(context.Background(), &cmdutil.Factory{IO: ios}, sc, scenario.Options{MaxMemory: 1 << 20}, false)
+	var me *scenario.MemoryError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "over the cap of 1.0 MiB") || !strings.HasSuffix(err.Error(), "with --max-memory") {
+		t.Fatalf("error = %v", err)
 	}
 }

@@ -1,0 +1,56 @@
+package experiment
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestSubstituteShell(t *testing.T) {
+	vars := map[string]string{"lr": "0.1", "p": "a b; rm -rf ~", "trial": "m-1"}
+	envs := map[string]string{"lr": "JIKKEN_PARAM_LR", "p": "JIKKEN_PARAM_P"}
+	cases := []struct{ in, want string }{
+		{"./train --lr {{lr}} --name {{trial}}", "./train --lr 0.1 --name m-1"},
+		{"./train {{p}}", `./train "${JIKKEN_PARAM_P}"`},
+		{`echo "p={{p}}"`, `echo "p=${JIKKEN_PARAM_P}"`},
+		{`echo 'p={{p}}'`, `echo 'p='"${JIKKEN_PARAM_P}"''`},
+		{`echo "it's" {{p}}`, `echo "it's" "${JIKKEN_PARAM_P}"`},
+		{`echo \" {{p}}`, `echo \" "${JIKKEN_PARAM_P}"`},
+		{`echo "\"{{p}}"`, `echo "\"${JIKKEN_PARAM_P}"`},
+	}
+	for _, c := range cases {
+		got, err := substituteShell(c.in, vars, envs)
+		if err != nil || got != c.want {
+			t.Errorf("substituteShell(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	if _, err := substituteShell("x {{nope}}", vars, envs); err == nil || !strings.Contains(err.Error(), "{{nope}} is not a param") {
+		t.Errorf("unknown placeholder: %v", err)
+	}
+}
+
+// FuzzSubstituteShell runs the substituted command in a real shell: whatever the value, and
+// whether the placeholder stands bare, in double or in single quotes, the shell prints exactly
+// the value and runs nothing else.
+func FuzzSubstituteShell(f *testing.F) {
+	for _, v := range []string{"0.1", "a b", "$(id)", "`id`", "x\ny", "'", `"`, `\`, "; id", "${HOME}", "*", "-n", "a'b\"c"} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if strings.ContainsRune(v, 0) {
+			return // an environment variable cannot hold NUL
+		}
+		for _, tmpl := range []string{"printf '%s|' {{v}}", `printf '%s|' "{{v}}"`, `printf '%s|' '{{v}}'`} {
+			cmd, err := substituteShell(tmpl, map[string]string{"v": v}, map[string]string{"v": "JIKKEN_PARAM_V"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := exec.Command("/bin/sh", "-c", cmd)
+			c.Env = []string{"JIKKEN_PARAM_V=" + v, "PATH=/usr/bin:/bin"}
+			out, err := c.Output()
+			if err != nil || string(out) != v+"|" {
+				t.Fatalf("template %q, value %q: %q printed %q (%v)", tmpl, v, cmd, out, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/jikken-dev/jikken/backend/local"
+	"github.com/jikken-dev/jikken/host"
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/lease"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/runner/core"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// hostSettings say what of this host trials may use (run, resume, validate --host).
+type hostSettings struct {
+	GPUs      string
+	CPUs      float64
+	Memory    string
+	NoEnforce bool
+}
+
+func (h *hostSettings) addFlags(cmd *cobra.Command, enforce bool) {
+	fl := cmd.Flags()
+	cpus, _ := strconv.ParseFloat(os.Getenv("JIKKEN_CPUS"), 64)
+	fl.StringVar(&h.GPUs, "gpus", os.Getenv("JIKKEN_GPUS"), `GPUs trials may use: indices or UUIDs "0,2,3", or "none" (default: every GPU nvidia-smi shows; $JIKKEN_GPUS)`)
+	fl.Float64Var(&h.CPUs, "cpus", cpus, "cores trials may use (default: the cgroup's quota or the machine's; $JIKKEN_CPUS)")
+	fl.StringVar(&h.Memory, "memory", os.Getenv("JIKKEN_MEMORY"), `memory of the host, e.g. "24Gi" (default: the cgroup's limit or the machine's; $JIKKEN_MEMORY)`)
+	if enforce {
+		fl.BoolVar(&h.NoEnforce, "no-enforce", false, "run trials with cpu or memory limits even where no cgroup can enforce them (the limits still admit trials)")
+	}
+}
+
+// over fills what the command line left unset from what a run recorded.
+func (h hostSettings) over(o store.RunOptions) hostSettings {
+	if h.GPUs == "" {
+		h.GPUs = o.GPUs
+	}
+	if h.CPUs == 0 {
+		h.CPUs = o.CPUs
+	}
+	if h.Memory == "" {
+		h.Memory = o.Memory
+	}
+	h.NoEnforce = h.NoEnforce || o.NoEnforce
+	return h
+}
+
+func (h hostSettings) options() (host.Options, error) {
+	o := host.Options{GPUs: h.GPUs, CPUs: h.CPUs}
+	if h.CPUs < 0 {
+		return o, cmdutil.UsageError("--cpus %g: want a positive number of cores", h.CPUs)
+	}
+	if h.Memory != "" {
+		q, err := resource.ParseQuantity(h.Memory)
+		if err != nil || q.Sign() <= 0 {
+			return o, cmdutil.UsageError("--memory %q: want an amount like \"24Gi\" or \"16G\"", h.Memory)
+		}
+		o.Memory = q.Value()
+	}
+	return o, nil
+}
+
+// hostCapacity is what the trials of a run on backend may use of this host, and the book of
+// GPU leases the host's runs share; nil when the backend places trials elsewhere (a cluster,
+// a remote Docker engine).
+func hostCapacity(ctx context.Context, backend runner.Backend, h hostSettings) (*core.Capacity, *lease.Book, *host.Inventory, error) {
+	switch b := backend.(type) {
+	case *local.Backend:
+		b.NoEnforce = h.NoEnforce
+	case interface{ OnThisHost() bool }:
+		if !b.OnThisHost() {
+			return nil, nil, nil, nil
+		}
+	default:
+		return nil, nil, nil, nil
+	}
+	o, err := h.options()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inv, err := host.Discover(ctx, o)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("find what this host offers (or set --gpus, --cpus, --memory): %w", err)
+	}
+	c := &core.Capacity{CPU: inv.CPUs, Memory: runner.TrialMemory(inv.Memory)}
+	for _, g := range inv.GPUs {
+		c.GPUs = append(c.GPUs, core.Device{ID: g.ID(), MIG: g.MIG})
+	}
+	book, err := lease.Default()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c, &book, inv, nil
+}

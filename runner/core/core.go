@@ -1,0 +1,1090 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// DefaultHealthTimeout is how long a trial with a health check has to pass it, from its start,
+// when its health check sets no timeout.
+const DefaultHealthTimeout = time.Minute
+
+// DefaultRestarts is how many times a service with a restart policy is started again when
+// it sets no retries. Compose restarts without end; a run must end, so the budget is finite.
+const DefaultRestarts = 5
+
+// Config is a run as the core sees it.
+type Config struct {
+	RunID, Backend, Host string
+	Trials               []experiment.Trial
+	// Jobs caps how many non-service attempts run at once (at least 1).
+	Jobs     int
+	FailFast bool
+	// Journal holds each trial's last record from earlier runners of the run (a resume), by
+	// trial name; nil for a new run.
+	Journal map[string]*store.TrialRecord
+	// Capacity, when set, admits trials by their resources as well as by the cap, and gives
+	// each attempt its GPU devices.
+	Capacity *Capacity
+}
+
+// DeviceRecheck is how long the core leaves alone devices another run on the host holds
+// before it asks for them again.
+const DeviceRecheck = time.Second
+
+// Core is a run's state machine. Its zero value is not usable; build one with New.
+type Core struct {
+	cfg    Config
+	ts     []*trial
+	begun  bool
+	halted bool
+	// interrupted is set when a StopRequested halted the run (not fail-fast or a fault).
+	interrupted bool
+	haltReason  string
+	fault       string
+	now         time.Time
+
+	running int // non-service attempts holding a slot
+	active  int // attempts asked to start and not yet exited
+	open    int // non-service trials not final
+	// unsettled counts trials whose latest record is not yet in the store.
+	unsettled int
+	counts    Counts
+
+	// waiting and services hold the trials that may start once a slot (services need none)
+	// and their resources are free.
+	waiting, services queues
+	pool              pool
+	dirty             []int
+	acts              []Action
+	// standalone are services nothing depends on: they run until every other trial ends.
+	standalone []int
+	// lazy are the services trials depend on: with counted resources, they start on demand.
+	lazy []int
+}
+
+type phase uint8
+
+const (
+	idle     phase = iota // waiting for its dependencies, a slot or a retry
+	starting              // StartAttempt sent, Started not yet received
+	running
+	final
+)
+
+type stopCause uint8
+
+const (
+	noStop stopCause = iota
+	stopTimeout
+	stopUnhealthy
+	stopIdle        // a service no trial needs any more
+	stopHalt        // interrupt, kill, fail-fast
+	stopLostService // a service the trial needs ended
+	stopPause       // a service no running trial uses, whose resources others wait for
+)
+
+type dep struct {
+	t    int
+	cond experiment.Condition
+}
+
+type trial struct {
+	i    int
+	spec *experiment.Trial
+	rec  store.TrialRecord
+	ph   phase
+	// attempt is the number of the attempt starting or running, or of the last one.
+	attempt int
+	// collected is the last attempt whose outputs went to the store (0: none).
+	collected int
+	// tries is how many attempts this runner may still start.
+	tries       int
+	retrying    bool
+	healthy     bool
+	startedHere bool
+	stop        stopCause
+	stopWhy     string
+	// journalFinal is set when the journal already holds this trial's final record.
+	journalFinal bool
+
+	ver, durable, reported int
+	// okDurable is set once a succeeded record of the trial is in the store.
+	okDurable bool
+
+	deps  []dep
+	after []int
+	// afterDeps and depDeps are the trials waiting for this one through after and depends.
+	afterDeps, depDeps []int
+	// services are the services this trial depends on.
+	services []int
+	// waitAfter counts after targets not yet durably succeeded; afterBlocked says why one
+	// never will.
+	waitAfter    int
+	afterBlocked string
+	// openDeps counts the trials depending on this one that are not final.
+	openDeps int
+
+	bucket  *int
+	inReady bool
+	inDirty bool
+
+	req   request
+	grant grant
+	// before is the record as it was before the attempt starting now, put back when the
+	// attempt cannot have its devices.
+	before store.TrialRecord
+}
+
+// New builds the core of a run. Trials recorded as succeeded in the journal are final; every
+// other trial is pending (services always start again: they help this runner's trials).
+func New(cfg Config) *Core {
+	if cfg.Jobs < 1 {
+		cfg.Jobs = 1
+	}
+	c := &Core{cfg: cfg, ts: make([]*trial, len(cfg.Trials)), pool: newPool(cfg.Capacity)}
+	index := make(map[string]int, len(cfg.Trials))
+	for i := range cfg.Trials {
+		index[cfg.Trials[i].Name] = i
+	}
+	c.counts.Total = len(cfg.Trials)
+	for i := range cfg.Trials {
+		spec := &cfg.Trials[i]
+		t := &trial{i: i, spec: spec, tries: spec.Retries + 1, req: requestOf(spec.Resources)}
+		if spec.Service && spec.Retries == 0 && (spec.Restart == experiment.RestartOnFailure || spec.Restart == experiment.RestartAlways) {
+			t.tries = 1 + DefaultRestarts
+		}
+		if old := cfg.Journal[spec.Name]; old != nil {
+			t.rec = copyRecord(old)
+		} else {
+			t.rec = store.TrialRecord{Run: cfg.RunID, Name: spec.Name, Index: spec.Index, Group: spec.Group,
+				Status: store.Pending, Params: spec.Params, Seed: spec.Seed, Image: spec.Image}
+		}
+		t.rec.Backend = c.cfg.Backend
+		switch {
+		case t.rec.Status == store.Succeeded && !spec.Service:
+			t.ph, t.okDurable = final, true
+		case t.rec.Status.Final() && spec.Service:
+			t.journalFinal = true
+			fallthrough
+		default:
+			t.rec.Status, t.rec.Reason = store.Pending, ""
+		}
+		if len(t.rec.Attempts) > 0 {
+			t.attempt = t.rec.Attempts[len(t.rec.Attempts)-1].N
+		}
+		for _, a := range slices.Backward(t.rec.Attempts) {
+			if !a.Finished.IsZero() {
+				t.collected = a.N
+				break
+			}
+		}
+		c.ts[i] = t
+		if !spec.Service && t.ph != final {
+			c.open++
+		}
+	}
+	for i, t := range c.ts {
+		for _, d := range t.spec.Depends {
+			j := index[d.Trial]
+			t.deps = append(t.deps, dep{t: j, cond: d.Condition})
+			c.ts[j].depDeps = append(c.ts[j].depDeps, i)
+			if c.ts[j].spec.Service {
+				t.services = append(t.services, j)
+			}
+			if t.ph != final {
+				c.ts[j].openDeps++
+			}
+		}
+		for _, a := range t.spec.After {
+			j := index[a]
+			t.after = append(t.after, j)
+			c.ts[j].afterDeps = append(c.ts[j].afterDeps, i)
+			if !c.ts[j].okDurable {
+				t.waitAfter++
+			}
+		}
+	}
+	for i, t := range c.ts {
+		if t.spec.Service && len(t.depDeps) == 0 {
+			c.standalone = append(c.standalone, i)
+		}
+		if t.spec.Service && len(t.depDeps) > 0 {
+			c.lazy = append(c.lazy, i)
+		}
+		c.place(t)
+	}
+	return c
+}
+
+// Step applies one event and returns the actions that follow, in order.
+func (c *Core) Step(ev Event) []Action {
+	c.acts = nil
+	if at := ev.time(); at.After(c.now) {
+		c.now = at
+	}
+	switch e := ev.(type) {
+	case Begin:
+		c.begin()
+	case Started:
+		c.started(e)
+	case Healthy:
+		c.healthyEv(e)
+	case Unhealthy:
+		if t := c.current(e.Trial, e.Attempt, running); t != nil && !t.healthy && t.stop == noStop {
+			c.stopAttempt(t, stopUnhealthy, "not healthy: "+e.Reason)
+		}
+	case Exited:
+		c.exited(e)
+	case TimerFired:
+		c.timer(e.Timer)
+	case StopRequested:
+		c.halt(e.Reason, true)
+	case Persisted:
+		c.persisted(e.Trial, e.Version)
+	case DevicesBusy:
+		c.devicesBusy(e)
+	case PersistFailed:
+		if c.fault == "" {
+			c.fault = fmt.Sprintf("record %s: %s", c.ts[e.Trial].spec.Name, e.Err)
+		}
+		c.halt("the store cannot be written", false)
+		c.persisted(e.Trial, e.Version)
+	}
+	c.schedule()
+	return c.acts
+}
+
+// Done reports whether the run has ended: nothing runs, every record is stored, and every
+// trial is final (or the run was halted).
+func (c *Core) Done() bool {
+	if !c.begun || c.active > 0 || c.unsettled > 0 {
+		return false
+	}
+	if c.halted {
+		return true
+	}
+	return c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed == c.counts.Total
+}
+
+// Counts returns the trials by state.
+func (c *Core) Counts() Counts { return c.counts }
+
+// Record returns a copy of trial i's record as the core holds it.
+func (c *Core) Record(i int) store.TrialRecord { return copyRecord(&c.ts[i].rec) }
+
+// Fault is the reason the run could not continue (its records could not be stored), or "".
+func (c *Core) Fault() string { return c.fault }
+
+// Interrupted reports whether a StopRequested halted the run.
+func (c *Core) Interrupted() bool { return c.interrupted }
+
+// Status is how the run ended (or stands): killed when it was halted with work left, failed
+// when a trial failed or was skipped, else succeeded.
+func (c *Core) Status() store.Status {
+	n := c.counts
+	switch {
+	case c.interrupted || n.Killed > 0 || (c.halted && n.Pending > 0):
+		return store.Killed
+	case n.Failed > 0 || n.Skipped > 0:
+		return store.Failed
+	}
+	return store.Succeeded
+}
+
+func (c *Core) begin() {
+	if c.begun {
+		return
+	}
+	c.begun = true
+	for _, t := range c.ts {
+		// An attempt the journal shows running was stopped by this runner's driver before Begin
+		// (its runner died): close it so the record tells what happened.
+		if n := len(t.rec.Attempts); n > 0 && t.rec.Attempts[n-1].Finished.IsZero() {
+			a := &t.rec.Attempts[n-1]
+			a.Finished, a.Reason = c.now, "its runner ended first; stopped by the next runner"
+			t.rec.Live = nil
+			c.persist(t)
+		}
+		c.markDirty(t)
+	}
+	c.report(-1)
+}
+
+func (c *Core) schedule() {
+	if !c.begun {
+		return
+	}
+	for {
+		for len(c.dirty) > 0 {
+			i := c.dirty[0]
+			c.dirty = c.dirty[1:]
+			t := c.ts[i]
+			t.inDirty = false
+			c.evaluate(t)
+		}
+		if !c.fill() {
+			if len(c.dirty) == 0 {
+				c.stalled()
+			}
+			if len(c.dirty) == 0 {
+				return
+			}
+		}
+	}
+}
+
+// evaluate starts t, queues it for a slot, or ends it when it can never run.
+func (c *Core) evaluate(t *trial) {
+	if t.ph != idle || t.retrying || c.halted {
+		return
+	}
+	if t.spec.Service && !c.needed(t) {
+		c.finishUnneeded(t)
+		return
+	}
+	ok, why := c.depsState(t)
+	switch {
+	case why != "":
+		c.finish(t, store.Skipped, why)
+	case !ok:
+		// Services it waits for may start now (see demanded).
+		for _, i := range t.services {
+			if s := c.ts[i]; s.ph == idle && !s.retrying && !s.inReady {
+				c.markDirty(s)
+			}
+		}
+	case t.inReady:
+	case t.spec.Service:
+		if c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
+			return
+		}
+		t.inReady = true
+		c.services.push(t.req, t.i)
+	default:
+		t.inReady = true
+		c.waiting.push(t.req, t.i)
+	}
+}
+
+// inUse reports whether a trial that depends on service s is starting or running.
+func (c *Core) inUse(s *trial) bool {
+	for _, i := range s.depDeps {
+		if d := c.ts[i]; d.ph == starting || d.ph == running {
+			return true
+		}
+	}
+	return false
+}
+
+// demanded reports whether service s should start now, on a host whose resources are counted:
+// when a trial that needs it waits for nothing else, and fits beside it. A service started
+// before any trial can use it would hold resources those trials need.
+func (c *Core) demanded(s *trial) bool {
+	for _, i := range s.depDeps {
+		d := c.ts[i]
+		if d.ph != idle || d.retrying {
+			continue
+		}
+		if ok, why := c.depsStateBesides(d, true); !ok || why != "" {
+			continue
+		}
+		if d.spec.Service && len(d.depDeps) > 0 && !c.demanded(d) {
+			continue // a service that is not needed yet needs nothing yet
+		}
+		// d starts once the services it needs (and theirs) are up: each must be able to start
+		// (its own dependencies met, services taken as up), and all must fit beside d.
+		reqs := []request{d.req}
+		startable := true
+		seen := map[int]bool{}
+		var visit func(x *trial)
+		visit = func(x *trial) {
+			for _, j := range x.services {
+				u := c.ts[j]
+				if seen[j] || u.ph != idle {
+					continue
+				}
+				seen[j] = true
+				reqs = append(reqs, u.req)
+				ok, blocked := c.depsStateBesides(u, true)
+				startable = startable && ok && blocked == "" && !u.retrying
+				visit(u)
+			}
+		}
+		visit(d)
+		if startable && c.pool.fitsAll(reqs) {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeServices looks again at the services waiting for demand, once resources are freed.
+func (c *Core) wakeServices() {
+	if !c.pool.limited {
+		return
+	}
+	for _, i := range c.lazy {
+		if s := c.ts[i]; s.ph == idle && !s.retrying && !s.inReady {
+			c.markDirty(s)
+		}
+	}
+}
+
+// stalled fails the trials that can never start: nothing but services runs, nothing is due,
+// and what waits does not fit beside what the services hold.
+func (c *Core) stalled() {
+	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() {
+		return
+	}
+	var holders []string
+	for _, t := range c.ts {
+		switch {
+		case t.retrying:
+			return
+		case t.ph == starting || (t.ph == running && (!t.healthy || t.stop != noStop)):
+			return // something is still to happen
+		case t.ph == running:
+			holders = append(holders, t.spec.Name)
+		}
+	}
+	if len(holders) == 0 {
+		return
+	}
+	// First, pause the services no running trial uses: they start again when a trial needs
+	// them and fits beside them.
+	paused := false
+	for _, t := range c.ts {
+		if t.spec.Service && t.ph == running && len(t.depDeps) > 0 && !c.inUse(t) {
+			c.stopAttempt(t, stopPause, "paused: no trial uses it now, and others need its resources; it starts again when needed")
+			paused = true
+		}
+	}
+	if paused {
+		return
+	}
+	// The trials that wait for resources alone: queued, or waiting only for services that
+	// could start but do not fit beside them.
+	var stuck []*trial
+	for _, t := range c.ts {
+		if t.spec.Service || t.ph != idle {
+			continue
+		}
+		if t.inReady {
+			stuck = append(stuck, t)
+			continue
+		}
+		if ok, blocked := c.depsStateBesides(t, true); !ok || blocked != "" {
+			continue
+		}
+		startable := true
+		for _, i := range t.services {
+			if s := c.ts[i]; s.ph != running {
+				ok, blocked := c.depsState(s)
+				startable = startable && ok && blocked == ""
+			}
+		}
+		if startable {
+			stuck = append(stuck, t)
+		}
+	}
+	why := fmt.Sprintf("cannot start: the host's resources are held by services that other trials still need (%s); give the services fewer resources, or run these trials apart", strings.Join(holders, ", "))
+	for _, t := range stuck {
+		if t.ph == idle {
+			c.finish(t, store.Failed, why)
+		}
+	}
+}
+
+// fill starts queued trials, in plan order among those whose resources fit, services first,
+// then other trials while slots are free; it reports whether it changed anything that may let
+// other trials move.
+func (c *Core) fill() bool {
+	changed := false
+	for _, qs := range []*queues{&c.services, &c.waiting} {
+		for !c.halted && (qs == &c.services || c.running < c.cfg.Jobs) {
+			i, ok := qs.next(c.pool.fits)
+			if !ok {
+				break
+			}
+			t := c.ts[i]
+			t.inReady = false
+			if t.ph != idle || t.retrying {
+				continue
+			}
+			if t.spec.Service && !c.needed(t) {
+				c.finishUnneeded(t)
+				changed = true
+				continue
+			}
+			// Services started before this one in the same pass may have taken what the trial
+			// that wanted it needs.
+			if t.spec.Service && c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
+				continue
+			}
+			ok, why := c.depsState(t)
+			switch {
+			case why != "":
+				c.finish(t, store.Skipped, why)
+				changed = true
+			case ok:
+				c.start(t)
+			}
+		}
+	}
+	return changed && len(c.dirty) > 0
+}
+
+// needed reports whether a service still has a trial to serve.
+func (c *Core) needed(t *trial) bool {
+	if len(t.depDeps) > 0 {
+		return t.openDeps > 0
+	}
+	return c.open > 0
+}
+
+// depsState reports whether t may start now, or why it never will.
+func (c *Core) depsState(t *trial) (ok bool, blocked string) {
+	return c.depsStateBesides(t, false)
+}
+
+// depsStateBesides is depsState, taking the services t depends on as up when besides is set.
+func (c *Core) depsStateBesides(t *trial, besides bool) (ok bool, blocked string) {
+	if t.afterBlocked != "" {
+		return false, t.afterBlocked
+	}
+	ok = t.waitAfter == 0
+	for _, d := range t.deps {
+		u := c.ts[d.t]
+		st := u.rec.Status
+		var sat bool
+		switch {
+		case d.cond == experiment.Completed:
+			sat = u.ph == final && u.durable == u.ver
+		case d.cond == experiment.Succeeded:
+			sat = u.okDurable
+			if u.ph == final && st != store.Succeeded {
+				return false, depReason(u)
+			}
+		case u.spec.Service:
+			sat = u.ph == running && u.stop == noStop && (d.cond == experiment.Started || u.healthy)
+			if u.ph == final {
+				return false, depReason(u)
+			}
+			sat = sat || besides
+		case d.cond == experiment.Started:
+			sat = u.startedHere || u.okDurable
+		default: // healthy
+			sat = (u.ph == running && u.healthy) || u.okDurable
+		}
+		if !sat && u.ph == final && d.cond != experiment.Completed && d.cond != experiment.Succeeded {
+			return false, depReason(u)
+		}
+		ok = ok && sat
+	}
+	return ok, ""
+}
+
+func depReason(u *trial) string {
+	s := fmt.Sprintf("depends: %s %s", u.spec.Name, u.rec.Status)
+	if u.rec.Reason != "" {
+		s += ": " + u.rec.Reason
+	}
+	return s
+}
+
+func (c *Core) start(t *trial) {
+	g, ok := c.pool.take(t.req)
+	if !ok {
+		// fill only starts what fits; a trial that does not waits in its queue.
+		t.inReady = true
+		c.waiting.push(t.req, t.i)
+		return
+	}
+	t.grant = g
+	t.before = copyRecord(&t.rec)
+	clear := len(t.rec.Attempts) > 0
+	t.attempt = 1
+	if n := len(t.rec.Attempts); n > 0 {
+		t.attempt = t.rec.Attempts[n-1].N + 1
+	}
+	t.ph, t.healthy, t.stop, t.stopWhy = starting, false, noStop, ""
+	if !t.spec.Service {
+		c.running++
+	}
+	c.active++
+	if t.tries > 0 {
+		t.tries--
+	}
+	devices := c.pool.ids(g)
+	t.rec.Attempts = append(t.rec.Attempts, store.Attempt{N: t.attempt, Started: c.now, Devices: devices})
+	t.rec.Devices = devices
+	if t.rec.Started == nil {
+		now := c.now
+		t.rec.Started = &now
+	}
+	t.rec.Status, t.rec.Finished, t.rec.ExitCode, t.rec.Reason = store.Running, nil, nil, ""
+	t.rec.Live = &store.Live{Host: c.cfg.Host, Attempt: t.attempt}
+	c.place(t)
+	var shares []int
+	for _, sh := range g.shares {
+		shares = append(shares, int(sh))
+	}
+	c.emit(StartAttempt{Trial: t.i, Attempt: t.attempt, Clear: clear, Keep: t.collected, Devices: devices, Shares: shares})
+}
+
+// current returns trial i if its attempt n is in one of the phases, else nil (a stale event).
+func (c *Core) current(i, n int, phases ...phase) *trial {
+	if i < 0 || i >= len(c.ts) {
+		return nil
+	}
+	t := c.ts[i]
+	if t.attempt != n || !slices.Contains(phases, t.ph) {
+		return nil
+	}
+	return t
+}
+
+func (c *Core) started(e Started) {
+	t := c.current(e.Trial, e.Attempt, starting)
+	if t == nil {
+		return
+	}
+	t.ph, t.startedHere = running, true
+	t.rec.Live.Handle, t.rec.Live.Dir = e.Handle, e.Dir
+	if e.ImageDigest != "" {
+		t.rec.ImageDigest = e.ImageDigest
+	}
+	t.rec.Attempts[len(t.rec.Attempts)-1].Started = c.now
+	if t.spec.Health != nil || e.HealthCheck {
+		timeout := DefaultHealthTimeout
+		if t.spec.Health != nil && t.spec.Health.Timeout > 0 {
+			timeout = time.Duration(t.spec.Health.Timeout)
+		}
+		at := c.now.Add(timeout)
+		c.emit(WatchHealth{Trial: t.i, Attempt: t.attempt, Deadline: at})
+		c.emit(SetTimer{Timer: Timer{Kind: HealthDeadline, Trial: t.i, Attempt: t.attempt}, At: at})
+	} else {
+		t.healthy = true
+	}
+	if t.spec.Timeout > 0 {
+		c.emit(SetTimer{Timer: Timer{Kind: Timeout, Trial: t.i, Attempt: t.attempt}, At: c.now.Add(time.Duration(t.spec.Timeout))})
+	}
+	c.persist(t)
+	if t.stop != noStop {
+		c.emit(StopAttempt{Trial: t.i, Attempt: t.attempt, Reason: t.stopWhy})
+	}
+	c.dirtyDependants(t)
+}
+
+func (c *Core) healthyEv(e Healthy) {
+	t := c.current(e.Trial, e.Attempt, running)
+	if t == nil || t.healthy || t.stop != noStop {
+		return
+	}
+	t.healthy = true
+	c.dirtyDependants(t)
+}
+
+func (c *Core) timer(tm Timer) {
+	switch tm.Kind {
+	case Timeout:
+		if t := c.current(tm.Trial, tm.Attempt, running); t != nil && t.stop == noStop {
+			c.stopAttempt(t, stopTimeout, fmt.Sprintf("timed out after %s", time.Duration(t.spec.Timeout)))
+		}
+	case HealthDeadline:
+		if t := c.current(tm.Trial, tm.Attempt, running); t != nil && !t.healthy && t.stop == noStop {
+			d := DefaultHealthTimeout
+			if h := t.spec.Health; h != nil && h.Timeout > 0 {
+				d = time.Duration(h.Timeout)
+			}
+			c.stopAttempt(t, stopUnhealthy, fmt.Sprintf("not healthy after %s%s", d, describeHealth(t.spec.Health)))
+		}
+	case Retry:
+		if t := c.current(tm.Trial, tm.Attempt, idle); t != nil && t.retrying {
+			t.retrying = false
+			c.markDirty(t)
+		}
+	case Recheck:
+		c.pool.recheck()
+		c.wakeServices()
+	}
+}
+
+func describeHealth(h *experiment.Health) string {
+	switch {
+	case h == nil:
+		return " (the image's health check)"
+	case h.TCP != "":
+		return " (health check: tcp " + h.TCP + ")"
+	default:
+		return " (health check: " + h.Cmd.String() + ")"
+	}
+}
+
+// stopAttempt asks for t's attempt to end, for cause; a starting attempt is stopped once it
+// has started.
+func (c *Core) stopAttempt(t *trial, cause stopCause, why string) {
+	t.stop, t.stopWhy = cause, why
+	if t.ph == running {
+		c.emit(StopAttempt{Trial: t.i, Attempt: t.attempt, Reason: why})
+	}
+}
+
+func (c *Core) exited(e Exited) {
+	t := c.current(e.Trial, e.Attempt, starting, running)
+	if t == nil {
+		return
+	}
+	c.active--
+	if !t.spec.Service {
+		c.running--
+	}
+	c.pool.give(t.grant)
+	t.grant = grant{}
+	c.wakeServices()
+	wasUp := t.ph == running
+	t.ph, t.healthy, t.collected = idle, false, t.attempt
+	att := &t.rec.Attempts[len(t.rec.Attempts)-1]
+	att.Finished, att.Notes = c.now, e.Notes
+	t.rec.Live, t.rec.ExitCode, att.ExitCode = nil, nil, nil
+	if e.Err == "" {
+		code := e.Code
+		att.ExitCode, t.rec.ExitCode = &code, &code
+	}
+	if e.ImageDigest != "" {
+		t.rec.ImageDigest = e.ImageDigest
+	}
+	reason := exitReason(e)
+	clean := e.Err == "" && e.Code == 0
+	service := t.spec.Service
+	var status store.Status
+	retry := false
+	switch t.stop {
+	case stopPause:
+		// Not an end: the service waits, as before it first started, to be needed again.
+		att.Reason = t.stopWhy
+		t.rec.Status, t.rec.Reason = store.Pending, t.stopWhy
+		if t.tries >= 0 {
+			t.tries++
+		}
+		c.persist(t)
+		c.place(t)
+		c.markDirty(t)
+		return
+	case stopHalt:
+		status, reason = store.Killed, t.stopWhy
+	case stopIdle:
+		status, reason = store.Succeeded, t.stopWhy
+	case stopLostService:
+		status, reason = store.Failed, t.stopWhy
+	case stopTimeout, stopUnhealthy:
+		reason = t.stopWhy
+		retry = true
+	default:
+		switch {
+		case service && c.needed(t):
+			// A service ended on its own while trials still need it.
+			if clean {
+				reason = "ended by itself (exit status 0) while trials still needed it"
+			}
+			retry = !clean || t.spec.Restart == experiment.RestartAlways
+			status = store.Failed
+		case clean:
+			status, reason = store.Succeeded, ""
+		case service:
+			status, reason = store.Succeeded, "stopped after its dependants ended (it ended by itself: "+reason+")"
+		default:
+			retry = true
+		}
+	}
+	att.Reason = reason
+	if retry && t.tries != 0 && !c.halted && (!service || c.needed(t)) {
+		t.rec.Status = store.Pending
+		delay := backoff(time.Duration(t.spec.Backoff), t.attempt)
+		t.rec.Reason = fmt.Sprintf("%s; retrying in %s", reason, delay)
+		t.retrying = true
+		c.emit(SetTimer{Timer: Timer{Kind: Retry, Trial: t.i, Attempt: t.attempt}, At: c.now.Add(delay)})
+		c.persist(t)
+		c.place(t)
+		if service && wasUp {
+			c.dirtyDependants(t)
+		}
+		return
+	}
+	if status == "" {
+		status = store.Failed
+	}
+	c.finishWith(t, status, reason)
+	if service && status == store.Failed {
+		c.serviceLost(t)
+	}
+}
+
+// devicesBusy undoes the start of an attempt whose devices another run on the host holds: the
+// trial waits again, and those devices are left alone until the next recheck.
+func (c *Core) devicesBusy(e DevicesBusy) {
+	t := c.current(e.Trial, e.Attempt, starting)
+	if t == nil {
+		return
+	}
+	c.active--
+	if !t.spec.Service {
+		c.running--
+	}
+	c.pool.give(t.grant)
+	t.grant = grant{}
+	c.wakeServices()
+	c.pool.hold(e.Devices)
+	c.emit(SetTimer{Timer: Timer{Kind: Recheck, Trial: -1}, At: c.now.Add(DeviceRecheck)})
+	t.rec = t.before
+	t.attempt = 0
+	if n := len(t.rec.Attempts); n > 0 {
+		t.attempt = t.rec.Attempts[n-1].N
+	}
+	if t.tries >= 0 {
+		t.tries++
+	}
+	t.ph, t.stop, t.stopWhy = idle, noStop, ""
+	c.place(t)
+	c.markDirty(t)
+}
+
+// serviceLost fails the running trials that needed service s, which ended for good.
+func (c *Core) serviceLost(s *trial) {
+	why := fmt.Sprintf("%s ended while this trial needed it: %s", s.spec.Name, s.rec.Reason)
+	for _, i := range s.depDeps {
+		if d := c.ts[i]; (d.ph == running || d.ph == starting) && d.stop == noStop {
+			c.stopAttempt(d, stopLostService, why)
+		}
+	}
+}
+
+func exitReason(e Exited) string {
+	switch {
+	case e.Err != "":
+		return e.Err
+	case e.Reason != "":
+		return e.Reason
+	}
+	return fmt.Sprintf("exit status %d", e.Code)
+}
+
+func backoff(base time.Duration, attempt int) time.Duration {
+	if base <= 0 {
+		base = time.Second
+	}
+	if attempt > 30 {
+		return time.Minute
+	}
+	d := base << (attempt - 1)
+	if d > time.Minute || d <= 0 {
+		d = time.Minute
+	}
+	return d
+}
+
+// finish ends a trial that has no attempt running.
+func (c *Core) finish(t *trial, st store.Status, reason string) {
+	c.finishWith(t, st, reason)
+}
+
+func (c *Core) finishWith(t *trial, st store.Status, reason string) {
+	t.rec.Status, t.rec.Reason = st, reason
+	now := c.now
+	t.rec.Finished = &now
+	c.persist(t)
+	c.ended(t)
+}
+
+// ended does what follows from t reaching its final status: services it needed may go idle,
+// trials waiting for it move, fail-fast halts the run.
+func (c *Core) ended(t *trial) {
+	st := t.rec.Status
+	t.ph, t.retrying = final, false
+	c.place(t)
+	if !t.spec.Service {
+		c.open--
+		if c.open == 0 {
+			for _, i := range c.standalone {
+				c.idle(c.ts[i])
+			}
+		}
+	}
+	for _, i := range t.services {
+		s := c.ts[i]
+		s.openDeps--
+		if s.openDeps == 0 {
+			c.idle(s)
+		}
+	}
+	for _, i := range t.afterDeps {
+		if d := c.ts[i]; st != store.Succeeded && d.afterBlocked == "" {
+			d.afterBlocked = fmt.Sprintf("after: %s %s", t.spec.Name, st)
+		}
+	}
+	c.dirtyDependants(t)
+	if st == store.Failed && c.cfg.FailFast {
+		c.halt("fail-fast: "+t.spec.Name+" failed", false)
+	}
+}
+
+// finishUnneeded ends a service that is not running and that no trial needs any more.
+func (c *Core) finishUnneeded(t *trial) {
+	if t.journalFinal && !t.startedHere {
+		// Its record from the earlier runner stands.
+		old := c.cfg.Journal[t.spec.Name]
+		t.rec.Status, t.rec.Reason = old.Status, old.Reason
+		c.ended(t)
+		return
+	}
+	reason := "not started: every trial that needs it has ended"
+	if t.startedHere {
+		reason = "not restarted: every trial that needs it has ended"
+	}
+	c.finish(t, store.Succeeded, reason)
+}
+
+// idle stops or ends a service that no trial needs any more.
+func (c *Core) idle(s *trial) {
+	switch {
+	case s.ph == running || s.ph == starting:
+		if s.stop == noStop {
+			c.stopAttempt(s, stopIdle, "stopped after its dependants ended")
+		}
+	case s.ph == idle:
+		s.retrying = false
+		c.markDirty(s)
+	}
+}
+
+// halt stops every attempt; trials not started stay pending.
+func (c *Core) halt(reason string, interrupt bool) {
+	if c.halted {
+		return
+	}
+	c.halted, c.haltReason = true, reason
+	c.interrupted = interrupt
+	for _, t := range c.ts {
+		switch t.ph {
+		case starting, running:
+			c.stopAttempt(t, stopHalt, "killed: "+reason)
+		case idle:
+			t.retrying = false
+		}
+	}
+	c.waiting.clear()
+	c.services.clear()
+	for _, t := range c.ts {
+		t.inReady = false
+	}
+}
+
+func (c *Core) persisted(i, v int) {
+	if i < 0 || i >= len(c.ts) {
+		return
+	}
+	t := c.ts[i]
+	if v <= t.durable || v > t.ver {
+		return
+	}
+	t.durable = v
+	if t.durable == t.ver {
+		c.unsettled--
+		if t.ph == final && t.rec.Status == store.Succeeded && !t.okDurable {
+			t.okDurable = true
+			for _, j := range t.afterDeps {
+				c.ts[j].waitAfter--
+			}
+		}
+		if t.reported < t.ver {
+			t.reported = t.ver
+			c.report(i)
+		}
+		if t.ph == final {
+			c.dirtyDependants(t)
+		}
+	}
+}
+
+func (c *Core) persist(t *trial) {
+	if t.durable == t.ver {
+		c.unsettled++
+	}
+	t.ver++
+	rec := copyRecord(&t.rec)
+	c.emit(Persist{Trial: t.i, Version: t.ver, Record: &rec})
+}
+
+func (c *Core) report(i int) {
+	r := Report{Trial: i, Counts: c.counts}
+	if i >= 0 {
+		t := c.ts[i]
+		r.Name, r.Status, r.Attempt, r.Reason = t.spec.Name, t.rec.Status, len(t.rec.Attempts), t.rec.Reason
+	}
+	c.emit(r)
+}
+
+func (c *Core) emit(a Action) { c.acts = append(c.acts, a) }
+
+func (c *Core) markDirty(t *trial) {
+	if !t.inDirty {
+		t.inDirty = true
+		c.dirty = append(c.dirty, t.i)
+	}
+}
+
+func (c *Core) dirtyDependants(t *trial) {
+	for _, i := range t.depDeps {
+		c.markDirty(c.ts[i])
+	}
+	for _, i := range t.afterDeps {
+		c.markDirty(c.ts[i])
+	}
+}
+
+// place moves t to the count of its current state.
+func (c *Core) place(t *trial) {
+	var b *int
+	switch {
+	case t.ph == starting || t.ph == running:
+		b = &c.counts.Running
+	case t.ph != final:
+		b = &c.counts.Pending
+	case t.rec.Status == store.Succeeded:
+		b = &c.counts.Succeeded
+	case t.rec.Status == store.Failed:
+		b = &c.counts.Failed
+	case t.rec.Status == store.Skipped:
+		b = &c.counts.Skipped
+	default:
+		b = &c.counts.Killed
+	}
+	if t.bucket != b {
+		if t.bucket != nil {
+			*t.bucket--
+		}
+		*b++
+		t.bucket = b
+	}
+}
+
+func copyRecord(r *store.TrialRecord) store.TrialRecord {
+	out := *r
+	out.Attempts = slices.Clone(r.Attempts)
+	for i := range out.Attempts {
+		out.Attempts[i].Notes = slices.Clone(out.Attempts[i].Notes)
+		out.Attempts[i].Devices = slices.Clone(out.Attempts[i].Devices)
+	}
+	out.Devices = slices.Clone(r.Devices)
+	if r.Live != nil {
+		l := *r.Live
+		out.Live = &l
+	}
+	return out
+}

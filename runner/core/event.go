@@ -1,0 +1,194 @@
+package core
+
+import (
+	"time"
+
+	"github.com/jikken-dev/jikken/store"
+)
+
+// Event is something that happened to a run. Every event carries the time it happened; the core
+// never reads a clock.
+type Event interface{ time() time.Time }
+
+// Begin starts the run: the core schedules what can start. It comes once, first.
+type Begin struct{ At time.Time }
+
+// Started reports that an attempt is running.
+type Started struct {
+	Trial, Attempt int
+	// Handle identifies the attempt on its engine (process group, container id, Job name).
+	Handle string
+	// Dir is the attempt's local folder (where its logs grow), if any.
+	Dir string
+	// HealthCheck is true when the engine has a health check the trial does not declare (an
+	// image's HEALTHCHECK): the attempt is healthy only once it passes.
+	HealthCheck bool
+	ImageDigest string
+	At          time.Time
+}
+
+// Healthy reports that an attempt passed its health check.
+type Healthy struct {
+	Trial, Attempt int
+	At             time.Time
+}
+
+// Unhealthy reports that an attempt's health check gave up before the deadline (the engine
+// reported the container unhealthy, a probe cannot run at all).
+type Unhealthy struct {
+	Trial, Attempt int
+	Reason         string
+	At             time.Time
+}
+
+// Exited reports that an attempt ended and its outputs were collected (or that it could not be
+// started, with Err set).
+type Exited struct {
+	Trial, Attempt int
+	Code           int
+	// Reason explains an abnormal end ("killed by signal 9", "out of memory").
+	Reason string
+	// Err is set when the attempt could not run, be watched or have its outputs stored.
+	Err string
+	// Notes are remarks for the trial record (outputs that were not stored, and why).
+	Notes       []string
+	ImageDigest string
+	At          time.Time
+}
+
+// TimerFired reports that a timer the core set is due.
+type TimerFired struct {
+	Timer Timer
+	At    time.Time
+}
+
+// StopRequested asks the run to stop: running attempts are stopped and recorded as killed,
+// trials that have not started stay pending for a resume.
+type StopRequested struct {
+	Reason string
+	At     time.Time
+}
+
+// Persisted reports that version Version of a trial's record is in the store.
+type Persisted struct {
+	Trial, Version int
+	At             time.Time
+}
+
+// DevicesBusy reports that an attempt could not start because another run on the host holds
+// some of the devices it was given (Devices): the core takes the start back.
+type DevicesBusy struct {
+	Trial, Attempt int
+	Devices        []string
+	At             time.Time
+}
+
+// PersistFailed reports that a record could not be written.
+type PersistFailed struct {
+	Trial, Version int
+	Err            string
+	At             time.Time
+}
+
+func (e Begin) time() time.Time         { return e.At }
+func (e Started) time() time.Time       { return e.At }
+func (e Healthy) time() time.Time       { return e.At }
+func (e Unhealthy) time() time.Time     { return e.At }
+func (e Exited) time() time.Time        { return e.At }
+func (e TimerFired) time() time.Time    { return e.At }
+func (e StopRequested) time() time.Time { return e.At }
+func (e Persisted) time() time.Time     { return e.At }
+func (e PersistFailed) time() time.Time { return e.At }
+func (e DevicesBusy) time() time.Time   { return e.At }
+
+// Action is what the driver must do.
+type Action interface{ isAction() }
+
+// StartAttempt asks for attempt Attempt of a trial to be started; the driver answers with
+// Started, then Exited (or only Exited when it cannot start). When Clear is set, the outputs of
+// the trial's earlier attempts are to be removed from the store first (their logs kept under
+// Keep).
+type StartAttempt struct {
+	Trial, Attempt int
+	Clear          bool
+	// Keep is the earlier attempt whose logs the store holds as the trial's logs, to be kept
+	// under its number (0: none).
+	Keep int
+	// Devices are the GPU units the attempt is given (Capacity.GPUs' IDs); the driver answers
+	// DevicesBusy instead of Started when another run on the host holds one.
+	Devices []string
+	// Shares are the thousandths of each device the attempt takes (1000: the whole device).
+	Shares []int
+}
+
+// StopAttempt asks for an attempt to be stopped (SIGTERM, then SIGKILL after the grace period);
+// the driver answers with its Exited when it has ended.
+type StopAttempt struct {
+	Trial, Attempt int
+	Reason         string
+}
+
+// WatchHealth asks for an attempt's health check to be run until it passes (Healthy), cannot
+// pass (Unhealthy), or the attempt ends. The deadline is the core's (a timer).
+type WatchHealth struct {
+	Trial, Attempt int
+	Deadline       time.Time
+}
+
+// Persist asks for a trial's record to be written to the store; the driver answers with
+// Persisted (or PersistFailed). Later versions of the same trial's record supersede earlier
+// ones: a driver may write only the latest, and then report every version up to it persisted.
+type Persist struct {
+	Trial, Version int
+	Record         *store.TrialRecord
+}
+
+// SetTimer asks for a TimerFired at At. A core ignores timers that no longer matter, so
+// timers are never cancelled.
+type SetTimer struct {
+	Timer Timer
+	At    time.Time
+}
+
+// Report tells the user of a change the store already holds.
+type Report struct {
+	Trial   int
+	Name    string
+	Status  store.Status
+	Attempt int
+	Reason  string
+	Counts  Counts
+}
+
+func (StartAttempt) isAction() {}
+func (StopAttempt) isAction()  {}
+func (WatchHealth) isAction()  {}
+func (Persist) isAction()      {}
+func (SetTimer) isAction()     {}
+func (Report) isAction()       {}
+
+// Timer names what a timer is for.
+type Timer struct {
+	Kind           TimerKind
+	Trial, Attempt int
+}
+
+// TimerKind is the purpose of a timer.
+type TimerKind uint8
+
+// The timers the core sets.
+const (
+	// Timeout ends an attempt that ran longer than its trial's timeout.
+	Timeout TimerKind = iota + 1
+	// HealthDeadline fails an attempt that was not healthy in time.
+	HealthDeadline
+	// Retry starts the next attempt after the backoff.
+	Retry
+	// Recheck offers again the devices other runs on the host held.
+	Recheck
+)
+
+// Counts are the run's trials by state.
+type Counts struct {
+	Total, Pending, Running, Succeeded, Failed, Skipped, Killed int
+}

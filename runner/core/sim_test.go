@@ -1,0 +1,643 @@
+package core_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner/core"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// behaviour is how a simulated attempt of a trial goes.
+type behaviour struct {
+	startErr bool // the backend cannot start it
+	hang     bool // runs until stopped
+	code     int  // exit code when it ends by itself
+	healthy  bool // passes its health check (when it has one)
+	// flaky trials succeed from attempt flakyUntil on, whatever code says.
+	flakyUntil int
+}
+
+// plan is a random experiment with the behaviour of each trial.
+type plan struct {
+	trials   []experiment.Trial
+	behave   []behaviour
+	jobs     int
+	failFast bool
+	capacity *core.Capacity
+}
+
+// genCapacity returns a host (or none), and a function drawing resources that fit it.
+func genCapacity(rng *rand.Rand) (*core.Capacity, func() experiment.Resources) {
+	if rng.IntN(3) == 0 {
+		return nil, func() experiment.Resources { return experiment.Resources{} }
+	}
+	c := &core.Capacity{CPU: float64(1 + rng.IntN(4)), Memory: int64(1+rng.IntN(8)) << 30}
+	whole := rng.IntN(4)
+	for i := 0; i < whole; i++ {
+		c.GPUs = append(c.GPUs, core.Device{ID: fmt.Sprintf("GPU-%d", i)})
+	}
+	migs := rng.IntN(3)
+	for i := 0; i < migs; i++ {
+		c.GPUs = append(c.GPUs, core.Device{ID: fmt.Sprintf("MIG-%d", i), MIG: "1g.10gb"})
+	}
+	draw := func() experiment.Resources {
+		var r experiment.Resources
+		if rng.IntN(2) == 0 {
+			r.CPU = float64(rng.IntN(int(c.CPU)*2)+1) / 4
+		}
+		if rng.IntN(2) == 0 {
+			r.Memory = int64(rng.IntN(int(c.Memory>>29))+1) << 28
+		}
+		switch k := rng.IntN(6); {
+		case k == 0 && whole > 0:
+			r.GPU = float64(1 + rng.IntN(whole))
+		case k == 1 && whole > 0:
+			r.GPU = []float64{0.5, 0.25, 0.125, 0.333}[rng.IntN(4)]
+		case k == 2 && migs > 0:
+			r.MIG = "1g.10gb"
+		}
+		return r
+	}
+	return c, draw
+}
+
+type planOptions struct {
+	// deterministic keeps to behaviours whose outcome does not depend on the interleaving, for
+	// the resume property: services are healthy and run until stopped, nothing is flaky, no
+	// started condition on a trial that may end early, no fail-fast.
+	deterministic bool
+}
+
+func genPlan(rng *rand.Rand, o planOptions) plan {
+	n := 2 + rng.IntN(7)
+	p := plan{jobs: 1 + rng.IntN(3), failFast: !o.deterministic && rng.IntN(6) == 0}
+	var draw func() experiment.Resources
+	p.capacity, draw = genCapacity(rng)
+	// Trials are created in dependency order, then shuffled into plan order.
+	order := rng.Perm(n)
+	specs := make([]experiment.Trial, n)
+	behave := make([]behaviour, n)
+	for k := 0; k < n; k++ {
+		t := experiment.Trial{Name: fmt.Sprintf("t%d", k), Retries: rng.IntN(3) - 1}
+		if t.Retries < 0 {
+			t.Retries = 0
+		}
+		b := behaviour{healthy: true}
+		t.Resources = draw()
+		t.Service = rng.IntN(4) == 0
+		if t.Service {
+			b.hang = true
+			if rng.IntN(3) == 0 {
+				t.Health = &experiment.Health{TCP: "127.0.0.1:1", Timeout: experiment.Duration(time.Duration(1+rng.IntN(5)) * time.Second)}
+				b.healthy = o.deterministic || rng.IntN(3) > 0
+			}
+			if !o.deterministic {
+				switch rng.IntN(5) {
+				case 0:
+					b.hang, b.code = false, rng.IntN(2)
+				case 1:
+					t.Restart = experiment.RestartOnFailure
+				case 2:
+					t.Restart = experiment.RestartAlways
+					b.hang, b.code = false, 0
+				}
+			}
+		} else {
+			switch r := rng.IntN(10); {
+			case r == 0:
+				b.startErr = true
+			case r == 1:
+				b.hang = true
+				t.Timeout = experiment.Duration(time.Duration(1+rng.IntN(10)) * time.Second)
+			case r < 4:
+				b.code = 1 + rng.IntN(3)
+			}
+			if !o.deterministic && b.code != 0 && rng.IntN(2) == 0 {
+				b.flakyUntil = 2 + rng.IntN(2)
+			}
+			if !o.deterministic && rng.IntN(5) == 0 && !b.hang {
+				t.Timeout = experiment.Duration(time.Duration(5+rng.IntN(10)) * time.Second)
+			}
+		}
+		t.Backoff = experiment.Duration(time.Duration(rng.IntN(3)) * 500 * time.Millisecond)
+		for j := 0; j < k; j++ {
+			if rng.IntN(3) != 0 {
+				continue
+			}
+			target := &specs[j]
+			switch {
+			case target.Service:
+				cond := experiment.Started
+				if target.Health != nil {
+					cond = experiment.Healthy
+				}
+				t.Depends = append(t.Depends, experiment.Dependency{Trial: target.Name, Condition: cond})
+			case rng.IntN(2) == 0:
+				t.After = append(t.After, target.Name)
+			default:
+				conds := []experiment.Condition{experiment.Completed, experiment.Succeeded}
+				if !o.deterministic {
+					conds = append(conds, experiment.Started)
+				}
+				t.Depends = append(t.Depends, experiment.Dependency{Trial: target.Name, Condition: conds[rng.IntN(len(conds))]})
+			}
+		}
+		specs[k], behave[k] = t, b
+	}
+	p.trials = make([]experiment.Trial, n)
+	p.behave = make([]behaviour, n)
+	for k, pos := range order {
+		p.trials[pos], p.behave[pos] = specs[k], behave[k]
+		p.trials[pos].Index = pos
+	}
+	// A runner refuses a plan that cannot fit the host before anything starts: take resources
+	// away from services first (what they hold all along is what makes plans unfit), then from
+	// everything.
+	for _, which := range []func(t experiment.Trial) bool{
+		func(t experiment.Trial) bool { return t.Service },
+		func(experiment.Trial) bool { return true },
+	} {
+		if len(core.Unfit(p.trials, p.capacity)) == 0 {
+			break
+		}
+		for i := range p.trials {
+			if which(p.trials[i]) {
+				p.trials[i].Resources = experiment.Resources{}
+			}
+		}
+	}
+	return p
+}
+
+// world is everything outside the core: attempts, timers and the store, advanced one event at a
+// time in an order drawn from rng.
+type world struct {
+	rng  *rand.Rand
+	p    plan
+	c    *core.Core
+	now  time.Time
+	name map[string]int
+
+	attempts map[[2]int]*simAttempt // by (trial, attempt)
+	timers   []core.SetTimer
+	persists []core.Persist
+	// stored is the store: each trial's last persisted record. journal lists every state of the
+	// store, one per persisted record, for the resume property.
+	stored  map[int]*store.TrialRecord
+	journal []map[string]*store.TrialRecord
+	// everStarted is set for trials an attempt of which started in this world.
+	everStarted map[int]bool
+	lastAttempt map[int]int
+	steps       int
+	fastIO      bool
+	trace       []string
+	tracing     bool
+}
+
+type simAttempt struct {
+	trial, n     int
+	devices      []string
+	shares       []int
+	busy         bool // another run holds one of its devices: it will not start
+	b            behaviour
+	started      bool
+	healthy      bool
+	watching     bool
+	stopAsked    bool
+	exited       bool
+	healthPassed bool
+}
+
+func newWorld(rng *rand.Rand, p plan, journal map[string]*store.TrialRecord, start time.Time) *world {
+	w := &world{rng: rng, p: p, now: start, attempts: map[[2]int]*simAttempt{}, stored: map[int]*store.TrialRecord{},
+		everStarted: map[int]bool{}, lastAttempt: map[int]int{}, name: map[string]int{}}
+	for i, t := range p.trials {
+		w.name[t.Name] = i
+		if rec := journal[t.Name]; rec != nil {
+			r := *rec
+			w.stored[i] = &r
+			if n := len(rec.Attempts); n > 0 {
+				w.lastAttempt[i] = rec.Attempts[n-1].N
+			}
+		}
+	}
+	w.c = core.New(core.Config{RunID: "run", Backend: "sim", Host: "h", Trials: p.trials, Jobs: p.jobs, FailFast: p.failFast, Journal: journal, Capacity: p.capacity})
+	return w
+}
+
+// step feeds ev to the core and applies its actions; it returns a violated invariant, or "".
+func (w *world) step(ev core.Event) string {
+	w.steps++
+	if w.tracing {
+		w.trace = append(w.trace, fmt.Sprintf("%s %T%+v", w.now.Format("15:04:05.000"), ev, ev))
+	}
+	for _, a := range w.c.Step(ev) {
+		if w.tracing {
+			w.trace = append(w.trace, fmt.Sprintf("    -> %T%+v", a, a))
+		}
+		if v := w.apply(a); v != "" {
+			return v
+		}
+	}
+	return w.check()
+}
+
+func (w *world) apply(a core.Action) string {
+	switch a := a.(type) {
+	case core.StartAttempt:
+		if v := w.checkStart(a); v != "" {
+			return v
+		}
+		w.lastAttempt[a.Trial] = a.Attempt
+		b := w.p.behave[a.Trial]
+		if b.flakyUntil > 0 && a.Attempt >= b.flakyUntil {
+			b.code = 0
+		}
+		at := &simAttempt{trial: a.Trial, n: a.Attempt, b: b, devices: a.Devices, shares: a.Shares}
+		// Now and then another run on the host holds a device.
+		at.busy = len(a.Devices) > 0 && !w.fastIO && w.rng.IntN(8) == 0
+		w.attempts[[2]int{a.Trial, a.Attempt}] = at
+		if v := w.checkResources(); v != "" {
+			return v
+		}
+	case core.StopAttempt:
+		at := w.attempts[[2]int{a.Trial, a.Attempt}]
+		if at == nil || !at.started || at.exited {
+			return fmt.Sprintf("stop of %s attempt %d, which is not running", w.p.trials[a.Trial].Name, a.Attempt)
+		}
+		at.stopAsked = true
+		if t := w.p.trials[a.Trial]; t.Service && a.Reason == "stopped after its dependants ended" {
+			// A service is stopped for being idle only once no trial needs it.
+			for i, u := range w.p.trials {
+				for _, d := range u.Depends {
+					if d.Trial == t.Name && !w.c.Record(i).Status.Final() {
+						return fmt.Sprintf("service %s stopped as idle while %s still needs it", t.Name, u.Name)
+					}
+				}
+			}
+		}
+	case core.WatchHealth:
+		at := w.attempts[[2]int{a.Trial, a.Attempt}]
+		if at == nil || !at.started || at.exited {
+			return fmt.Sprintf("health watch of %s attempt %d, which is not running", w.p.trials[a.Trial].Name, a.Attempt)
+		}
+		at.watching = true
+	case core.SetTimer:
+		if a.At.Before(w.now) {
+			return fmt.Sprintf("timer %+v set in the past", a)
+		}
+		w.timers = append(w.timers, a)
+	case core.Persist:
+		w.persists = append(w.persists, a)
+	}
+	return ""
+}
+
+// checkResources checks that the attempts running (or starting) fit the host: cores, memory,
+// no device given beyond its whole, each attempt the devices it asked for.
+func (w *world) checkResources() string {
+	c := w.p.capacity
+	if c == nil {
+		return ""
+	}
+	var cpu float64
+	var mem int64
+	used := map[string]int{}
+	for _, at := range w.attempts {
+		if at.exited {
+			continue
+		}
+		r := w.p.trials[at.trial].Resources
+		cpu += r.CPU
+		mem += r.Memory
+		name := w.p.trials[at.trial].Name
+		switch {
+		case r.GPU >= 1 && (len(at.devices) != int(r.GPU) || slices.ContainsFunc(at.shares, func(s int) bool { return s != 1000 })):
+			return fmt.Sprintf("%s asked for %g GPUs and got %v %v", name, r.GPU, at.devices, at.shares)
+		case r.GPU > 0 && r.GPU < 1 && (len(at.devices) != 1 || at.shares[0] != int(r.GPU*1000+0.5)):
+			return fmt.Sprintf("%s asked for a %g share and got %v %v", name, r.GPU, at.devices, at.shares)
+		case r.MIG != "" && (len(at.devices) != 1 || !strings.HasPrefix(at.devices[0], "MIG-")):
+			return fmt.Sprintf("%s asked for a MIG instance and got %v", name, at.devices)
+		case r.GPU >= 1 && slices.ContainsFunc(at.devices, func(d string) bool { return strings.HasPrefix(d, "MIG-") }):
+			return fmt.Sprintf("%s asked for whole GPUs and got a MIG instance: %v", name, at.devices)
+		case !r.UsesGPU() && len(at.devices) > 0:
+			return fmt.Sprintf("%s asked for no GPU and got %v", name, at.devices)
+		}
+		for k, d := range at.devices {
+			used[d] += at.shares[k]
+		}
+	}
+	if cpu > c.CPU+1e-9 || mem > c.Memory {
+		return fmt.Sprintf("attempts hold %g cores and %d bytes of a host with %g and %d", cpu, mem, c.CPU, c.Memory)
+	}
+	for d, u := range used {
+		if u > 1000 {
+			return fmt.Sprintf("device %s is given %d thousandths at once", d, u)
+		}
+	}
+	return ""
+}
+
+// checkStart checks that a trial starts only when its dependencies allow it, as the store and
+// the attempts show them.
+func (w *world) checkStart(a core.StartAttempt) string {
+	t := w.p.trials[a.Trial]
+	if a.Attempt != w.lastAttempt[a.Trial]+1 {
+		return fmt.Sprintf("%s started as attempt %d after attempt %d", t.Name, a.Attempt, w.lastAttempt[a.Trial])
+	}
+	for _, at := range w.attempts {
+		if at.trial == a.Trial && !at.exited {
+			return fmt.Sprintf("%s started twice at once", t.Name)
+		}
+	}
+	stored := func(name string) store.Status {
+		if r := w.stored[w.name[name]]; r != nil {
+			return r.Status
+		}
+		return ""
+	}
+	for _, x := range t.After {
+		if stored(x) != store.Succeeded {
+			return fmt.Sprintf("%s started before %s (after) was stored succeeded (%q)", t.Name, x, stored(x))
+		}
+	}
+	for _, d := range t.Depends {
+		j := w.name[d.Trial]
+		target := w.p.trials[j]
+		up, healthy := false, false
+		for _, at := range w.attempts {
+			if at.trial == j && at.started && !at.exited && !at.stopAsked {
+				up, healthy = true, at.healthPassed || (target.Health == nil)
+			}
+		}
+		switch d.Condition {
+		case experiment.Completed:
+			if !stored(d.Trial).Final() || stored(d.Trial) == store.Running {
+				return fmt.Sprintf("%s started before %s completed", t.Name, d.Trial)
+			}
+		case experiment.Succeeded:
+			if stored(d.Trial) != store.Succeeded {
+				return fmt.Sprintf("%s started before %s succeeded", t.Name, d.Trial)
+			}
+		case experiment.Started:
+			if target.Service && !up {
+				return fmt.Sprintf("%s started while service %s is not up", t.Name, d.Trial)
+			}
+			if !target.Service && !w.everStarted[j] && stored(d.Trial) != store.Succeeded {
+				return fmt.Sprintf("%s started before %s started", t.Name, d.Trial)
+			}
+		case experiment.Healthy:
+			if !healthy && !(!target.Service && stored(d.Trial) == store.Succeeded) {
+				return fmt.Sprintf("%s started before %s was healthy", t.Name, d.Trial)
+			}
+		}
+	}
+	return ""
+}
+
+// check verifies the invariants that hold between steps.
+func (w *world) check() string {
+	running := 0
+	for _, at := range w.attempts {
+		if !at.exited && !w.p.trials[at.trial].Service {
+			running++
+		}
+	}
+	if running > w.p.jobs {
+		return fmt.Sprintf("%d trials run at once with a cap of %d", running, w.p.jobs)
+	}
+	// A running trial whose service ended for good is being stopped.
+	for _, at := range w.attempts {
+		if at.exited || at.stopAsked || !at.started {
+			continue
+		}
+		for _, d := range w.p.trials[at.trial].Depends {
+			j := w.name[d.Trial]
+			if !w.p.trials[j].Service {
+				continue
+			}
+			rec := w.c.Record(j)
+			if rec.Status == store.Failed {
+				return fmt.Sprintf("%s runs on although service %s failed for good", w.p.trials[at.trial].Name, d.Trial)
+			}
+		}
+	}
+	return ""
+}
+
+// enabled lists the events the world can deliver now, timers last.
+func (w *world) enabled() []core.Event {
+	var evs []core.Event
+	keys := make([][2]int, 0, len(w.attempts))
+	for k := range w.attempts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]int) int {
+		if a[0] != b[0] {
+			return a[0] - b[0]
+		}
+		return a[1] - b[1]
+	})
+	for _, k := range keys {
+		at := w.attempts[k]
+		if at.exited {
+			continue
+		}
+		switch {
+		case !at.started && at.busy:
+			evs = append(evs, core.DevicesBusy{Trial: at.trial, Attempt: at.n, Devices: at.devices[:1]})
+		case !at.started && at.b.startErr:
+			evs = append(evs, core.Exited{Trial: at.trial, Attempt: at.n, Code: -1, Err: "cannot start"})
+		case !at.started:
+			evs = append(evs, core.Started{Trial: at.trial, Attempt: at.n, Handle: "h"})
+		default:
+			if at.watching && at.b.healthy && !at.healthPassed {
+				evs = append(evs, core.Healthy{Trial: at.trial, Attempt: at.n})
+			}
+			if at.stopAsked {
+				evs = append(evs, core.Exited{Trial: at.trial, Attempt: at.n, Code: 143, Reason: "killed by signal terminated"})
+			} else if !at.b.hang {
+				evs = append(evs, core.Exited{Trial: at.trial, Attempt: at.n, Code: at.b.code})
+			}
+		}
+	}
+	for _, p := range w.persists {
+		evs = append(evs, core.Persisted{Trial: p.Trial, Version: p.Version})
+	}
+	return evs
+}
+
+// next picks and delivers one event; it returns false when nothing can happen.
+func (w *world) next() (string, bool) {
+	evs := w.enabled()
+	// Timers race with everything else, except in deterministic plans, where work that can
+	// happen happens before any deadline.
+	fireTimer := len(w.timers) > 0 && (len(evs) == 0 || (!w.fastIO && w.rng.IntN(4) == 0))
+	if fireTimer {
+		k := 0
+		for i, t := range w.timers {
+			if t.At.Before(w.timers[k].At) {
+				k = i
+			}
+		}
+		tm := w.timers[k]
+		w.timers = slices.Delete(w.timers, k, k+1)
+		if tm.At.After(w.now) {
+			w.now = tm.At
+		}
+		return w.step(core.TimerFired{Timer: tm.Timer, At: w.now}), true
+	}
+	if len(evs) == 0 {
+		return "", false
+	}
+	w.now = w.now.Add(time.Duration(w.rng.IntN(50)) * time.Millisecond)
+	ev := evs[w.rng.IntN(len(evs))]
+	switch e := ev.(type) {
+	case core.Started:
+		at := w.attempts[[2]int{e.Trial, e.Attempt}]
+		at.started = true
+		w.everStarted[e.Trial] = true
+		e.At = w.now
+		ev = e
+	case core.Healthy:
+		w.attempts[[2]int{e.Trial, e.Attempt}].healthPassed = true
+		e.At = w.now
+		ev = e
+	case core.DevicesBusy:
+		// The start is taken back: the attempt never was.
+		at := w.attempts[[2]int{e.Trial, e.Attempt}]
+		delete(w.attempts, [2]int{e.Trial, e.Attempt})
+		w.lastAttempt[e.Trial] = at.n - 1
+		e.At = w.now
+		ev = e
+	case core.Exited:
+		at := w.attempts[[2]int{e.Trial, e.Attempt}]
+		if at.exited {
+			return fmt.Sprintf("%s attempt %d ended twice", w.p.trials[e.Trial].Name, e.Attempt), true
+		}
+		at.exited = true
+		e.At = w.now
+		ev = e
+	case core.Persisted:
+		// The driver may write only the latest version of a trial's record.
+		var latest core.Persist
+		rest := w.persists[:0]
+		for _, p := range w.persists {
+			if p.Trial == e.Trial {
+				if p.Version > latest.Version {
+					latest = p
+				}
+				continue
+			}
+			rest = append(rest, p)
+		}
+		w.persists = rest
+		w.stored[e.Trial] = latest.Record
+		w.snapshot()
+		ev = core.Persisted{Trial: e.Trial, Version: latest.Version, At: w.now}
+	}
+	return w.step(ev), true
+}
+
+func (w *world) snapshot() {
+	s := make(map[string]*store.TrialRecord, len(w.stored))
+	for i, r := range w.stored {
+		s[w.p.trials[i].Name] = r
+	}
+	w.journal = append(w.journal, s)
+}
+
+// run drives the world until the core is done; it returns a violated invariant, or "".
+func (w *world) run(stopAt int) string {
+	if v := w.step(core.Begin{At: w.now}); v != "" {
+		return v
+	}
+	finals := map[int]store.Status{}
+	for step := 0; !w.c.Done(); step++ {
+		if step == stopAt {
+			if v := w.step(core.StopRequested{Reason: "interrupted", At: w.now}); v != "" {
+				return v
+			}
+		}
+		if step > 5000 {
+			return "the run did not end within 5000 steps"
+		}
+		v, moved := w.next()
+		if v != "" {
+			return v
+		}
+		if !moved {
+			return fmt.Sprintf("the run is stuck: nothing can happen and it is not done (counts %+v)", w.c.Counts())
+		}
+		for i := range w.p.trials {
+			st := w.c.Record(i).Status
+			if prev, ok := finals[i]; ok && prev != st {
+				return fmt.Sprintf("%s went from %s to %s", w.p.trials[i].Name, prev, st)
+			}
+			if st.Final() && st != store.Pending {
+				if _, ok := finals[i]; !ok && w.c.Record(i).Finished != nil && !w.p.trials[i].Service {
+					finals[i] = st
+				}
+			}
+		}
+	}
+	return w.checkEnd()
+}
+
+// checkEnd verifies the state of a run that is done.
+func (w *world) checkEnd() string {
+	for _, at := range w.attempts {
+		if !at.exited {
+			return fmt.Sprintf("%s attempt %d still runs after the run ended", w.p.trials[at.trial].Name, at.n)
+		}
+	}
+	if len(w.persists) > 0 {
+		return "the run ended with records not stored"
+	}
+	halted := w.c.Status() == store.Killed
+	for i, t := range w.p.trials {
+		rec := w.c.Record(i)
+		if stored := w.stored[i]; stored != nil && stored.Status != rec.Status {
+			return fmt.Sprintf("%s ended %s but the store says %s", t.Name, rec.Status, stored.Status)
+		}
+		if !rec.Status.Final() && !halted {
+			return fmt.Sprintf("%s is %s at the end of a run that was not stopped", t.Name, rec.Status)
+		}
+		for _, a := range rec.Attempts {
+			if a.Finished.IsZero() {
+				return fmt.Sprintf("%s attempt %d never ended in its record", t.Name, a.N)
+			}
+		}
+		if rec.Status == store.Skipped {
+			if !strings.HasPrefix(rec.Reason, "depends: ") && !strings.HasPrefix(rec.Reason, "after: ") {
+				return fmt.Sprintf("%s skipped without naming the dependency: %q", t.Name, rec.Reason)
+			}
+			dep := strings.Fields(strings.SplitN(rec.Reason, ": ", 2)[1])[0]
+			if st := w.c.Record(w.name[dep]).Status; st == store.Succeeded && strings.HasPrefix(rec.Reason, "after: ") {
+				return fmt.Sprintf("%s skipped for %s, which succeeded", t.Name, dep)
+			}
+		}
+		// A trial that failed because a service ended names one it depends on.
+		if rec.Status == store.Failed && w.lostService(i) {
+			named := false
+			for _, d := range t.Depends {
+				named = named || (w.p.trials[w.name[d.Trial]].Service && strings.HasPrefix(rec.Reason, d.Trial+" ended"))
+			}
+			if !named {
+				return fmt.Sprintf("%s failed for a service it does not depend on: %q", t.Name, rec.Reason)
+			}
+		}
+	}
+	return ""
+}
+
+// lostService reports whether trial i's last attempt was stopped because a service ended.
+func (w *world) lostService(i int) bool {
+	rec := w.c.Record(i)
+	return len(rec.Attempts) > 0 && strings.Contains(rec.Attempts[len(rec.Attempts)-1].Reason, "ended while this trial needed it")
+}

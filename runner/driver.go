@@ -1,0 +1,297 @@
+package runner
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jikken-dev/jikken/runner/core"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// driver executes a core's actions: it owns the goroutines, the backend, the store and the
+// clock, and feeds what happens back to the core as events. It decides nothing.
+//
+// The goroutine that has an event (an attempt that ended, the store writer, the timer loop)
+// steps the core itself, under a lock, and carries out the actions: a trial that ends starts
+// the next one from the same goroutine, with no hand-off to another thread on the way.
+type driver struct {
+	r   *Runner
+	m   *store.Manifest
+	ctx context.Context
+
+	// mu serialises the core and everything below it.
+	mu       sync.Mutex
+	c        *core.Core
+	attempts map[int]*attempt // by trial index: the attempt that trial runs now
+	timers   timerQueue
+	seq      uint64
+	ended    bool
+	done     chan struct{} // closed once the core is done
+	wake     chan struct{} // tells the timer loop the earliest timer changed
+
+	persist *persister
+}
+
+func newDriver(r *Runner, m *store.Manifest, c *core.Core) *driver {
+	d := &driver{
+		r: r, m: m, c: c,
+		attempts: map[int]*attempt{},
+		done:     make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+	}
+	d.persist = newPersister(r.Runs, d.send, r.Log)
+	return d
+}
+
+// send steps the core with ev and carries out what follows; once the run is done, events are
+// dropped.
+func (d *driver) send(ev core.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended {
+		return
+	}
+	d.do(d.c.Step(ev))
+	if d.c.Done() {
+		d.ended = true
+		close(d.done)
+	}
+}
+
+func (d *driver) run(ctx context.Context) (*Summary, error) {
+	d.ctx = context.WithoutCancel(ctx)
+	go d.persist.run(d.ctx)
+	defer d.persist.close()
+
+	d.send(core.Begin{At: time.Now()})
+	wake := time.NewTimer(time.Hour)
+	defer wake.Stop()
+	stop := ctx.Done()
+	for {
+		d.mu.Lock()
+		next, armed := time.Time{}, d.timers.Len() > 0
+		if armed {
+			next = d.timers[0].at
+		}
+		d.mu.Unlock()
+		if !wake.Stop() {
+			select {
+			case <-wake.C:
+			default:
+			}
+		}
+		if armed {
+			wake.Reset(max(0, time.Until(next)))
+		}
+		select {
+		case <-d.done:
+			return d.finish()
+		case <-d.wake:
+		case now := <-wake.C:
+			d.mu.Lock()
+			var due []core.Timer
+			for d.timers.Len() > 0 && !d.timers[0].at.After(now) {
+				due = append(due, heap.Pop(&d.timers).(timerEntry).timer)
+			}
+			d.mu.Unlock()
+			for _, tm := range due {
+				d.send(core.TimerFired{Timer: tm, At: now})
+			}
+		case <-stop:
+			stop = nil
+			d.send(core.StopRequested{Reason: "interrupted", At: time.Now()})
+		}
+	}
+}
+
+func (d *driver) finish() (*Summary, error) {
+	// Processes a trial left behind when it ended (a daemon it started) end with the run.
+	if err := d.r.reapOrphans(d.ctx, d.m.RunID, true); err != nil {
+		d.r.Log.Warn("stop what the trials left running", "err", err)
+	}
+	d.mu.Lock()
+	sum := d.summary()
+	fault := d.c.Fault()
+	d.mu.Unlock()
+	if fault != "" {
+		return sum, fmt.Errorf("%w: %s; free space (or fix access), then 'jikken resume %s'", ErrStore, fault, d.m.RunID)
+	}
+	return sum, nil
+}
+
+// do carries out actions; the caller holds mu. Nothing here waits: attempts, stops and health
+// checks run in goroutines of their own, records go to the store writer.
+func (d *driver) do(acts []core.Action) {
+	for _, a := range acts {
+		switch a := a.(type) {
+		case core.Persist:
+			d.persist.add(a.Trial, a.Version, a.Record)
+		case core.StartAttempt:
+			at := &attempt{d: d, trial: a.Trial, n: a.Attempt, clear: a.Clear, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
+			d.attempts[a.Trial] = at
+			go at.run(d.ctx)
+		case core.StopAttempt:
+			if at := d.attempts[a.Trial]; at != nil && at.n == a.Attempt {
+				at.stop(d.r.StopGrace)
+			}
+		case core.WatchHealth:
+			if at := d.attempts[a.Trial]; at != nil && at.n == a.Attempt {
+				at.watchHealth(a.Deadline)
+			}
+		case core.SetTimer:
+			d.seq++
+			first := d.timers.Len() == 0 || a.At.Before(d.timers[0].at)
+			heap.Push(&d.timers, timerEntry{at: a.At, seq: d.seq, timer: a.Timer})
+			if first {
+				select {
+				case d.wake <- struct{}{}:
+				default:
+				}
+			}
+		case core.Report:
+			d.report(a)
+		}
+	}
+}
+
+func (d *driver) report(a core.Report) {
+	if d.r.OnEvent == nil {
+		return
+	}
+	ev := Event{Counts: a.Counts, Reason: a.Reason}
+	if a.Trial >= 0 {
+		ev.Trial, ev.Status, ev.Attempt = a.Name, a.Status, a.Attempt
+	}
+	d.r.OnEvent(ev)
+}
+
+func (d *driver) summary() *Summary {
+	sum := &Summary{RunID: d.m.RunID, Counts: d.c.Counts(), Interrupted: d.c.Interrupted(), Status: d.c.Status()}
+	for i := range d.m.Trials {
+		rec := d.c.Record(i)
+		if rec.Status == store.Pending && len(rec.Attempts) == 0 {
+			sum.Trials = append(sum.Trials, nil)
+			continue
+		}
+		sum.Trials = append(sum.Trials, &rec)
+	}
+	return sum
+}
+
+// persister writes records in the background, in groups: what queues up while one group is
+// being written goes out together, sharing the cost of making it durable. Only the latest
+// record of a trial is written; the versions it supersedes are reported stored with it.
+type persister struct {
+	runs store.Runs
+	send func(core.Event)
+	log  interface{ Error(string, ...any) }
+
+	mu      sync.Mutex
+	queue   map[int]queued
+	order   []int
+	wake    chan struct{}
+	closed  bool
+	stopped chan struct{}
+}
+
+type queued struct {
+	version int
+	rec     *store.TrialRecord
+}
+
+func newPersister(runs store.Runs, send func(core.Event), log interface{ Error(string, ...any) }) *persister {
+	return &persister{runs: runs, send: send, log: log, queue: map[int]queued{}, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+}
+
+func (p *persister) add(trial, version int, rec *store.TrialRecord) {
+	p.mu.Lock()
+	if _, queuedAlready := p.queue[trial]; !queuedAlready {
+		p.order = append(p.order, trial)
+	}
+	p.queue[trial] = queued{version: version, rec: rec}
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *persister) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	<-p.stopped
+}
+
+func (p *persister) run(ctx context.Context) {
+	defer close(p.stopped)
+	for {
+		<-p.wake
+		for {
+			p.mu.Lock()
+			order, queue, closed := p.order, p.queue, p.closed
+			p.order, p.queue = nil, map[int]queued{}
+			p.mu.Unlock()
+			if len(order) == 0 {
+				if closed {
+					return
+				}
+				break
+			}
+			recs := make([]*store.TrialRecord, len(order))
+			for k, i := range order {
+				recs[k] = queue[i].rec
+			}
+			errs := p.runs.WriteTrials(ctx, recs)
+			for k, i := range order {
+				q := queue[i]
+				if err := errs[k]; err != nil {
+					p.log.Error("record trial", "trial", q.rec.Name, "err", err)
+					p.send(core.PersistFailed{Trial: i, Version: q.version, Err: describeStoreError(err), At: time.Now()})
+					continue
+				}
+				p.send(core.Persisted{Trial: i, Version: q.version, At: time.Now()})
+			}
+		}
+	}
+}
+
+// describeStoreError says what to do about a store that cannot be written.
+func describeStoreError(err error) string {
+	if store.IsNoSpace(err) {
+		return err.Error() + " (the disk is full)"
+	}
+	return err.Error()
+}
+
+type timerEntry struct {
+	at    time.Time
+	seq   uint64
+	timer core.Timer
+}
+
+// timerQueue orders timers by (time, sequence), so timers due together fire in the order set.
+type timerQueue []timerEntry
+
+func (q timerQueue) Len() int { return len(q) }
+func (q timerQueue) Less(i, j int) bool {
+	if !q[i].at.Equal(q[j].at) {
+		return q[i].at.Before(q[j].at)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q timerQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *timerQueue) Push(x any)   { *q = append(*q, x.(timerEntry)) }
+func (q *timerQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,198 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jikken-dev/jikken/store"
+)
+
+// A service whose health check never passes fails after health.timeout with the reason, and
+// its dependants are skipped with that reason: the run ends (it used to wait forever).
+func TestServiceThatNeverBecomesHealthyFailsAfterItsTimeout(t *testing.T) {
+	spec := `[
+	  {"name":"svc","cmd":"sleep 60","service":true,"health":{"tcp":"127.0.0.1:1","interval":0.05,"timeout":1}},
+	  {"name":"client","cmd":"true","depends":["svc"]}
+	]`
+	start := time.Now()
+	sum, _, _ := run(t, spec, nil)
+	st := statuses(sum)
+	if st["svc"] != store.Failed || st["client"] != store.Skipped || sum.Status != store.Failed {
+		t.Fatalf("statuses = %v, run %s", st, sum.Status)
+	}
+	if r := sum.Trials[0].Reason; !strings.Contains(r, "not healthy after 1s (health check: tcp 127.0.0.1:1)") {
+		t.Fatalf("service reason = %q", r)
+	}
+	if r := sum.Trials[1].Reason; !strings.HasPrefix(r, "depends: svc failed: not healthy after 1s") {
+		t.Fatalf("client reason = %q", r)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("the run took %s", took)
+	}
+}
+
+// A health probe command that hangs does not hold the check past its deadline.
+func TestHangingHealthProbeDoesNotHangTheRun(t *testing.T) {
+	spec := `[
+	  {"name":"svc","cmd":"sleep 60","service":true,"health":{"cmd":"sleep 600","timeout":1}},
+	  {"name":"client","cmd":"true","depends":["svc"]}
+	]`
+	sum, _, _ := run(t, spec, nil)
+	if st := statuses(sum); st["svc"] != store.Failed || st["client"] != store.Skipped {
+		t.Fatalf("statuses = %v", st)
+	}
+}
+
+// A service that exits while a dependant still runs fails that dependant, naming the service:
+// the dependant does not go on against a dead service, and the run does not report success.
+func TestServiceThatEndsFailsItsRunningDependants(t *testing.T) {
+	spec := `[
+	  {"name":"svc","cmd":"sleep 0.3","service":true},
+	  {"name":"client","cmd":"sleep 20","depends":["svc"]}
+	]`
+	sum, _, _ := run(t, spec, nil)
+	st := statuses(sum)
+	if st["svc"] != store.Failed || st["client"] != store.Failed || sum.Status != store.Failed {
+		t.Fatalf("statuses = %v, run %s", st, sum.Status)
+	}
+	if r := sum.Trials[1].Reason; !strings.HasPrefix(r, "svc ended while this trial needed it: ended by itself (exit status 0)") {
+		t.Fatalf("client reason = %q", r)
+	}
+}
+
+// restart: on-failure starts a service again when it fails, as compose does; the dependant
+// waits for it to be healthy again.
+func TestServiceRestartsOnFailure(t *testing.T) {
+	spec := `[
+	  {"name":"svc","cmd":"test $JIKKEN_ATTEMPT -ge 2 || exit 3; exec sleep 60","service":true,"restart":"on-failure","backoff":0.05,
+	   "health":{"cmd":"test $JIKKEN_ATTEMPT -ge 2","interval":0.05}},
+	  {"name":"client","cmd":"true","depends":["svc"]}
+	]`
+	sum, _, _ := run(t, spec, nil)
+	st := statuses(sum)
+	if st["svc"] != store.Succeeded || st["client"] != store.Succeeded {
+		t.Fatalf("statuses = %v (svc: %q)", st, sum.Trials[0].Reason)
+	}
+	if n := len(sum.Trials[0].Attempts); n != 2 {
+		t.Fatalf("service attempts = %d", n)
+	}
+}
+
+// defaults.timeout applies to a service only when the service sets it itself: a 1s default
+// does not kill the cache its dependants need.
+func TestDefaultTimeoutDoesNotStopServices(t *testing.T) {
+	spec := `{"defaults":{"timeout":1},"trials":[
+	  {"name":"cache","cmd":"sleep 60","service":true},
+	  {"name":"a","cmd":"sleep 1.5; echo done","depends":["cache"],"timeout":"10s"},
+	  {"name":"b","cmd":"true","depends":["cache"]}
+	]}`
+	sum, _, _ := run(t, spec, nil)
+	if st := statuses(sum); st["cache"] != store.Succeeded || st["a"] != store.Succeeded || st["b"] != store.Succeeded {
+		t.Fatalf("statuses = %v (cache: %q)", st, sum.Trials[0].Reason)
+	}
+}
+
+// combu's loader: a server others depend on without service: true. It runs as a service, so
+// the run ends when its dependants have (it used to run until killed).
+func TestServerOthersDependOnRunsAsAService(t *testing.T) {
+	spec := `[
+	  {"name":"loader","cmd":"sleep 60"},
+	  {"name":"sim-1","cmd":"true","depends":["loader"]},
+	  {"name":"sim-2","cmd":"true","depends":["loader"]}
+	]`
+	start := time.Now()
+	sum, _, _ := run(t, spec, nil)
+	st := statuses(sum)
+	if st["loader"] != store.Succeeded || st["sim-1"] != store.Succeeded || sum.Status != store.Succeeded {
+		t.Fatalf("statuses = %v, run %s", st, sum.Status)
+	}
+	if r := sum.Trials[0].Reason; r != "stopped after its dependants ended" {
+		t.Fatalf("loader reason = %q", r)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("the run took %s", took)
+	}
+}
+
+// Values substituted into a string cmd cannot run commands, whatever they hold and wherever
+// the placeholder stands (bare, in double or in single quotes): the trial sees the value.
+func TestParamsCannotRunCommands(t *testing.T) {
+	payloads := []string{"0.1; touch pwned-semicolon", "$(touch pwned-subst)", "`touch pwned-backtick`",
+		"x\ntouch pwned-newline", "a' ; touch pwned-quote ; '", `a" ; touch pwned-dquote ; "`, "&& touch pwned-and", "| touch pwned-pipe"}
+	var quoted []string
+	for _, p := range payloads {
+		quoted = append(quoted, strconv.Quote(p))
+	}
+	spec := `{"matrix":{"name":"m","params":{"p":[` + strings.Join(quoted, ",") + `]},
+	  "cmd":"printf '%s|' {{p}} > $JIKKEN_OUTPUT_DIR/bare; printf '%s|' \"{{p}}\" > $JIKKEN_OUTPUT_DIR/double; printf '%s|' '{{p}}' > $JIKKEN_OUTPUT_DIR/single"}}`
+	sum, runs, dir := run(t, spec, nil)
+	if sum.Status != store.Succeeded {
+		t.Fatalf("run %s: %+v", sum.Status, statuses(sum))
+	}
+	pwned, _ := filepath.Glob(filepath.Join(dir, "pwned-*"))
+	if len(pwned) > 0 {
+		t.Fatalf("params ran commands: %v", pwned)
+	}
+	ctx := context.Background()
+	for i, rec := range sum.Trials {
+		for _, f := range []string{"bare", "double", "single"} {
+			got, err := store.ReadAll(ctx, runs.Blob, store.TrialKey(sum.RunID, rec.Name, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := payloads[i] + "|"; string(got) != want {
+				t.Errorf("payload %q, %s: the trial saw %q", payloads[i], f, got)
+			}
+		}
+	}
+}
+
+// A trial's child that left its process group (setsid) is stopped with the trial: on a
+// timeout, and when the trial ends by itself.
+func TestProcessesThatLeaveTheGroupAreStopped(t *testing.T) {
+	spec := `[
+	  {"name":"hangs","cmd":"setsid sleep 300 & echo $! > hangs.pid; sleep 60","timeout":1},
+	  {"name":"leaves","cmd":"setsid sleep 300 & echo $! > leaves.pid"}
+	]`
+	_, _, dir := run(t, spec, nil)
+	for _, name := range []string{"hangs", "leaves"} {
+		data, err := os.ReadFile(filepath.Join(dir, name+".pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s: its child %d outlived the run", name, pid)
+		}
+	}
+}
+
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] != 'Z'
+}
+
+// An output the runner cannot store (a symbolic link) is noted in the trial's record.
+func TestSkippedOutputsAreNoted(t *testing.T) {
+	spec := `[{"name":"ln","cmd":"echo x > $JIKKEN_OUTPUT_DIR/real; ln -s /etc/hostname $JIKKEN_OUTPUT_DIR/link"}]`
+	sum, _, _ := run(t, spec, nil)
+	rec := sum.Trials[0]
+	if rec.Status != store.Succeeded || len(rec.Attempts) != 1 {
+		t.Fatalf("record = %+v", rec)
+	}
+	notes := strings.Join(rec.Attempts[0].Notes, "\n")
+	if !strings.Contains(notes, "output link not stored: a symbolic link (to /etc/hostname)") {
+		t.Fatalf("notes = %q", notes)
+	}
+}
