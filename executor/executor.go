@@ -17,7 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/store/s3"
 	"github.com/jikken-dev/jikken/track"
 )
 
@@ -27,7 +29,8 @@ type Options struct {
 	Argv []string
 	// Dir is the working directory of the command (default: the current one).
 	Dir string
-	// Env is the command's environment (default: the executor's own).
+	// Env is the command's environment (default: the executor's own), less the store's
+	// credentials (s3.CredentialEnv): the executor needs them to upload, the trial never does.
 	Env []string
 
 	Store store.Blob
@@ -136,7 +139,11 @@ func (u *uploader) key(name string) string { return store.TrialKey(u.o.RunID, u.
 func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result {
 	o := u.o
 	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
-	cmd.Dir, cmd.Env = o.Dir, o.Env
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Dir, cmd.Env = o.Dir, s3.WithoutCredentials(env)
 	cmd.Stdout, cmd.Stderr = tee(stdout, o.Stdout), tee(stderr, o.Stderr)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "trial-exec: start %s: %v\n", o.Argv[0], err)
@@ -286,7 +293,7 @@ func (u *uploader) finish(ctx context.Context, res Result, started time.Time) er
 // record writes trial.json for a trial that ran without a runner.
 func (u *uploader) record(ctx context.Context, res Result, upload error, started time.Time) error {
 	rec := *u.o.Record
-	rec.Run, rec.Name = u.o.RunID, u.o.Trial
+	rec.Run, rec.Name, rec.Tool = u.o.RunID, u.o.Trial, "jikken "+version.String()
 	end := time.Now().UTC()
 	code := res.ExitCode
 	rec.ExitCode, rec.Reason = &code, res.Reason

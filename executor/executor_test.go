@@ -161,3 +161,32 @@ func TestInstallCopiesOwnBinary(t *testing.T) {
 		t.Fatalf("installed binary: %v %v", st, err)
 	}
 }
+
+// TestRunKeepsStoreCredentialsFromTheTrial: the executor's environment holds the store's
+// credentials (a Secret on Kubernetes); the trial's does not, whatever it prints or writes.
+func TestRunKeepsStoreCredentialsFromTheTrial(t *testing.T) {
+	b := openStore(t)
+	out := filepath.Join(t.TempDir(), "out")
+	const secret = "s3cr3t-value-42"
+	env := append(os.Environ(), "JIKKEN_OUTPUT_DIR="+out, "AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY="+secret,
+		"AWS_SESSION_TOKEN="+secret+"-token", "JIKKEN_S3_CONFIG=/etc/jikken/s3.json", "KEEP_ME=1")
+	var console bytes.Buffer
+	res, err := Run(context.Background(), Options{
+		Argv: []string{"/bin/sh", "-c", `env; env >&2; env > "$JIKKEN_OUTPUT_DIR/env.txt"`}, Env: env,
+		Store: b, RunID: "r1", Trial: "t1", OutputDir: out, Stdout: &console, Stderr: &console, FlushEvery: -1,
+	})
+	if err != nil || res.ExitCode != 0 || res.Upload != nil {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	for name, got := range map[string]string{"console": console.String(), "stdout.log": get(t, b, "t1", "stdout.log"),
+		"stderr.log": get(t, b, "t1", "stderr.log"), "env.txt": get(t, b, "t1", "env.txt")} {
+		if !strings.Contains(got, "KEEP_ME=1") {
+			t.Errorf("%s lacks the rest of the environment:\n%s", name, got)
+		}
+		for _, v := range []string{secret, "AKIDTEST", "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "JIKKEN_S3_CONFIG"} {
+			if strings.Contains(got, v) {
+				t.Errorf("%s shows %s", name, v)
+			}
+		}
+	}
+}

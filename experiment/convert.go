@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // plain turns decoded JSON numbers into int64 when whole, float64 otherwise, recursively.
@@ -236,6 +238,27 @@ func toResources(v any) (Resources, error) {
 	return r, nil
 }
 
+// quantityHint says how to write a quantity, for errors.
+const quantityHint = "a number with an optional Kubernetes suffix (m, k, M, G, T, P, Ki, Mi, Gi, Ti, Pi)"
+
+// quantity reads a number or a Kubernetes quantity with Kubernetes' own parser.
+func quantity(v any, want string) (resource.Quantity, error) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	default:
+		return resource.Quantity{}, fmt.Errorf("want %s", want)
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return q, fmt.Errorf("%q is not a quantity; write %s", s, quantityHint)
+	}
+	return q, nil
+}
+
 // migProfile is a MIG instance profile as nvidia-smi names it: 1g.10gb, 3g.40gb, 1g.10gb+me.
 var migProfile = regexp.MustCompile(`^[1-8]g\.[0-9]+gb(\+me)?$`)
 
@@ -261,47 +284,27 @@ func parseGPU(v any) (float64, error) {
 
 // parseCPU reads cores as a number or a Kubernetes quantity ("500m", "2").
 func parseCPU(v any) (float64, error) {
-	s, ok := scalarString(v)
-	if !ok {
-		return 0, fmt.Errorf("want a number of cores or a quantity like \"500m\"")
+	q, err := quantity(v, `a number of cores or a quantity like "500m"`)
+	if err != nil {
+		return 0, err
 	}
-	mult := 1.0
-	if strings.HasSuffix(s, "m") {
-		s, mult = strings.TrimSuffix(s, "m"), 0.001
+	if q.Sign() <= 0 {
+		return 0, fmt.Errorf(`want a positive number of cores or a quantity like "500m"`)
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Errorf("want a positive number of cores or a quantity like \"500m\"")
-	}
-	return f * mult, nil
+	return float64(q.MilliValue()) / 1000, nil
 }
 
-var memUnits = []struct {
-	suffix string
-	mult   float64
-}{
-	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
-	{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
-}
-
-// parseMemory reads bytes as a number or a quantity ("512Mi", "2G").
+// parseMemory reads bytes as a number or a Kubernetes quantity ("512Mi", "2G", "1Pi"); a
+// fraction of a byte rounds up, as Kubernetes rounds it.
 func parseMemory(v any) (int64, error) {
-	s, ok := scalarString(v)
-	if !ok {
-		return 0, fmt.Errorf("want bytes or a quantity like \"512Mi\" or \"2G\"")
+	q, err := quantity(v, `bytes or a quantity like "512Mi" or "2G"`)
+	if err != nil {
+		return 0, err
 	}
-	mult := 1.0
-	for _, u := range memUnits {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
-			break
-		}
+	if q.Sign() <= 0 || q.CmpInt64(math.MaxInt64/2) > 0 {
+		return 0, fmt.Errorf(`want a positive amount of bytes or a quantity like "512Mi" or "2G"`)
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 || f*mult > math.MaxInt64/2 {
-		return 0, fmt.Errorf("want a positive amount of bytes or a quantity like \"512Mi\" or \"2G\"")
-	}
-	return int64(f * mult), nil
+	return q.Value(), nil
 }
 
 func toHealth(v any) (*Health, error) {

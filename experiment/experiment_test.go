@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,6 +265,88 @@ func TestTolerationsMergeFromDefaults(t *testing.T) {
 	// A trial's own list replaces the defaults' (as any list field does).
 	if len(b) != 1 || b[0].Operator != "Exists" || b[0].Seconds == nil || *b[0].Seconds != 30 {
 		t.Errorf("b: %+v", b)
+	}
+}
+
+// TestTrialCap: a run's trials are capped (DefaultMaxTrials unless raised); a matrix over the cap
+// is refused before it is expanded, with the count and what to do.
+func TestTrialCap(t *testing.T) {
+	huge := `{"matrix":{"name":"m","params":{"a":` + seq(1000) + `,"b":` + seq(1000) + `},"seeds":1000,"cmd":"x"}}`
+	for _, c := range []struct {
+		name, json string
+		max        int
+		want       string // "" when it must load
+	}{
+		{"a billion-trial matrix", huge, 0, "the experiment would have 1,000,000,000 trials, more than the cap of 100,000 trials per run"},
+		{"one over the cap", `{"matrix":{"params":{"a":` + seq(11) + `},"cmd":"x"}}`, 10, "would have 11 trials, more than the cap of 10"},
+		{"at the cap", `{"matrix":{"params":{"a":` + seq(10) + `},"cmd":"x"}}`, 10, ""},
+		{"two matrices together", `{"matrix":[{"name":"p","seeds":6,"cmd":"x"},{"name":"q","seeds":5,"cmd":"x"}]}`, 10, "would have 11 trials"},
+		{"trials and a matrix", `{"trials":[{"name":"t","cmd":"x"}],"matrix":{"seeds":10,"cmd":"x"}}`, 10, "would have 11 trials"},
+		{"a combu array", `[{"name":"a","cmd":"x"},{"name":"b","cmd":"x"},{"name":"c","cmd":"x"}]`, 2, "would have 3 trials, more than the cap of 2"},
+		{"raised cap", `{"matrix":{"params":{"a":` + seq(11) + `},"cmd":"x"}}`, 11, ""},
+		{"no cap", `{"matrix":{"params":{"a":` + seq(200) + `},"seeds":1000,"cmd":"x"}}`, -1, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			exp, err := ParseMax("cap.json", []byte(c.json), c.max)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(exp.Trials) == 0 {
+					t.Fatal("no trials")
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--max-trials") {
+				t.Fatalf("err = %v, want it to say %q and how to raise the cap", err, c.want)
+			}
+		})
+	}
+}
+
+func seq(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = strconv.Itoa(i)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// TestResourceQuantities: cpu and memory are Kubernetes quantities, read by Kubernetes' own
+// parser, so what a trial asks for is what a pod gets.
+func TestResourceQuantities(t *testing.T) {
+	for _, c := range []struct {
+		res    string
+		cpu    float64
+		memory int64
+		err    string
+	}{
+		{`{"cpu": "500m", "memory": "512Mi"}`, 0.5, 512 << 20, ""},
+		{`{"cpu": 2, "memory": "1Pi"}`, 2, 1 << 50, ""},
+		{`{"cpu": "0.25", "memory": "0.5"}`, 0.25, 1, ""}, // half a byte rounds up, as Kubernetes does
+		{`{"memory": "2e3"}`, 0, 2000, ""},
+		{`{"memory": "1.5Gi"}`, 0, 3 << 29, ""},
+		{`{"memory": 1073741824}`, 0, 1 << 30, ""},
+		{`{"memory": "2K"}`, 0, 0, `memory: "2K" is not a quantity`},
+		{`{"memory": "-1Gi"}`, 0, 0, "memory: want a positive amount"},
+		{`{"cpu": 0}`, 0, 0, "cpu: want a positive number of cores"},
+		{`{"cpu": "fast"}`, 0, 0, `cpu: "fast" is not a quantity`},
+		{`{"memory": true}`, 0, 0, "memory: want bytes or a quantity"},
+	} {
+		exp, err := Parse("r.json", []byte(`[{"name":"a","cmd":"x","resources":`+c.res+`}]`))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err = %v, want %q", c.res, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.res, err)
+			continue
+		}
+		if r := exp.Trials[0].Resources; r.CPU != c.cpu || r.Memory != c.memory {
+			t.Errorf("%s: cpu %v memory %d, want %v and %d", c.res, r.CPU, r.Memory, c.cpu, c.memory)
+		}
 	}
 }
 

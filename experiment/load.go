@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/google/go-jsonnet"
 )
@@ -34,11 +35,23 @@ type Experiment struct {
 
 // Options change how a file is evaluated.
 type Options struct {
-	ExtStr map[string]string // std.extVar values
-	TLAStr map[string]string // top-level arguments
+	ExtStr map[string]string `json:"ext_str,omitempty"` // std.extVar values
+	TLAStr map[string]string `json:"tla_str,omitempty"` // top-level arguments
 	// RunID replaces every "UUID" string literal in the experiment file (combu's convention for
 	// a per-run id), so the evaluated plan carries this run's id.
-	RunID string
+	RunID string `json:"run_id,omitempty"`
+	// MaxTrials caps the trials (0: DefaultMaxTrials; negative: no cap).
+	MaxTrials int `json:"-"`
+	// Evaluator evaluates the file; nil is Evaluate, in this process and without bounds on its
+	// memory or time (the CLI bounds it in a child process: see internal/evalguard).
+	Evaluator func(path string, opts Options) (*Evaluation, error) `json:"-"`
+}
+
+// Evaluation is what evaluating an experiment file gives: the JSON it evaluates to and every
+// file it read (the file itself and its imports), keyed as Experiment.Sources.
+type Evaluation struct {
+	JSON    string            `json:"json"`
+	Sources map[string]string `json:"sources"`
 }
 
 var uuidLiteral = regexp.MustCompile(`"UUID"|'UUID'`)
@@ -49,15 +62,44 @@ func Load(path string, opts Options) (*Experiment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	src, err := os.ReadFile(abs)
-	if err != nil {
+	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("load experiment: %w", err)
+	}
+	eval := opts.Evaluator
+	if eval == nil {
+		eval = Evaluate
+	}
+	ev, err := eval(abs, opts)
+	if err != nil {
+		// go-jsonnet's messages carry file:line:col and a trace; keep them whole, on their lines.
+		sep := ": "
+		if strings.Contains(err.Error(), "\n") {
+			sep = ":\n"
+		}
+		return nil, fmt.Errorf("evaluate %s%s%w", path, sep, err)
+	}
+	exp, err := ParseMax(path, []byte(ev.JSON), opts.MaxTrials)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(abs)
+	exp.Path, exp.Dir = abs, dir
+	exp.Sources = ev.Sources
+	exp.UsesRunID = uuidLiteral.MatchString(ev.Sources[relTo(dir, abs)])
+	return exp, nil
+}
+
+// Evaluate runs the Jsonnet VM on the file at path (absolute), in this process.
+func Evaluate(path string, opts Options) (*Evaluation, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
 	code := string(src)
 	if opts.RunID != "" {
 		code = uuidLiteral.ReplaceAllString(code, fmt.Sprintf("%q", opts.RunID))
 	}
-	dir := filepath.Dir(abs)
+	dir := filepath.Dir(path)
 	imp := &recordingImporter{inner: &jsonnet.FileImporter{JPaths: []string{dir}}, dir: dir, seen: map[string]string{}}
 	vm := jsonnet.MakeVM()
 	vm.Importer(imp)
@@ -67,20 +109,12 @@ func Load(path string, opts Options) (*Experiment, error) {
 	for k, v := range opts.TLAStr {
 		vm.TLAVar(k, v)
 	}
-	out, err := vm.EvaluateAnonymousSnippet(abs, code)
-	if err != nil {
-		// go-jsonnet's messages carry file:line:col and a trace; keep them whole.
-		return nil, fmt.Errorf("evaluate %s:\n%w", path, err)
-	}
-	exp, err := Parse(path, []byte(out))
+	out, err := vm.EvaluateAnonymousSnippet(path, code)
 	if err != nil {
 		return nil, err
 	}
-	exp.Path, exp.Dir = abs, dir
-	exp.UsesRunID = uuidLiteral.Match(src)
-	exp.Sources = imp.seen
-	exp.Sources[imp.rel(abs)] = string(src)
-	return exp, nil
+	imp.seen[imp.rel(path)] = string(src)
+	return &Evaluation{JSON: out, Sources: imp.seen}, nil
 }
 
 // recordingImporter keeps the content of every imported file for the run manifest.
@@ -98,8 +132,11 @@ func (r *recordingImporter) Import(importedFrom, importedPath string) (jsonnet.C
 	return c, found, err
 }
 
-func (r *recordingImporter) rel(p string) string {
-	if rel, err := filepath.Rel(r.dir, p); err == nil && filepath.IsLocal(rel) {
+func (r *recordingImporter) rel(p string) string { return relTo(r.dir, p) }
+
+// relTo names p relative to dir when it is inside it, as Sources keys it.
+func relTo(dir, p string) string {
+	if rel, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(rel) {
 		return filepath.ToSlash(rel)
 	}
 	return p

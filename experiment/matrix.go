@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -48,6 +49,9 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 	}
 	excludes, ok := p.excludes(m["exclude"], where, axes)
 	if !ok {
+		return
+	}
+	if !p.room(combinations(axes, seeds), where) {
 		return
 	}
 	var combos []map[string]any
@@ -154,6 +158,19 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 		p.trials = append(p.trials, t)
 		p.groups[group] = append(p.groups[group], t.Name)
 	}
+}
+
+// combinations is how many trials the axes and seeds give before exclude, saturating at
+// math.MaxInt (a product of user-given lists must not overflow).
+func combinations(axes []axis, seeds []int64) int {
+	n := max(1, len(seeds))
+	for _, a := range axes {
+		if n > math.MaxInt/len(a.values) {
+			return math.MaxInt
+		}
+		n *= len(a.values)
+	}
+	return n
 }
 
 type axis struct {
@@ -309,20 +326,28 @@ var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 func substitute(v any, vars map[string]string) (any, error) {
 	switch x := v.(type) {
 	case string:
+		if !strings.Contains(x, "{{") {
+			return x, nil // most strings have no placeholder: skip the regexp
+		}
 		var missing []string
-		out := placeholder.ReplaceAllStringFunc(x, func(m string) string {
-			name := placeholder.FindStringSubmatch(m)[1]
+		var b strings.Builder
+		last := 0
+		for _, m := range placeholder.FindAllStringSubmatchIndex(x, -1) {
+			name := x[m[2]:m[3]]
 			val, ok := vars[name]
 			if !ok {
 				missing = append(missing, name)
-				return m
+				val = x[m[0]:m[1]]
 			}
-			return val
-		})
+			b.WriteString(x[last:m[0]])
+			b.WriteString(val)
+			last = m[1]
+		}
+		b.WriteString(x[last:])
 		if len(missing) > 0 {
 			return nil, unknownPlaceholder(missing[0], vars)
 		}
-		return out, nil
+		return b.String(), nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -25,8 +26,26 @@ var matrixOnly = []string{"params", "seeds", "exclude"}
 // name and a Kubernetes label value.
 var validName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$`)
 
-// Parse validates evaluated experiment JSON. file names the source in error messages.
+// DefaultMaxTrials is how many trials a run may have unless the cap is raised: a larger plan is
+// more often a mistake in a matrix than an intent, and each trial costs a record, a folder and
+// a process.
+const DefaultMaxTrials = 100_000
+
+// Parse validates evaluated experiment JSON with the default cap on trials. file names the
+// source in error messages.
 func Parse(file string, evaluated []byte) (*Experiment, error) {
+	return ParseMax(file, evaluated, 0)
+}
+
+// ParseMax is Parse with a cap of maxTrials trials (0: DefaultMaxTrials; negative: no cap). A
+// matrix is checked against the cap before it is expanded, so a huge one costs nothing.
+func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error) {
+	switch {
+	case maxTrials == 0:
+		maxTrials = DefaultMaxTrials
+	case maxTrials < 0:
+		maxTrials = math.MaxInt
+	}
 	ps := &problems{file: file}
 	exp := &Experiment{Evaluated: json.RawMessage(evaluated), Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
 	var top any
@@ -36,10 +55,13 @@ func Parse(file string, evaluated []byte) (*Experiment, error) {
 		ps.add("", "", "not JSON: %v", err)
 		return nil, ps.err()
 	}
-	p := &parser{ps: ps, groups: map[string][]string{}, defaultTimeout: map[int]bool{}}
+	p := &parser{ps: ps, groups: map[string][]string{}, max: maxTrials, defaultTimeout: map[int]bool{}}
 	switch t := top.(type) {
 	case []any:
 		exp.Form = "combu"
+		if !p.room(len(t), "") {
+			break
+		}
 		for i, raw := range t {
 			if tr, ok := p.trial(raw, i, nil); ok {
 				p.trials = append(p.trials, tr)
@@ -69,6 +91,8 @@ func Parse(file string, evaluated []byte) (*Experiment, error) {
 
 type parser struct {
 	ps     *problems
+	max    int // the cap on trials
+	capped bool
 	trials []Trial
 	groups map[string][]string // matrix group name -> its trial names
 	// rawDeps keep depends as written (strings may name a group) until all trials are known.
@@ -115,6 +139,9 @@ func (p *parser) object(m map[string]any, exp *Experiment) {
 		if !ok {
 			p.ps.add("", "trials", "must be an array of trial objects")
 		}
+		if !p.room(len(arr), "trials") {
+			arr = nil
+		}
 		for i, raw := range arr {
 			if tr, ok := p.trial(raw, i, defaults); ok {
 				p.trials = append(p.trials, tr)
@@ -140,6 +167,31 @@ func (p *parser) object(m map[string]any, exp *Experiment) {
 			p.matrix(mo, i, defaults)
 		}
 	}
+}
+
+// room reports whether n more trials fit under the cap, and records the problem (once) when
+// they do not. field names where they come from.
+func (p *parser) room(n int, field string) bool {
+	if n <= p.max-len(p.trials) {
+		return true
+	}
+	if !p.capped {
+		p.capped = true
+		total := len(p.trials) + min(n, math.MaxInt-len(p.trials))
+		p.ps.add("", field, "the experiment would have %s trials, more than the cap of %s trials per run; "+
+			"check the matrix, split the experiment, or raise the cap (jikken run --max-trials N)",
+			thousands(total), thousands(p.max))
+	}
+	return false
+}
+
+// thousands writes n with thousands separators, as people read counts of trials.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // trial parses one trial object merged over defaults. at is its position, for messages.

@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/jikken-dev/jikken/internal/safecsv"
 	"github.com/jikken-dev/jikken/report/chart"
 	"github.com/jikken-dev/jikken/stats"
 )
@@ -204,7 +204,7 @@ func (c *Curves) Plot(s chart.Style) (*chart.Figure, error) {
 // WriteCSV writes the curves in long format, one row per group and grid point: group, x (step or
 // time), n (trials counted), median, q1, q3, at full precision.
 func (c *Curves) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	x := "step"
 	if c.Time {
 		x = "time"

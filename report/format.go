@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/jikken-dev/jikken/internal/safecsv"
 	"github.com/jikken-dev/jikken/stats"
 )
 
@@ -287,7 +287,7 @@ func mdEscape(s string) string {
 
 // WriteCSV writes one row per pair with full-precision numbers, for spreadsheets and scripts.
 func (c *Comparison) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	_ = cw.Write([]string{"metric", "a", "b", "test", "statistic", "p_value", "p_adjusted", "significant",
 		"effect_size", "effect_value", "median_a", "median_b", "better"})
 	for _, p := range c.Pairwise {

@@ -6,6 +6,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+
+	"github.com/jikken-dev/jikken/internal/safecsv"
 )
 
 // Table is a rectangular table of strings with named columns. Numbers keep the text they were
@@ -27,8 +29,7 @@ func (t *Table) Col(name string) int {
 
 // ReadCSV reads a table with a header line. name is used in error messages.
 func ReadCSV(r io.Reader, name string) (*Table, error) {
-	cr := csv.NewReader(r)
-	recs, err := cr.ReadAll()
+	recs, err := safecsv.ReadAll(csv.NewReader(r))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
@@ -38,9 +39,10 @@ func ReadCSV(r io.Reader, name string) (*Table, error) {
 	return &Table{Columns: recs[0], Rows: recs[1:]}, nil
 }
 
-// WriteCSV writes the table with a header line.
+// WriteCSV writes the table with a header line, its cells safe to open in a spreadsheet
+// (safecsv; ReadCSV undoes it).
 func (t *Table) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	if err := cw.Write(t.Columns); err != nil {
 		return err
 	}

@@ -3,9 +3,10 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Well-known resource names, interned at fixed indices by NewNames.
@@ -177,56 +178,24 @@ func (n *Names) Map(r *Resources) map[string]string {
 	return m
 }
 
-var suffixes = map[string]*big.Rat{
-	"n": big.NewRat(1, 1_000_000_000), "u": big.NewRat(1, 1_000_000), "m": big.NewRat(1, 1000),
-	"":  big.NewRat(1, 1),
-	"k": big.NewRat(1e3, 1), "M": big.NewRat(1e6, 1), "G": big.NewRat(1e9, 1),
-	"T": big.NewRat(1e12, 1), "P": big.NewRat(1e15, 1), "E": big.NewRat(1e18, 1),
-	"Ki": big.NewRat(1<<10, 1), "Mi": big.NewRat(1<<20, 1), "Gi": big.NewRat(1<<30, 1),
-	"Ti": big.NewRat(1<<40, 1), "Pi": big.NewRat(1<<50, 1), "Ei": big.NewRat(1<<60, 1),
-}
-
 // ParseQuantity parses a Kubernetes quantity ("1", "0.5", "250m", "16Gi", "1e3") into
-// milli-units, rounding up as Kubernetes does for sub-milli precision.
+// milli-units with Kubernetes' own parser, rounding up as Kubernetes does for sub-milli
+// precision.
 func ParseQuantity(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, fmt.Errorf("empty quantity; write a number such as 2, 500m or 16Gi")
 	}
-	num, suf := s, ""
-	for j := len(s); j > 0; j-- {
-		c := s[j-1]
-		if (c >= '0' && c <= '9') || c == '.' {
-			num, suf = s[:j], s[j:]
-			break
-		}
-		if j == 1 {
-			num, suf = "", s
-		}
-	}
-	mult, ok := suffixes[suf]
-	if !ok && (strings.HasPrefix(suf, "e") || strings.HasPrefix(suf, "E")) {
-		// A decimal exponent such as 1e3: let big.Rat read the whole string.
-		num, suf, mult = s, "", suffixes[""]
-		ok = true
-	}
-	if !ok || num == "" {
+	// Kubernetes' parser reads a bare suffix ("Gi") as zero; here that is a typo.
+	digits := strings.TrimLeft(s, "+-")
+	q, err := resource.ParseQuantity(s)
+	if err != nil || digits == "" || !strings.ContainsAny(digits[:1], "0123456789.") {
 		return 0, fmt.Errorf("quantity %q is not a Kubernetes quantity; write a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, ...)", s)
 	}
-	v, ok := new(big.Rat).SetString(num)
-	if !ok {
-		return 0, fmt.Errorf("quantity %q is not a Kubernetes quantity; write a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, ...)", s)
-	}
-	v.Mul(v, mult)
-	v.Mul(v, big.NewRat(Milli, 1))
-	q, rem := new(big.Int).QuoRem(v.Num(), v.Denom(), new(big.Int))
-	if rem.Sign() > 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	if !q.IsInt64() {
+	if q.CmpInt64(math.MaxInt64/Milli) > 0 || q.CmpInt64(math.MinInt64/Milli) < 0 {
 		return 0, fmt.Errorf("quantity %q is too large", s)
 	}
-	return q.Int64(), nil
+	return q.MilliValue(), nil
 }
 
 // FormatQuantity renders milli-units as a plain decimal ("2", "0.5", "17179869184").

@@ -74,14 +74,14 @@ func PutBatch(ctx context.Context, b Blob, objs []Object) []error {
 	return errs
 }
 
-// WriteTrials stores several trial records at once (a group commit); errs has one entry per
-// record.
+// WriteTrials stores several trial records at once (a group commit), each stamped as
+// WriteTrial stamps it; errs has one entry per record.
 func (r Runs) WriteTrials(ctx context.Context, recs []*TrialRecord) []error {
 	objs := make([]Object, 0, len(recs))
 	errs := make([]error, len(recs))
 	idx := make([]int, 0, len(recs))
 	for i, rec := range recs {
-		b, err := json.MarshalIndent(rec, "", "  ")
+		b, err := json.MarshalIndent(stamped(rec), "", "  ")
 		if err != nil {
 			errs[i] = err
 			continue

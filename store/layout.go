@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,12 +12,14 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/ghost"
+	"github.com/jikken-dev/jikken/internal/version"
 )
 
 // The layout of a run in a store:
@@ -28,16 +32,18 @@ import (
 
 // Manifest records what a run is: written once before any trial starts.
 type Manifest struct {
-	RunID      string     `json:"run_id"`
-	Experiment string     `json:"experiment"`
-	File       string     `json:"file"`
-	Form       string     `json:"form"`
-	Created    time.Time  `json:"created"`
-	Tool       string     `json:"tool"`
-	Host       string     `json:"host"`
-	User       string     `json:"user"`
-	Backend    string     `json:"backend"`
-	Options    RunOptions `json:"options"`
+	RunID      string    `json:"run_id"`
+	Experiment string    `json:"experiment"`
+	File       string    `json:"file"`
+	Form       string    `json:"form"`
+	Created    time.Time `json:"created"`
+	// Tool and Build name the jikken that wrote the manifest (see CreateManifest).
+	Tool    string        `json:"tool"`
+	Build   *version.Info `json:"build,omitempty"`
+	Host    string        `json:"host"`
+	User    string        `json:"user"`
+	Backend string        `json:"backend"`
+	Options RunOptions    `json:"options"`
 	// Code is the exact code the run used: the experiment repository's commit plus, when the
 	// working tree differed, a snapshot commit (and ghosts when a ghost repository is set).
 	Code *ghost.Snapshot `json:"code,omitempty"`
@@ -106,6 +112,9 @@ type TrialRecord struct {
 	Devices []string `json:"devices,omitempty"`
 	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
 	Live *Live `json:"live,omitempty"`
+	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial
+	// and WriteTrials.
+	Tool string `json:"tool,omitempty"`
 }
 
 // Attempt is one execution of a trial.
@@ -178,19 +187,32 @@ func (r Runs) getJSON(ctx context.Context, key string, v any) error {
 	return nil
 }
 
-// WriteManifest stores m.
+// WriteManifest stores m, stamped and compacted as CreateManifest does.
 func (r Runs) WriteManifest(ctx context.Context, m *Manifest) error {
-	return r.putJSON(ctx, RunKey(m.RunID, "manifest.json"), m)
-}
-
-// CreateManifest stores the manifest of a new run, failing rather than replacing the manifest
-// of another run that got the same id.
-func (r Runs) CreateManifest(ctx context.Context, m *Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
+	stamp(m)
+	b, err := encodeManifest(m)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
+	return r.Blob.Put(ctx, RunKey(m.RunID, "manifest.json"), bytes.NewReader(b), int64(len(b)))
+}
+
+// stamp sets the manifest's Tool and Build to this jikken: a manifest names the binary that
+// wrote it, whatever the caller copied it from.
+func stamp(m *Manifest) {
+	in := version.Get()
+	m.Tool, m.Build = "jikken "+in.String(), &in
+}
+
+// CreateManifest stores the manifest of a new run, failing rather than replacing the manifest
+// of another run that got the same id. It sets m.Tool and m.Build to this jikken's version. A
+// large plan is stored compact (see Expansion); m itself is left whole.
+func (r Runs) CreateManifest(ctx context.Context, m *Manifest) error {
+	stamp(m)
+	b, err := encodeManifest(m)
+	if err != nil {
+		return err
+	}
 	if err := r.Blob.Create(ctx, RunKey(m.RunID, "manifest.json"), bytes.NewReader(b), int64(len(b))); err != nil {
 		if errors.Is(err, ErrExists) {
 			return fmt.Errorf("run %s already exists in %s; start the run again for a new id", m.RunID, r.Blob.Location())
@@ -200,16 +222,111 @@ func (r Runs) CreateManifest(ctx context.Context, m *Manifest) error {
 	return nil
 }
 
-// Manifest reads the manifest of run.
+// Manifest reads the manifest of run, with its trials expanded again when it was stored
+// compact.
 func (r Runs) Manifest(ctx context.Context, run string) (*Manifest, error) {
-	var m Manifest
-	if err := r.getJSON(ctx, RunKey(run, "manifest.json"), &m); err != nil {
+	var sm storedManifest
+	sm.Manifest = &Manifest{}
+	if err := r.getJSON(ctx, RunKey(run, "manifest.json"), &sm); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil, fmt.Errorf("run %q: %w in %s; list runs with 'jikken runs'", run, ErrNotFound, r.Blob.Location())
 		}
 		return nil, err
 	}
-	return &m, nil
+	m := sm.Manifest
+	m.Trials = sm.Trials
+	if sm.Expansion != nil {
+		trials, err := sm.Expansion.expand(m)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", run, err)
+		}
+		m.Trials = trials
+	}
+	return m, nil
+}
+
+// CompactAbove is how many trials a stored manifest lists at most: a larger plan that is exactly
+// what its evaluated experiment expands to is stored as that experiment (Evaluated, which holds
+// the matrix) and an Expansion, so a million-trial matrix costs kilobytes, not a copy of every
+// trial. Manifest.Trials, what everything reads, is always the whole list.
+const CompactAbove = 1000
+
+// Expansion stands for a stored manifest's trials: expanding its Evaluated experiment again
+// gives Count trials whose JSON has this SHA-256.
+type Expansion struct {
+	Count  int    `json:"count"`
+	SHA256 string `json:"sha256"`
+}
+
+// storedManifest is the form of a Manifest in the store: Trials is left out when Expansion
+// stands for it. (Its Trials field hides the embedded Manifest's in JSON.)
+type storedManifest struct {
+	*Manifest
+	Trials    []experiment.Trial `json:"trials,omitempty"`
+	Expansion *Expansion         `json:"trials_expansion,omitempty"`
+}
+
+// encodeManifest returns m's stored form, indented.
+func encodeManifest(m *Manifest) ([]byte, error) {
+	sm := storedManifest{Manifest: m, Trials: m.Trials}
+	if len(m.Trials) > CompactAbove {
+		e, err := compact(m)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			sm.Trials, sm.Expansion = nil, e
+		}
+	}
+	b, err := json.MarshalIndent(sm, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// compact returns the Expansion that stands for m's trials, or nil when expanding its
+// Evaluated experiment does not give exactly them (a reproduce run keeps one trial of a plan).
+func compact(m *Manifest) (*Expansion, error) {
+	want, err := digest(m.Trials)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := experiment.ParseMax(m.File, m.Evaluated, -1)
+	if err != nil {
+		return nil, nil
+	}
+	if got, err := digest(exp.Trials); err != nil || got != want {
+		return nil, err
+	}
+	return &Expansion{Count: len(m.Trials), SHA256: want}, nil
+}
+
+// digest is the SHA-256 of the trials' JSON, streamed: no copy of a large plan is kept.
+func digest(trials []experiment.Trial) (string, error) {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(trials); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// expand gives back the trials e stands for, checking they are the ones that were stored: a
+// jikken whose expansion differs from the writer's must not run or report other trials.
+func (e *Expansion) expand(m *Manifest) ([]experiment.Trial, error) {
+	exp, err := experiment.ParseMax(m.File, m.Evaluated, -1)
+	if err != nil {
+		return nil, fmt.Errorf("expand the stored plan: %w", err)
+	}
+	sum, err := digest(exp.Trials)
+	if err != nil {
+		return nil, err
+	}
+	if len(exp.Trials) != e.Count || sum != e.SHA256 {
+		return nil, fmt.Errorf("its manifest stores its %d trials as the expansion of its experiment, and this jikken, %s, expands that to other trials than the one that wrote it, %s; read the run with that jikken",
+			e.Count, version.String(), strings.TrimPrefix(m.Tool, "jikken "))
+	}
+	return exp.Trials, nil
 }
 
 // WriteState stores the run's state.
@@ -226,9 +343,17 @@ func (r Runs) State(ctx context.Context, run string) (*RunState, error) {
 	return &s, nil
 }
 
-// WriteTrial stores a trial record.
+// WriteTrial stores a trial record with its Tool set to this jikken's version (on a copy: the
+// caller's record may be read concurrently).
 func (r Runs) WriteTrial(ctx context.Context, rec *TrialRecord) error {
-	return r.putJSON(ctx, TrialKey(rec.Run, rec.Name, "trial.json"), rec)
+	return r.putJSON(ctx, TrialKey(rec.Run, rec.Name, "trial.json"), stamped(rec))
+}
+
+// stamped is a copy of rec naming this jikken as the one that wrote it.
+func stamped(rec *TrialRecord) *TrialRecord {
+	c := *rec
+	c.Tool = "jikken " + version.String()
+	return &c
 }
 
 // Trial reads one trial record.
@@ -365,35 +490,25 @@ const lookupConcurrency = 16
 // inParallel calls fn(0) .. fn(n-1), lookupConcurrency at a time, and returns the first error;
 // after an error no further call starts.
 func inParallel(n int, fn func(i int) error) error {
-	var (
-		next  atomic.Int64
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	failed := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil }
-	for range min(n, lookupConcurrency) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || failed() {
-					return
-				}
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
+	var g errgroup.Group
+	g.SetLimit(lookupConcurrency)
+	var failed atomic.Bool
+	for i := range n {
+		if failed.Load() {
+			break
+		}
+		g.Go(func() error {
+			if failed.Load() {
+				return nil
 			}
-		}()
+			err := fn(i)
+			if err != nil {
+				failed.Store(true)
+			}
+			return err
+		})
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // Resolve turns what a user typed into a run id: a full id, a unique prefix of one, or

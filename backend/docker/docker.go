@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -306,22 +307,25 @@ func startError(t experiment.Trial, err error) error {
 // restarting) waits for it and tries again, up to the backend's engine wait.
 func (b *Backend) engine(ctx context.Context, call func() error) error {
 	deadline := time.Now().Add(b.engineWait)
-	for {
+	// The wait between tries is waitEngine's: try again as soon as the engine answers.
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
 		err := call()
 		if err == nil || time.Now().After(deadline) {
-			return err
+			return struct{}{}, backoff.Permanent(err)
 		}
 		serverFault := cerrdefs.IsInternal(err) || cerrdefs.IsUnavailable(err) || cerrdefs.IsUnknown(err)
 		// While it stops its containers (up to their stop timeout) a stopping engine still
 		// answers pings but fails calls: give it that long to go.
 		if !client.IsErrConnectionFailed(err) && !(serverFault && b.goingAway(ctx, 15*time.Second)) {
-			return err
+			return struct{}{}, backoff.Permanent(err)
 		}
 		b.log.Warn("docker engine unreachable; waiting for it", "err", err)
 		if werr := b.waitEngine(ctx, deadline); werr != nil {
-			return err
+			return struct{}{}, backoff.Permanent(err)
 		}
-	}
+		return struct{}{}, err
+	}, backoff.WithBackOff(&backoff.ZeroBackOff{}), backoff.WithMaxElapsedTime(0))
+	return err
 }
 
 // goingAway tells an engine on its way down (it stops its containers and fails calls when it
@@ -341,22 +345,16 @@ func (b *Backend) goingAway(ctx context.Context, window time.Duration) bool {
 
 // waitEngine polls the engine until it answers or the deadline passes.
 func (b *Backend) waitEngine(ctx context.Context, deadline time.Time) error {
-	for {
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		_, err := b.api.Ping(pctx, client.PingOptions{})
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("docker engine did not come back within %s: %w", b.engineWait, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
+		return struct{}{}, err
+	}, backoff.WithBackOff(backoff.NewConstantBackOff(250*time.Millisecond)), backoff.WithMaxElapsedTime(time.Until(deadline)))
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("docker engine did not come back within %s: %w", b.engineWait, err)
 	}
+	return err
 }
 
 // Live implements runner.Backend: every container labelled with the run, running or not (a

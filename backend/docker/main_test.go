@@ -31,6 +31,12 @@ var (
 	keepImage bool
 )
 
+// Set when this test binary is run again by a test, as an unprivileged runner.
+const (
+	childImageEnv  = "JIKKEN_TEST_CHILD_IMAGE"
+	childRunnerEnv = "JIKKEN_TEST_CHILD_RUNNER"
+)
+
 func TestMain(m *testing.M) {
 	code := func() int {
 		if err := setUp(); err != nil {

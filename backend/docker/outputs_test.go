@@ -1,3 +1,5 @@
+//go:build unix
+
 package docker_test
 
 import (
@@ -17,12 +19,6 @@ import (
 
 	"github.com/jikken-dev/jikken/backend/docker"
 	"github.com/jikken-dev/jikken/experiment"
-)
-
-// Set when this test binary is run again by a test, as an unprivileged runner.
-const (
-	childImageEnv  = "JIKKEN_TEST_CHILD_IMAGE"
-	childRunnerEnv = "JIKKEN_TEST_CHILD_RUNNER"
 )
 
 // Copied (FilesCopy, the way for a remote engine or a runner that is not root), the attempt's

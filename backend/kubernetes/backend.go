@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -78,12 +79,18 @@ type Config struct {
 	Log   *slog.Logger
 }
 
+// DefaultExecutorImage is the published executor image of the running jikken's version, so
+// the executor in a pod is the same jikken that launched it (never a moving :latest).
+func DefaultExecutorImage() string {
+	return "ghcr.io/jikken-dev/jikken:" + version.Get().ImageTag()
+}
+
 func (c *Config) defaults() {
 	if c.GitImage == "" {
 		c.GitImage = "alpine/git:2.47.2"
 	}
 	if c.ExecutorImage == "" {
-		c.ExecutorImage = "ghcr.io/jikken-dev/jikken:latest"
+		c.ExecutorImage = DefaultExecutorImage()
 	}
 	if c.PendingTimeout == 0 {
 		c.PendingTimeout = 5 * time.Minute

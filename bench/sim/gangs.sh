@@ -18,7 +18,7 @@ sed 's/count: 32, capacity: {cpu: "64", memory: 512Gi, nvidia.com\/gpu: "4"}/cou
 for case in las-gangs las-gangs-tick1 las-no-gangs; do
 	scenario=$out/$case.yaml
 	[ $case = las-gangs ] && scenario=bench/sim/las-gangs.yaml
-	/usr/bin/time -v "$bin" sim run "$scenario" -o "$out/$case" --progress=false >"$out/$case.stdout" 2>"$out/$case.time"
+	/usr/bin/time -v "$bin" sim run "$scenario" --dir "$out/$case" --progress=false >"$out/$case.stdout" 2>"$out/$case.time"
 	echo "== $case"
 	grep -E 'Elapsed \(wall clock\)|User time|System time|Maximum resident set size' "$out/$case.time"
 	grep -E '^  "(jobs|pods|events|scheduling_passes|preemptions|wall_s|determinism_hash)"' "$out/$case/summary.json"

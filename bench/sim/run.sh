@@ -11,7 +11,7 @@ out=${OUT:-$(mktemp -d)}
 bin=$out/jikken
 cd "$root"
 go build -o "$bin" ./cmd/jikken
-/usr/bin/time -v "$bin" sim run examples/sim/philly-1k.yaml -o "$out/result" --progress=false >"$out/stdout" 2>"$out/time.txt"
+/usr/bin/time -v "$bin" sim run examples/sim/philly-1k.yaml --dir "$out/result" --progress=false >"$out/stdout" 2>"$out/time.txt"
 cat "$out/stdout"
 grep -E 'Elapsed \(wall clock\)|User time|System time|Maximum resident set size' "$out/time.txt"
 grep -E '^  "(pods|events|wall_s|pods_per_s|events_per_s|peak_rss_bytes|determinism_hash)"' "$out/result/summary.json"

@@ -78,7 +78,7 @@ workload: [{trace: {path: $work/$model.csv}}]
 scheduler: {profile: $policy, lasThresholds: [3250, 7200], gittins: {samples: $sim/yarn-gput1000.csv, quantum: 3250}}
 sample: 0
 EOF
-			"$work/jikken" sim run "$work/$model-$nodes-$policy.yaml" -o "$work/out-$model-$nodes-$policy" --progress=false >/dev/null
+			"$work/jikken" sim run "$work/$model-$nodes-$policy.yaml" --dir "$work/out-$model-$nodes-$policy" --progress=false >/dev/null
 		done
 		t2=$(date +%s.%N)
 		printf '%-8s %-8s %10s %10s %10s %8.2f %8.2f\n' "${nodes}x4" $policy "$(mean "$log/job.csv" 8)" \

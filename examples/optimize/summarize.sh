@@ -10,12 +10,12 @@ mkdir -p "$out"
 for fn in sphere rastrigin rosenbrock ackley; do
   echo "== $fn"
   jikken compare "$JIKKEN_RUN_ID" --by algo --metric best --pair-by seed --where fn="$fn" --lower-is-better
-  jikken plot "$JIKKEN_RUN_ID" --kind cd --by algo --metric best --pair-by seed --where fn="$fn" --lower-is-better -o "$out/cd-$fn.svg" ||
+  jikken plot "$JIKKEN_RUN_ID" --kind cd --by algo --metric best --pair-by seed --where fn="$fn" --lower-is-better --out "$out/cd-$fn.svg" ||
     echo "(no critical-difference diagram for $fn)"
 done
 echo "== all functions"
 jikken compare "$JIKKEN_RUN_ID" --by algo --metric best --pair-by fn,seed --lower-is-better
-jikken plot "$JIKKEN_RUN_ID" --kind cd --by algo --metric best --pair-by fn,seed --lower-is-better -o "$out/cd-all.svg"
-jikken report "$JIKKEN_RUN_ID" --by algo --metric best:min --pair-by fn,seed -o "$out/report.html" >/dev/null
+jikken plot "$JIKKEN_RUN_ID" --kind cd --by algo --metric best --pair-by fn,seed --lower-is-better --out "$out/cd-all.svg"
+jikken report "$JIKKEN_RUN_ID" --by algo --metric best:min --pair-by fn,seed --out "$out/report.html" >/dev/null
 echo
 echo "plots and report.html: runs/$JIKKEN_RUN_ID/trials/compare/artifacts/ in the store"

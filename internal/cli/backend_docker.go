@@ -10,11 +10,10 @@ import (
 	"github.com/jikken-dev/jikken/runner"
 )
 
-func init() {
-	backends["docker"] = func(_ context.Context, f *cmdutil.Factory, _ backendSettings) (runner.Backend, error) {
-		// Warnings (the engine went away and jikken waits for it) go to stderr with the run's.
-		log := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		// JIKKEN_DOCKER_FILES=copy|bind overrides how params and outputs travel (docs/docker.md).
-		return docker.New(docker.Options{Log: log, Files: docker.Files(os.Getenv("JIKKEN_DOCKER_FILES"))})
-	}
+// newDockerBackend sends the backend's warnings (the engine went away and jikken waits for it)
+// to stderr with the run's; JIKKEN_DOCKER_FILES=copy|bind overrides how params and outputs
+// travel (docs/docker.md).
+func newDockerBackend(_ context.Context, f *cmdutil.Factory, _ backendSettings) (runner.Backend, error) {
+	log := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return docker.New(docker.Options{Log: log, Files: docker.Files(os.Getenv("JIKKEN_DOCKER_FILES"))})
 }

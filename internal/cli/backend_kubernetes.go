@@ -13,8 +13,6 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-func init() { backends["kubernetes"] = newKubernetesBackend }
-
 // newKubernetesBackend configures the kubernetes backend from the environment, documented in
 // docs/kubernetes.md: JIKKEN_K8S_NAMESPACE, KUBECONFIG, JIKKEN_K8S_EXECUTOR_IMAGE,
 // JIKKEN_K8S_STORE_SECRET, ...; --namespace and --kubeconfig override theirs.

@@ -15,9 +15,21 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-// backends maps --backend names to constructors; each backend adds itself in its own file.
+// backends maps --backend names to constructors.
 var backends = map[string]func(ctx context.Context, f *cmdutil.Factory, s backendSettings) (runner.Backend, error){
-	"local": newLocalBackend,
+	"local":      newLocalBackend,
+	"docker":     newDockerBackend,
+	"kubernetes": newKubernetesBackend,
+}
+
+// backendList returns the names of the backends, sorted.
+func backendList() []string {
+	names := make([]string, 0, len(backends))
+	for n := range backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // backendSettings are a backend's settings from the command line (--namespace, --kubeconfig)
@@ -90,12 +102,7 @@ func newLocalBackend(ctx context.Context, f *cmdutil.Factory, _ backendSettings)
 func openBackend(ctx context.Context, f *cmdutil.Factory, name string, s backendSettings) (runner.Backend, error) {
 	mk, ok := backends[name]
 	if !ok {
-		names := make([]string, 0, len(backends))
-		for n := range backends {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, cmdutil.UsageError("unknown backend %q; use one of %s", name, strings.Join(names, ", "))
+		return nil, cmdutil.UsageError("unknown backend %q; use one of %s", name, strings.Join(backendList(), ", "))
 	}
 	if err := s.check(name); err != nil {
 		return nil, err

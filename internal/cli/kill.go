@@ -14,8 +14,6 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-func init() { register(newKillCmd) }
-
 func newKillCmd(f *cmdutil.Factory) *cobra.Command {
 	var settings backendSettings
 	cmd := &cobra.Command{
@@ -100,7 +98,7 @@ func killRun(ctx context.Context, f *cmdutil.Factory, runs store.Runs, id string
 	}
 	if store.HolderAlive(holder, host) {
 		// The runner records the kill itself; wait for it to let go of the run.
-		if err := syscall.Kill(holder.PID, syscall.SIGTERM); err != nil {
+		if err := signalProcess(holder.PID, syscall.SIGTERM); err != nil {
 			return 0, fmt.Errorf("signal runner pid %d: %w", holder.PID, err)
 		}
 		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
@@ -147,4 +145,13 @@ func killRun(ctx context.Context, f *cmdutil.Factory, runs store.Runs, id string
 	}
 	_ = runs.Blob.Delete(context.WithoutCancel(ctx), store.RunKey(id, "lock"))
 	return len(live), nil
+}
+
+// signalProcess sends sig to the process pid.
+func signalProcess(pid int, sig os.Signal) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Signal(sig)
 }

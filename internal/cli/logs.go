@@ -17,8 +17,6 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-func init() { register(newLogsCmd) }
-
 func newLogsCmd(f *cmdutil.Factory) *cobra.Command {
 	var follow, stderr bool
 	var attempt int

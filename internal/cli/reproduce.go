@@ -19,8 +19,6 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-func init() { register(newReproduceCmd) }
-
 type metricMatch struct {
 	Name       string   `json:"name"`
 	Original   *float64 `json:"original"`
@@ -56,9 +54,6 @@ recorded ones. The exit code is 0 when every metric matches (within
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
-				return err
-			}
 			ref, trial, ok := strings.Cut(args[0], "/")
 			if len(args) == 2 {
 				ref, trial, ok = args[0], args[1], true
@@ -112,7 +107,7 @@ recorded ones. The exit code is 0 when every metric matches (within
 			return compareReproduction(ctx, f, runs, id, m.RunID, trial, tolerance, output, &m)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &output, "text", "json")
 	cmd.Flags().StringVar(&backendName, "backend", "", "where the trial runs (default: as it ran)")
 	cmd.Flags().Float64Var(&tolerance, "tolerance", 0, "largest relative difference that still counts as a match")
 	settings.addFlags(cmd, true)

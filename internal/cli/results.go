@@ -11,8 +11,6 @@ import (
 	"github.com/jikken-dev/jikken/results"
 )
 
-func init() { register(newResultsCmd) }
-
 func newResultsCmd(f *cmdutil.Factory) *cobra.Command {
 	var (
 		output  string
@@ -41,9 +39,6 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if _, err := cmdutil.CheckFormat(output, "table", "csv", "json"); err != nil {
-				return err
-			}
 			if len(metrics) > 0 && !curves {
 				return cmdutil.UsageError("--metric goes with --curves; the results table has every metric as a column")
 			}
@@ -82,7 +77,7 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, csv or json")
+	cmdutil.FormatFlag(cmd, &output, "table", "csv", "json")
 	cmd.Flags().BoolVar(&curves, "curves", false, "every logged value, one row per metrics.jsonl line (long format)")
 	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "with --curves: keep only this metric (repeatable)")
 	return cmd

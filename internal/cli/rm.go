@@ -16,10 +16,9 @@ import (
 	"github.com/jikken-dev/jikken/ghost"
 	"github.com/jikken-dev/jikken/ghost/gitexec"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/progress"
 	"github.com/jikken-dev/jikken/store"
 )
-
-func init() { register(newRmCmd) }
 
 // rmOptions are the flags and arguments of 'jikken rm'.
 type rmOptions struct {
@@ -81,7 +80,7 @@ run was deleted under it goes on writing trial records no command lists. Try a s
 	fl.BoolVar(&o.dryRun, "dry-run", false, "list the runs that would be deleted; delete nothing")
 	fl.BoolVar(&o.force, "force", false, "delete runs whose runner is still alive (stop them with 'jikken kill' instead)")
 	fl.BoolVar(&o.backendObjects, "backend-objects", false, "also delete what the backend keeps of the run (kubernetes Jobs, docker containers and networks); needs the cluster or engine")
-	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &o.output, "text", "json")
 	o.settings.addFlags(cmd, false)
 	return cmd
 }
@@ -192,9 +191,6 @@ func runRm(ctx context.Context, o *rmOptions) error {
 
 // check validates the options and returns the age --older-than asks for.
 func (o *rmOptions) check() (time.Duration, error) {
-	if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
-		return 0, err
-	}
 	if len(o.refs) == 0 && o.olderThan == "" && !o.keepSet && len(o.statuses) == 0 && o.experiment == "" {
 		return 0, cmdutil.UsageError("say which runs to delete: RUN ids (or latest), or a selection with --older-than, --keep, --status or --experiment (see 'jikken rm --help')")
 	}
@@ -428,11 +424,9 @@ func (d *rmDeleter) delete(ctx context.Context, c *rmCandidate, r *rmRun) error 
 			r.BackendObjects = &n
 		}
 	}
-	bar := d.progress(c.id)
-	n, err := d.runs.Delete(ctx, c.id, bar)
-	if bar != nil {
-		fmt.Fprint(d.o.f.IO.ErrOut, "\r\033[K")
-	}
+	line := d.progress()
+	n, err := d.runs.Delete(ctx, c.id, func(n int) { line.Draw(fmt.Sprintf("deleting run %s: %d objects", c.id, n)) })
+	line.Clear()
 	r.Objects = n
 	if err != nil {
 		return err
@@ -453,19 +447,11 @@ func (d *rmDeleter) delete(ctx context.Context, c *rmCandidate, r *rmRun) error 
 	return nil
 }
 
-// progress returns a counter drawn on a terminal while a run's objects go, or nil.
-func (d *rmDeleter) progress(id string) func(int) {
+// progress returns the line that counts a run's objects as they go, drawn on a terminal only
+// and never with -o json.
+func (d *rmDeleter) progress() *progress.Line {
 	ios := d.o.f.IO
-	if d.o.output != "text" || !ios.ErrTTY {
-		return nil
-	}
-	last := time.Time{}
-	return func(n int) {
-		if time.Since(last) > 100*time.Millisecond {
-			last = time.Now()
-			fmt.Fprintf(ios.ErrOut, "\r\033[Kdeleting run %s: %d objects", id, n)
-		}
-	}
+	return progress.New(ios.ErrOut, d.o.output == "text" && ios.ErrTTY)
 }
 
 // runDeleter is a backend that deletes what it created for a run (kubernetes Jobs, docker

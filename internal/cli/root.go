@@ -4,35 +4,56 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jikken-dev/jikken/internal/cli/analysiscmd"
+	"github.com/jikken-dev/jikken/internal/cli/execcmd"
+	"github.com/jikken-dev/jikken/internal/cli/exportcmd"
+	"github.com/jikken-dev/jikken/internal/cli/ghostcmd"
+	"github.com/jikken-dev/jikken/internal/cli/simcmd"
+	"github.com/jikken-dev/jikken/internal/cli/storecmd"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/evalguard"
 	"github.com/jikken-dev/jikken/internal/iostreams"
+	"github.com/jikken-dev/jikken/internal/version"
+	_ "github.com/jikken-dev/jikken/store/s3" // s3:// for store.Open
 )
-
-// Version is set at build time with -ldflags "-X github.com/jikken-dev/jikken/internal/cli.Version=...".
-var Version = "dev"
 
 // Main runs jikken with the process's arguments and returns the exit code.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Run(ctx, iostreams.System(), os.Args[1:])
+	exe, _ := os.Executable()
+	f := &cmdutil.Factory{IO: iostreams.System(), Executable: exe}
+	return cmdutil.Execute(ctx, NewRootCmd(f), f.IO, "jikken", os.Args[1:])
 }
 
-// Run runs jikken with args on the given streams and returns the exit code; tests call it.
+// Run runs jikken with args on the given streams and returns the exit code; tests call it. The
+// process is not a jikken binary then (a test binary), so nothing runs it again: the Jsonnet
+// evaluation is not moved to a bounded child, and --detach and trials' $JIKKEN_BIN are off.
 func Run(ctx context.Context, ios *iostreams.IOStreams, args []string) int {
-	exe, _ := os.Executable()
-	f := &cmdutil.Factory{IO: ios, Executable: exe}
+	f := &cmdutil.Factory{IO: ios}
 	return cmdutil.Execute(ctx, NewRootCmd(f), ios, "jikken", args)
 }
 
-// NewRootCmd builds the command tree.
+// The groups of commands in 'jikken --help'.
+const (
+	groupRun     = "run"
+	groupResults = "results"
+	groupManage  = "manage"
+	groupSim     = "sim"
+	groupOther   = "other"
+)
+
+// NewRootCmd builds the command tree: this function is the one place that lists every command.
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	cobra.EnableCommandSorting = false // help lists commands in the order below, most used first
 	root := &cobra.Command{
 		Use:   "jikken",
 		Short: "Run reproducible experiments and compare their results",
@@ -42,7 +63,7 @@ every result in a store, and compares algorithms with proper statistics.
 
 Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trials failed;
 130 interrupted.`,
-		Version:       Version,
+		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -52,18 +73,97 @@ Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trial
 			return nil
 		},
 	}
+	root.SetVersionTemplate("jikken {{.Version}}\n")
 	root.PersistentFlags().StringVar(&f.StoreURL, "store", "", "where runs are kept: a folder or s3://bucket/prefix (default $JIKKEN_STORE or ./.jikken)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return cmdutil.UsageError("%v (see '%s --help')", err, c.CommandPath())
-	})
-	for _, add := range commands {
-		root.AddCommand(add(f))
+	root.AddGroup(
+		&cobra.Group{ID: groupRun, Title: "Run experiments:"},
+		&cobra.Group{ID: groupResults, Title: "Look at results:"},
+		&cobra.Group{ID: groupManage, Title: "Manage stores and code:"},
+		&cobra.Group{ID: groupSim, Title: "Simulate clusters:"},
+		&cobra.Group{ID: groupOther, Title: "Other commands:"},
+	)
+	for _, g := range []struct {
+		id   string
+		cmds []*cobra.Command
+	}{
+		{groupRun, []*cobra.Command{newRunCmd(f), newResumeCmd(f), newKillCmd(f), newValidateCmd(f),
+			newReproduceCmd(f), exportcmd.NewCmd(f)}},
+		{groupResults, []*cobra.Command{newRunsCmd(f), newStatusCmd(f), newLogsCmd(f), newResultsCmd(f),
+			analysiscmd.NewCompareCmd(f), analysiscmd.NewPlotCmd(f), analysiscmd.NewReportCmd(f)}},
+		{groupManage, []*cobra.Command{newRmCmd(f), storecmd.NewCmd(f), ghostcmd.NewCmd(f)}},
+		{groupSim, []*cobra.Command{simcmd.NewCmd(f)}},
+		{groupOther, []*cobra.Command{newVersionCmd(f), execcmd.NewCmd(f), newEvalCmd(f)}},
+	} {
+		for _, c := range g.cmds {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
 	}
+	root.SetHelpCommandGroupID(groupOther)
+	root.SetCompletionCommandGroupID(groupOther)
+	completeArgs(f, root)
+	cmdutil.Conventions(root)
 	return root
 }
 
-// commands lists the constructors of the top-level commands; each command group adds itself
-// in its own file so groups stay independent.
-var commands []func(*cmdutil.Factory) *cobra.Command
+// completeArgs tells the shell what the arguments and flags of the commands are: run ids,
+// trial names, backends (formats are completed where -o is defined).
+func completeArgs(f *cmdutil.Factory, root *cobra.Command) {
+	byPath := map[string]cobra.CompletionFunc{
+		"status": cmdutil.CompleteFirstRun(f), "results": cmdutil.CompleteFirstRun(f),
+		"resume": cmdutil.CompleteFirstRun(f), "report": cmdutil.CompleteFirstRun(f),
+		"store sync": cmdutil.CompleteFirstRun(f), "rm": cmdutil.CompleteRuns(f, false),
+		"kill": cmdutil.CompleteRuns(f, true), "compare": cmdutil.CompleteRuns(f, true),
+		"plot": cmdutil.CompleteRuns(f, true), "logs": cmdutil.CompleteRunTrial(f),
+		"reproduce": cmdutil.CompleteRunSlashTrial(f),
+	}
+	for path, fn := range byPath {
+		c, _, err := root.Find(strings.Fields(path))
+		if err != nil || c == root {
+			panic("completeArgs: no command " + path)
+		}
+		c.ValidArgsFunction = fn
+	}
+	backendNames := cobra.FixedCompletions(backendList(), cobra.ShellCompDirectiveNoFileComp)
+	for _, c := range root.Commands() {
+		if c.Flags().Lookup("backend") != nil {
+			_ = c.RegisterFlagCompletionFunc("backend", backendNames)
+		}
+	}
+}
 
-func register(c func(*cmdutil.Factory) *cobra.Command) { commands = append(commands, c) }
+func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print jikken's version, commit and platform",
+		Long: `Version prints the version of this jikken and the commit it was built from, with "-dirty" when
+the working tree had uncommitted changes. Every run records the same in its manifest ("tool",
+"build") and every trial record in "tool".`,
+		Example: "  jikken version\n  jikken version -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in := version.Get()
+			if output == "json" {
+				return cmdutil.WriteJSON(f.IO.Out, in)
+			}
+			fmt.Fprintf(f.IO.Out, "jikken %s\n%s, %s\n", in, in.Go, in.Platform)
+			return nil
+		},
+	}
+	cmdutil.FormatFlag(cmd, &output, "text", "json")
+	return cmd
+}
+
+// newEvalCmd is the hidden child a bounded evaluation runs (internal/evalguard).
+func newEvalCmd(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:    cmdutil.EvalCommand,
+		Short:  "Evaluate an experiment file for a parent jikken (internal)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return evalguard.Serve(f.IO.In, f.IO.Out, os.Exit)
+		},
+	}
+}

@@ -11,22 +11,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
-
-func init() {
-	register(newRunCmd)
-	register(newResumeCmd)
-}
 
 type runOptions struct {
 	f        *cmdutil.Factory
@@ -38,8 +32,7 @@ type runOptions struct {
 	inPlace  bool
 	ghost    string
 	output   string
-	extStr   []string
-	tlaStr   []string
+	exp      cmdutil.ExperimentFlags
 	settings backendSettings
 	host     hostSettings
 }
@@ -79,9 +72,8 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&o.inPlace, "in-place", false, "run trials in the working tree instead of a copy of its snapshot")
 	fl.StringVar(&o.ghost, "ghost-repo", os.Getenv("GIT_GHOST_REPO"), "also push the code snapshot to this ghost repository, for other machines ($GIT_GHOST_REPO)")
-	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
-	fl.StringArrayVar(&o.extStr, "ext-str", nil, "pass std.extVar(KEY) to the experiment as KEY=VALUE (repeatable)")
-	fl.StringArrayVar(&o.tlaStr, "tla-str", nil, "pass a top-level argument to the experiment as KEY=VALUE (repeatable)")
+	cmdutil.FormatFlag(cmd, &o.output, "text", "json")
+	o.exp.Add(cmd)
 	o.settings.addFlags(cmd, true)
 	o.host.addFlags(cmd, true)
 	return cmd
@@ -96,37 +88,14 @@ func defaultJobs() int {
 	return max(1, runtime.NumCPU())
 }
 
-func parseKV(flag string, list []string) (map[string]string, error) {
-	if len(list) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]string, len(list))
-	for _, kv := range list {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, cmdutil.UsageError("--%s %q: want KEY=VALUE", flag, kv)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
 func runRun(ctx context.Context, o *runOptions) error {
-	if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
-		return err
-	}
 	if o.jobs < 1 {
 		return cmdutil.UsageError("-j must be at least 1")
 	}
-	ext, err := parseKV("ext-str", o.extStr)
+	opts, err := o.exp.Options(o.f)
 	if err != nil {
 		return err
 	}
-	tla, err := parseKV("tla-str", o.tlaStr)
-	if err != nil {
-		return err
-	}
-	opts := experiment.Options{ExtStr: ext, TLAStr: tla}
 	exp, err := experiment.Load(o.file, opts)
 	if err != nil {
 		return err
@@ -170,9 +139,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 	host, _ := os.Hostname()
 	m := &store.Manifest{
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
-		Created: time.Now().UTC(), Tool: "jikken " + Version, Host: host, User: currentUser(),
+		Created: time.Now().UTC(), Host: host, User: currentUser(),
 		Backend: backend.Name(),
-		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: ext, TLAStr: tla, Backend: settingsOf(backend),
+		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr, Backend: settingsOf(backend),
 			GPUs: o.host.GPUs, CPUs: o.host.CPUs, Memory: o.host.Memory, NoEnforce: o.host.NoEnforce},
 		Code: code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
@@ -299,11 +268,13 @@ type trialJSON struct {
 type runResultJSON struct {
 	RunID  string       `json:"run_id"`
 	Status store.Status `json:"status"`
-	Trials []trialJSON  `json:"trials"`
+	// Tool is the jikken that ran it: version and commit, as its manifest records them.
+	Tool   string      `json:"tool"`
+	Trials []trialJSON `json:"trials"`
 }
 
 func runJSON(sum *runner.Summary) runResultJSON {
-	out := runResultJSON{RunID: sum.RunID, Status: sum.Status, Trials: []trialJSON{}}
+	out := runResultJSON{RunID: sum.RunID, Status: sum.Status, Tool: "jikken " + version.String(), Trials: []trialJSON{}}
 	for _, rec := range sum.Trials {
 		if rec == nil {
 			continue
@@ -365,7 +336,7 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 	}
 	cmd := exec.Command(f.Executable, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detachedAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start detached runner: %w", err)
 	}
@@ -393,9 +364,6 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if _, err := cmdutil.CheckFormat(eo.output, "text", "json"); err != nil {
-				return err
-			}
 			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
 				return err
@@ -426,7 +394,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 	fl.StringVar(&backendName, "backend", "", "where trials run (default: as the run was started)")
 	fl.BoolVar(&eo.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&eo.force, "force", false, "take the run's lock even if another runner seems to hold it")
-	fl.StringVarP(&eo.output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &eo.output, "text", "json")
 	settings.addFlags(cmd, false)
 	eo.host.addFlags(cmd, true)
 	return cmd

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -59,6 +61,45 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REPO", repo)
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"svgtext":         svgText,
+			"fake-nvidia-smi": fakeNvidiaSMI,
+			// exitcode N CMD [ARG...]: run CMD as exec does and check it exits with status N.
+			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 2 {
+					ts.Fatalf("usage: exitcode N CMD [ARG...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				got := 0
+				var ee *exec.ExitError
+				if err := ts.Exec(args[1], args[2:]...); errors.As(err, &ee) {
+					got = ee.ExitCode()
+				} else {
+					ts.Check(err)
+				}
+				if (got == want) == neg {
+					ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+				}
+			},
+			// version-matches: the manifest and trial records of every run in the store name the
+			// jikken that the last command's stdout ('jikken --version') names.
+			"version-matches": func(ts *testscript.TestScript, neg bool, args []string) {
+				want := strings.TrimSpace(ts.ReadFile("stdout"))
+				manifests, _ := filepath.Glob(ts.MkAbs(".jikken/runs/*/manifest.json"))
+				records, _ := filepath.Glob(ts.MkAbs(".jikken/runs/*/trials/*/trial.json"))
+				if len(manifests) == 0 || len(records) == 0 {
+					ts.Fatalf("no runs in the store")
+				}
+				for _, p := range append(manifests, records...) {
+					var doc struct{ Tool string }
+					ts.Check(json.Unmarshal([]byte(ts.ReadFile(p)), &doc))
+					if doc.Tool != want {
+						ts.Fatalf("%s: tool %q, want %q", p, doc.Tool, want)
+					}
+				}
+			},
+		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "docker":
@@ -67,10 +108,6 @@ func TestScripts(t *testing.T) {
 				return cjkFontReady()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"svgtext":         svgText,
-			"fake-nvidia-smi": fakeNvidiaSMI,
 		},
 	})
 }

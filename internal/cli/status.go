@@ -16,11 +16,6 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-func init() {
-	register(newStatusCmd)
-	register(newRunsCmd)
-}
-
 // runView is a run as status and runs show it.
 type runView struct {
 	RunID      string               `json:"run_id"`
@@ -28,6 +23,7 @@ type runView struct {
 	File       string               `json:"file"`
 	Backend    string               `json:"backend"`
 	Created    time.Time            `json:"created"`
+	Tool       string               `json:"tool,omitempty"`
 	Status     store.Status         `json:"status"`
 	Note       string               `json:"note,omitempty"`
 	Counts     map[store.Status]int `json:"counts"`
@@ -56,7 +52,7 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 	if err != nil {
 		return nil, err
 	}
-	v := &runView{RunID: id, Experiment: m.Experiment, File: m.File, Backend: m.Backend, Created: m.Created,
+	v := &runView{RunID: id, Experiment: m.Experiment, File: m.File, Backend: m.Backend, Created: m.Created, Tool: m.Tool,
 		Status: store.Pending, Counts: map[store.Status]int{}, Total: len(m.Trials), Code: m.Code}
 	st, stErr := runs.State(ctx, id)
 	if !withTrials && stErr == nil && st.Status.Final() && st.Counts != nil {
@@ -125,9 +121,6 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
-				return err
-			}
 			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
 				return err
@@ -201,7 +194,7 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &output, "text", "json")
 	cmd.Flags().BoolVar(&all, "all", false, "list every trial, not only those that did not succeed")
 	return cmd
 }
@@ -216,9 +209,6 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
-				return err
-			}
 			runs, err := openRuns(ctx, f)
 			if err != nil {
 				return err
@@ -254,7 +244,7 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &output, "text", "json")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show only the newest N runs")
 	return cmd
 }

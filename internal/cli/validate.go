@@ -11,11 +11,9 @@ import (
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 )
 
-func init() { register(newValidateCmd) }
-
 func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	var output string
-	var extStr, tlaStr []string
+	var expFlags cmdutil.ExperimentFlags
 	var onHost bool
 	var hs hostSettings
 	cmd := &cobra.Command{
@@ -34,18 +32,11 @@ kind can run at once, what limits them, and which trials can never run here.`,
   jikken validate sweep.jsonnet -o json | jq '.trials | length'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := cmdutil.CheckFormat(output, "text", "json"); err != nil {
-				return err
-			}
-			ext, err := parseKV("ext-str", extStr)
+			opts, err := expFlags.Options(f)
 			if err != nil {
 				return err
 			}
-			tla, err := parseKV("tla-str", tlaStr)
-			if err != nil {
-				return err
-			}
-			exp, err := experiment.Load(args[0], experiment.Options{ExtStr: ext, TLAStr: tla})
+			exp, err := experiment.Load(args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -103,9 +94,8 @@ kind can run at once, what limits them, and which trials can never run here.`,
 	}
 	cmd.Flags().BoolVar(&onHost, "host", false, "also print what this host offers and how the plan fits it")
 	hs.addFlags(cmd, false)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	cmd.Flags().StringArrayVar(&extStr, "ext-str", nil, "pass std.extVar(KEY) as KEY=VALUE (repeatable)")
-	cmd.Flags().StringArrayVar(&tlaStr, "tla-str", nil, "pass a top-level argument as KEY=VALUE (repeatable)")
+	cmdutil.FormatFlag(cmd, &output, "text", "json")
+	expFlags.Add(cmd)
 	return cmd
 }
 

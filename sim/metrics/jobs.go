@@ -1,10 +1,10 @@
 package metrics
 
 import (
-	"encoding/csv"
 	"io"
 	"strconv"
 
+	"github.com/jikken-dev/jikken/internal/safecsv"
 	"github.com/jikken-dev/jikken/sim"
 )
 
@@ -146,7 +146,7 @@ var JobHeader = []string{"name", "user", "pods", "phase", "submit_s", "start_s",
 
 // WriteJobs writes one CSV row per job.
 func WriteJobs(w io.Writer, jobs []Job) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	if err := cw.Write(JobHeader); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/jikken-dev/jikken/internal/safecsv"
 	"github.com/jikken-dev/jikken/sim"
 )
 
@@ -43,7 +43,7 @@ func secs(t sim.Time) string {
 
 // WritePods writes one CSV row per pod, in submission order.
 func WritePods(w io.Writer, pods []*sim.Pod) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	if err := cw.Write(PodHeader); err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (r *Row) values(names *sim.Names) []string {
 
 // WriteTimelineCSV writes rows as CSV with TimelineColumns.
 func WriteTimelineCSV(w io.Writer, rows []Row, names *sim.Names) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	if err := cw.Write(TimelineColumns(names)); err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func sortedUsers(users []string) []string {
 // capacity of nodes up), averaged over consecutive samples as Downsample does. users is
 // Cluster.Users at the end of the run.
 func WriteUserShares(w io.Writer, s []sim.Sample, users []string, maxRows int) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	if err := cw.Write(UserShareColumns(users)); err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/jikken-dev/jikken/internal/safecsv"
 )
 
 // Table is a CSV file as named columns: numbers in Values (Valid says which cells held one;
@@ -24,16 +26,16 @@ type Table struct {
 	Text    map[string][]string
 }
 
-// ReadTable reads a CSV file with a header row.
+// ReadTable reads a CSV file with a header row, as jikken wrote it (safecsv).
 func ReadTable(r io.Reader) (*Table, error) {
 	cr := csv.NewReader(r)
-	head, err := cr.Read()
+	head, err := safecsv.Read(cr)
 	if err != nil {
 		return nil, fmt.Errorf("read header: %w", err)
 	}
 	t := &Table{Columns: head, Values: map[string][]float64{}, Valid: map[string][]bool{}, Text: map[string][]string{}}
 	for {
-		rec, err := cr.Read()
+		rec, err := safecsv.Read(cr)
 		if err == io.EOF {
 			break
 		}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jikken-dev/jikken/internal/safecsv"
 	"github.com/jikken-dev/jikken/sim"
 )
 
@@ -137,7 +138,7 @@ func ReadCSV(r io.Reader) ([]Job, error) {
 			if !ok {
 				return "", false
 			}
-			return strings.TrimSpace(rec[i]), true
+			return safecsv.Unescape(strings.TrimSpace(rec[i])), true
 		})
 		if err != nil {
 			return nil, &LineError{line, err}
@@ -295,7 +296,7 @@ func finish(jobs []Job, lines []int) ([]Job, error) {
 // WriteCSV writes jobs in the trace format ReadCSV reads. The gang_min and gang_timeout_s
 // columns are written only when some job sets them.
 func WriteCSV(w io.Writer, jobs []Job) error {
-	cw := csv.NewWriter(w)
+	cw := safecsv.NewWriter(w)
 	gangCols := slices.ContainsFunc(jobs, func(j Job) bool { return j.GangMin != 0 || j.GangTimeout != 0 })
 	head := TraceHeader[:9]
 	if gangCols {

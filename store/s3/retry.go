@@ -5,20 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"syscall"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/jikken-dev/jikken/store"
 )
 
-// Backoff between attempts: doubling from retryBase up to retryCap, with jitter so that many
-// runners that lost the server together do not come back together.
+// Backoff between attempts: doubling from retryBase up to retryCap, with jitter (±50%) so that
+// many runners that lost the server together do not come back together.
 const (
 	retryBase = 250 * time.Millisecond
 	retryCap  = 5 * time.Second
@@ -27,26 +27,20 @@ const (
 // retry runs op until it succeeds, fails for good, or the retry budget is spent. op gets the
 // attempt number (1, 2, ...) so it can rewind its body.
 func (s *Store) retry(ctx context.Context, budget time.Duration, op func(attempt int) error) error {
-	start := time.Now()
-	wait := retryBase
-	for attempt := 1; ; attempt++ {
+	start, attempt := time.Now(), 0
+	bo := &backoff.ExponentialBackOff{InitialInterval: retryBase, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: retryCap}
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		attempt++
 		err := op(attempt)
-		if err == nil || !transient(err) || ctx.Err() != nil {
-			return err
+		if err != nil && !transient(err) {
+			err = backoff.Permanent(err)
 		}
-		if time.Since(start)+wait > budget {
-			return fmt.Errorf("gave up after %d attempts in %s: %w", attempt, time.Since(start).Round(time.Millisecond), err)
-		}
-		jittered := wait/2 + rand.N(wait/2+1)
-		t := time.NewTimer(jittered)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		wait = min(2*wait, retryCap)
+		return struct{}{}, err
+	}, backoff.WithBackOff(bo), backoff.WithMaxElapsedTime(budget))
+	if err != nil && transient(err) && ctx.Err() == nil {
+		return fmt.Errorf("gave up after %d attempts in %s: %w", attempt, time.Since(start).Round(time.Millisecond), err)
 	}
+	return err
 }
 
 // transient reports whether err may go away on its own: the server was unreachable, dropped

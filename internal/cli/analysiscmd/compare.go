@@ -80,7 +80,7 @@ a comes first and is the first sample of the test.`,
 	opts.flags.register(fl)
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
 	fl.StringArrayVar(&opts.Where, "where", nil, "compare only rows where COLUMN=VALUE (repeatable; all must hold)")
-	fl.StringVarP(&opts.Format, "output", "o", "text", "output format: text, json, markdown or csv")
+	cmdutil.FormatFlag(cmd, &opts.Format, "text", "json", "markdown", "csv")
 	_ = cmd.MarkFlagRequired("by")
 	_ = cmd.MarkFlagRequired("metric")
 	return cmd

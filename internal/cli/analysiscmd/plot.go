@@ -22,8 +22,11 @@ type PlotOptions struct {
 	Source  string
 	Kind    string
 	report.Options
-	Where  []string
-	Output string
+	Where []string
+	// Format is png, svg, pdf (or csv, json: the numbers of curves): -o, else the extension of
+	// Out, the file to write.
+	Format string
+	Out    string
 	// ForceCD draws a critical-difference diagram even when Friedman is not significant.
 	ForceCD bool
 	Curve   curveOptions
@@ -35,11 +38,12 @@ type PlotOptions struct {
 // NewPlotCmd builds `jikken plot`.
 func NewPlotCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &PlotOptions{Factory: f}
+	var out *cmdutil.PathOutput
 	cmd := &cobra.Command{
-		Use:   "plot RUN|FILE.csv --kind box|curve|cd --by COL --metric NAME -o FILE.png",
+		Use:   "plot RUN|FILE.csv --kind box|curve|cd --by COL --metric NAME --out FILE.png",
 		Short: "Plot a metric per group: boxes, convergence curves or a critical-difference diagram",
 		Long: `Plot draws one picture of a metric, grouped by a column of the results table, as PNG, SVG
-or PDF (chosen by the extension of -o). SVGs name their fonts rather than embed them, and fix
+or PDF (-o png|svg|pdf, by default the extension of --out). SVGs name their fonts rather than embed them, and fix
 each label's width so every viewer lays it out the same; PDFs draw text as outlines. Names in
 any script are drawn: characters Liberation Sans lacks (CJK) come from Noto Sans CJK or another
 system font (--font FILE to choose one). Long names are wrapped, or turned upright when there
@@ -49,21 +53,28 @@ is no room. --width, --height and --font-size size the figure for a paper.
   curve  the metric over steps (--x time: seconds) from each trial's metrics.jsonl: each trial's
          last value carried forward onto a common grid (every step logged, or --grid N
          points), then per group the median and inter-quartile band over its trials (needs a
-         run, not a CSV file; -o FILE.csv or FILE.json writes the numbers instead)
+         run, not a CSV file; --out FILE.csv or FILE.json writes the numbers instead)
   cd     Demšar's critical-difference diagram of mean ranks (needs --pair-by and 3+ groups, and
          a significant Friedman test unless --force-cd)
 
 Box plots and diagrams follow the rules of 'jikken compare' (failed trials, incomplete
 blocks); curves draw succeeded trials only. For a run, --by defaults to the only parameter whose value
 varies across trials (seed and the --pair-by columns aside); a CSV file needs --by.`,
-		Example: `  jikken plot latest --kind box --by algo --metric loss -o loss.png
-  jikken plot latest --kind curve --by algo --metric loss -o curves.svg
-  jikken plot latest --kind curve --metric best --grid 200 -o curves.csv
-  jikken plot latest --kind cd --metric best --pair-by fn,seed --lower-is-better --width 8.5cm -o cd.pdf
-  jikken plot results.csv --kind cd --by algo --metric loss --pair-by seed --lower-is-better -o cd.png`,
+		Example: `  jikken plot latest --kind box --by algo --metric loss --out loss.png
+  jikken plot latest --kind curve --by algo --metric loss --out curves.svg
+  jikken plot latest --kind curve --metric best --grid 200 --out curves.csv
+  jikken plot latest --kind cd --metric best --pair-by fn,seed --lower-is-better --width 8.5cm --out cd.pdf
+  jikken plot results.csv --kind cd --by algo --metric loss --pair-by seed --lower-is-better --out cd.png`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Source = args[0]
+			if err := out.Resolve(f.IO); err != nil {
+				return err
+			}
+			opts.Out = out.Path
+			if out.FormatGiven() {
+				opts.Format = out.Format
+			}
 			if err := opts.flags.apply(&opts.Options); err != nil {
 				return err
 			}
@@ -85,19 +96,24 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
 	fl.StringArrayVar(&opts.Where, "where", nil, "plot only rows where COLUMN=VALUE (repeatable; all must hold)")
-	fl.StringVarP(&opts.Output, "output", "o", "", "file to write, ending in .png, .svg or .pdf (.csv or .json: the curves' numbers) (required)")
+	out = cmdutil.AddPathOutput(cmd, "out", "", "file to write, ending in .png, .svg or .pdf (.csv or .json: the curves' numbers) (required)", "png", "svg", "pdf", "csv", "json")
 	_ = cmd.MarkFlagRequired("metric")
-	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
 
 func runPlot(ctx context.Context, opts *PlotOptions) error {
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(opts.Output)), ".")
+	if opts.Out == "" {
+		return cmdutil.UsageError("missing --out FILE: the file to write the plot to")
+	}
+	format := opts.Format
+	if format == "" {
+		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(opts.Out)), ".")
+	}
 	switch {
 	case (format == "csv" || format == "json") && opts.Kind == "curve":
 		// The curves' numbers rather than their picture.
 	case format != "png" && format != "svg" && format != "pdf":
-		return cmdutil.UsageError("-o %q: name a file ending in .png, .svg or .pdf (.csv or .json for the numbers of --kind curve)", opts.Output)
+		return cmdutil.UsageError("--out %q: name a file ending in .png, .svg or .pdf (.csv or .json for the numbers of --kind curve), or choose the format with -o", opts.Out)
 	}
 	if opts.Alpha <= 0 || opts.Alpha >= 1 {
 		return cmdutil.UsageError("--alpha %v is outside (0, 1); use e.g. 0.05", opts.Alpha)
@@ -128,7 +144,7 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 			return err
 		}
 		if format == "csv" || format == "json" {
-			return writeCurves(opts.Output, format, c)
+			return writeCurves(opts.Out, format, c)
 		}
 		fig, err = c.Plot(opts.Style)
 	default:
@@ -141,7 +157,7 @@ func runPlot(ctx context.Context, opts *PlotOptions) error {
 	if err := fig.Write(&buf, format); err != nil {
 		return err
 	}
-	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(opts.Out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write plot: %w", err)
 	}
 	return nil

@@ -24,7 +24,7 @@ import (
 type ReportOptions struct {
 	Factory *cmdutil.Factory
 	Source  string
-	Output  string
+	Out     string
 	By      string
 	// Metrics are metric names, each optionally suffixed ":min" or ":max" for its direction.
 	Metrics []string
@@ -45,8 +45,9 @@ type ReportOptions struct {
 // NewReportCmd builds `jikken report`.
 func NewReportCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &ReportOptions{Factory: f}
+	var out *cmdutil.PathOutput
 	cmd := &cobra.Command{
-		Use:   "report RUN -o report.html",
+		Use:   "report RUN --out report.html",
 		Short: "Write a self-contained HTML report of a run: manifest, results, comparisons, plots",
 		Long: `Report writes one HTML file that needs nothing else to be read: the run's manifest summary
 (code snapshot, images and their digests, parameters), a comparison of the groups on each metric
@@ -59,11 +60,15 @@ defaults to every metric. Give a metric's direction with a suffix: --metric loss
 --metric accuracy:max (without one, --lower-is-better or --higher-is-better decides). The
 test options (--alternative, --failed, --incomplete) work as in 'jikken compare'. A
 critical-difference diagram is drawn only when Friedman is significant, unless --force-cd.`,
-		Example: `  jikken report latest -o report.html
-  jikken report latest --by algo --metric loss:min --metric accuracy:max --pair-by seed -o report.html`,
+		Example: `  jikken report latest --out report.html
+  jikken report latest --by algo --metric loss:min --metric accuracy:max --pair-by seed --out report.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Source = args[0]
+			if err := out.Resolve(f.IO); err != nil {
+				return err
+			}
+			opts.Out = out.Path
 			if err := opts.flags.apply(&opts.Tests); err != nil {
 				return err
 			}
@@ -73,8 +78,8 @@ critical-difference diagram is drawn only when Friedman is significant, unless -
 			return runReport(cmd.Context(), opts)
 		},
 	}
+	out = cmdutil.AddPathOutput(cmd, "out", "report.html", "HTML file to write", "html")
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Output, "output", "o", "report.html", "HTML file to write")
 	fl.StringVar(&opts.By, "by", "", "column whose values are the groups (default: the only param that varies)")
 	fl.StringArrayVar(&opts.Metrics, "metric", nil, "metric to compare, optionally NAME:min or NAME:max (repeatable; default: all)")
 	fl.StringVar(&opts.PairBy, "pair-by", "", "column(s) that pair rows across groups, e.g. seed or fn,seed (paired tests)")
@@ -95,8 +100,8 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err := opts.Curve.check(); err != nil {
 		return cmdutil.UsageError("%v", err)
 	}
-	if !strings.HasSuffix(strings.ToLower(opts.Output), ".html") {
-		return cmdutil.UsageError("-o %q: name a file ending in .html", opts.Output)
+	if !strings.HasSuffix(strings.ToLower(opts.Out), ".html") {
+		return cmdutil.UsageError("--out %q: name a file ending in .html", opts.Out)
 	}
 	runs, id, err := openRun(ctx, opts.Factory, opts.Source)
 	if err != nil {
@@ -149,11 +154,11 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 	if err := report.WriteHTML(&buf, page); err != nil {
 		return err
 	}
-	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(opts.Out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	if opts.Factory.IO.ErrTTY {
-		fmt.Fprintf(opts.Factory.IO.ErrOut, "wrote %s\n", opts.Output)
+		fmt.Fprintf(opts.Factory.IO.ErrOut, "wrote %s\n", opts.Out)
 	}
 	return nil
 }

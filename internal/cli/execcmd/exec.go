@@ -44,7 +44,8 @@ environment, tees its output to the container log and to stdout.log/stderr.log (
 --flush-every while it runs), then uploads $JIKKEN_OUTPUT_DIR (metrics.jsonl, result.json,
 artifacts/...) and the logs to the store, so results come back from any node without a shared
 volume. It exits with CMD's exit status, or 1 when CMD succeeded but its outputs did not reach
-the store. Store credentials come from the environment (a Secret in Kubernetes), never flags.
+the store. Store credentials come from the environment (a Secret in Kubernetes), never flags,
+and are removed from CMD's environment: the trial never sees them.
 
 With JIKKEN_PARAMS_JSON set, its content is written to $JIKKEN_PARAMS first. With --record (for
 workflows that run without a jikken runner) it also writes the trial's record, trial.json, whose

@@ -2,6 +2,7 @@ package exportcmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/user"
@@ -28,14 +29,14 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// Version is recorded in the manifests export writes; the CLI sets it to its own.
-var Version = "dev"
-
 // ArgoOptions are the flags of `jikken export argo`.
 type ArgoOptions struct {
-	f             *cmdutil.Factory
-	File          string
-	Output        string
+	f    *cmdutil.Factory
+	File string
+	// Format is yaml or json; Out the file to write (default stdout).
+	Format        string
+	Out           string
+	out           *cmdutil.PathOutput
 	Namespace     string
 	ExecutorImage string
 	GitImage      string
@@ -45,8 +46,7 @@ type ArgoOptions struct {
 	NoRecord      bool
 	Jobs          int
 	FailFast      bool
-	ExtStr        []string
-	TLAStr        []string
+	Experiment    cmdutil.ExperimentFlags
 }
 
 func newArgoCmd(f *cmdutil.Factory) *cobra.Command {
@@ -54,22 +54,26 @@ func newArgoCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "argo FILE",
 		Short: "Write an Argo Workflow that runs the experiment and stores its results",
-		Long: `Export argo expands FILE into trials and writes an Argo Workflow (to stdout, or -o FILE): a DAG
+		Long: `Export argo expands FILE into trials and writes an Argo Workflow (to stdout, or --out FILE; -o json for JSON): a DAG
 with one task per trial, after/depends edges as Argo depends expressions, services as daemon
 steps, retries as retryStrategy, -j as parallelism, resources as requests and limits. Every pod
 runs the trial through 'jikken trial-exec', which uploads the trial's outputs and record to the
 store (--store, an s3:// URL the cluster reaches, credentials from --store-secret). The run is
 recorded in the store now, so once the workflow ran, 'jikken results RUN' reads it back.`,
-		Example: `  jikken export argo sweep.jsonnet --store s3://bucket/runs --store-secret jikken-s3 -o wf.yaml
+		Example: `  jikken export argo sweep.jsonnet --store s3://bucket/runs --store-secret jikken-s3 --out wf.yaml
   argo submit wf.yaml && jikken results latest --store s3://bucket/runs`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
+			if err := o.out.Resolve(f.IO); err != nil {
+				return err
+			}
+			o.Format, o.Out = o.out.Format, o.out.Path
 			return runArgo(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.Output, "output", "o", "", "write the workflow to this file (default stdout)")
+	o.out = cmdutil.AddPathOutput(cmd, "out", "", "write the workflow to this file (default stdout)", "yaml", "json")
 	fl.StringVar(&o.Namespace, "namespace", os.Getenv("JIKKEN_K8S_NAMESPACE"), "namespace of the workflow (default: argo submit's)")
 	fl.StringVar(&o.ExecutorImage, "executor-image", os.Getenv("JIKKEN_K8S_EXECUTOR_IMAGE"), "the jikken image whose init container installs the executor")
 	fl.StringVar(&o.GitImage, "git-image", os.Getenv("JIKKEN_K8S_GIT_IMAGE"), "image with git for the code-snapshot checkout")
@@ -79,39 +83,18 @@ recorded in the store now, so once the workflow ran, 'jikken results RUN' reads 
 	fl.BoolVar(&o.NoRecord, "no-record", false, "do not record the run in the store (the YAML only)")
 	fl.IntVarP(&o.Jobs, "jobs", "j", 4, "how many trials run at once (the workflow's parallelism)")
 	fl.BoolVar(&o.FailFast, "fail-fast", false, "stop scheduling trials once one fails")
-	fl.StringArrayVar(&o.ExtStr, "ext-str", nil, "Jsonnet external variable KEY=VALUE (repeatable)")
-	fl.StringArrayVar(&o.TLAStr, "tla-str", nil, "Jsonnet top-level argument KEY=VALUE (repeatable)")
+	o.Experiment.Add(cmd)
 	return cmd
-}
-
-func kv(flag string, list []string) (map[string]string, error) {
-	if len(list) == 0 {
-		return nil, nil
-	}
-	m := map[string]string{}
-	for _, s := range list {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return nil, cmdutil.UsageError("--%s %q: want KEY=VALUE", flag, s)
-		}
-		m[k] = v
-	}
-	return m, nil
 }
 
 func runArgo(ctx context.Context, o *ArgoOptions) error {
 	if o.Jobs < 1 {
 		return cmdutil.UsageError("-j must be at least 1")
 	}
-	ext, err := kv("ext-str", o.ExtStr)
+	opts, err := o.Experiment.Options(o.f)
 	if err != nil {
 		return err
 	}
-	tla, err := kv("tla-str", o.TLAStr)
-	if err != nil {
-		return err
-	}
-	opts := experiment.Options{ExtStr: ext, TLAStr: tla}
 	exp, err := experiment.Load(o.File, opts)
 	if err != nil {
 		return err
@@ -133,8 +116,8 @@ func runArgo(ctx context.Context, o *ArgoOptions) error {
 	host, _ := os.Hostname()
 	m := &store.Manifest{
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
-		Created: time.Now().UTC(), Tool: "jikken " + Version, Host: host, User: userName(),
-		Backend: "argo", Options: store.RunOptions{Jobs: o.Jobs, FailFast: o.FailFast, ExtStr: ext, TLAStr: tla},
+		Created: time.Now().UTC(), Host: host, User: userName(),
+		Backend: "argo", Options: store.RunOptions{Jobs: o.Jobs, FailFast: o.FailFast, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr},
 		Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
 	cfg := kubernetes.Config{
@@ -145,7 +128,14 @@ func runArgo(ctx context.Context, o *ArgoOptions) error {
 	if err != nil {
 		return err
 	}
-	y, err := wf.YAML()
+	var y []byte
+	if o.Format == "json" {
+		if y, err = json.MarshalIndent(wf, "", "  "); err == nil {
+			y = append(y, '\n')
+		}
+	} else {
+		y, err = wf.YAML()
+	}
 	if err != nil {
 		return err
 	}
@@ -159,15 +149,15 @@ func runArgo(ctx context.Context, o *ArgoOptions) error {
 			return fmt.Errorf("record run: %w", err)
 		}
 	}
-	if o.Output == "" {
+	if o.Out == "" {
 		_, err = o.f.IO.Out.Write(y)
 		return err
 	}
-	if err := os.WriteFile(o.Output, y, 0o644); err != nil {
+	if err := os.WriteFile(o.Out, y, 0o644); err != nil {
 		return err
 	}
-	abs, _ := filepath.Abs(o.Output)
-	fmt.Fprintf(o.f.IO.ErrOut, "run %s: %d trials written to %s; submit with: argo submit %s\n", runID, len(m.Trials), abs, o.Output)
+	abs, _ := filepath.Abs(o.Out)
+	fmt.Fprintf(o.f.IO.ErrOut, "run %s: %d trials written to %s; submit with: argo submit %s\n", runID, len(m.Trials), abs, o.Out)
 	return nil
 }
 

@@ -46,14 +46,14 @@ func TestExportThenResults(t *testing.T) {
 	}
 	storeDir := filepath.Join(dir, "store")
 	ios, _, _, errOut := iostreams.Test()
-	o := &ArgoOptions{f: &cmdutil.Factory{IO: ios, StoreURL: storeDir}, File: file, Output: filepath.Join(dir, "wf.yaml"), Jobs: 2, ExecutorImage: "jikken:test"}
+	o := &ArgoOptions{f: &cmdutil.Factory{IO: ios, StoreURL: storeDir}, File: file, Out: filepath.Join(dir, "wf.yaml"), Jobs: 2, ExecutorImage: "jikken:test"}
 	if err := runArgo(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(errOut.String(), "argo submit") {
 		t.Errorf("stderr %q", errOut)
 	}
-	y, err := os.ReadFile(o.Output)
+	y, err := os.ReadFile(o.Out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,11 @@ import (
 	"github.com/jikken-dev/jikken/ghost"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/iostreams"
+	"github.com/jikken-dev/jikken/internal/version"
 )
 
-// Version is printed by `version`; the binaries set it at build time.
-var Version = "dev"
+// Version is printed by `version`: the binary's version and commit.
+var Version = version.String()
 
 // globals are the flags every ghost command takes, with git-ghost's names.
 type globals struct {

@@ -43,9 +43,6 @@ With --plot-dir, it also draws figures with one line per run: jct_cdf.png and wa
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
-			if _, err := cmdutil.CheckFormat(o.format, "text", "json"); err != nil {
-				return err
-			}
 			if _, err := o.memory.bytes(); err != nil {
 				return err
 			}
@@ -53,9 +50,11 @@ With --plot-dir, it also draws figures with one line per run: jct_cdf.png and wa
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.profiles, "profiles", nil, "scheduler profiles to run each scenario with (default: the scenario's own)")
+	_ = cmd.RegisterFlagCompletionFunc("profiles", cmdutil.CompleteList(scenario.Profiles()...))
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "seed overriding the scenarios'")
-	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &o.format, "text", "json")
 	cmd.Flags().StringVar(&o.plotDir, "plot-dir", "", "also draw comparison figures (one line per run) into this folder")
+	_ = cmd.MarkFlagDirname("plot-dir")
 	o.memory.add(cmd)
 	return cmd
 }

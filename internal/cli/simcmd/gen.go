@@ -47,9 +47,6 @@ file as a trace reproduces the run. Feedback and remote submitters cannot be lis
   jikken sim gen --scenario examples/sim/users.yaml --out users.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := cmdutil.CheckFormat(o.format, "csv", "jsonl"); err != nil {
-				return err
-			}
 			o.seedSet = cmd.Flags().Changed("seed")
 			if o.jobs <= 0 {
 				return cmdutil.UsageError("--jobs must be positive")
@@ -64,7 +61,7 @@ file as a trace reproduces the run. Feedback and remote submitters cannot be lis
 	cmd.Flags().Float64Var(&o.rate, "rate", 0, "arrival rate in jobs per second (overrides --load)")
 	cmd.Flags().IntVar(&o.perNode, "gpus-per-node", 8, "largest pod in GPUs; bigger jobs become gangs")
 	cmd.Flags().Uint64Var(&o.seed, "seed", 1, "random seed")
-	cmd.Flags().StringVarP(&o.format, "output", "o", "csv", "output format: csv or jsonl")
+	cmdutil.FormatFlag(cmd, &o.format, "csv", "jsonl")
 	cmd.Flags().StringVar(&o.out, "out", "", "file to write (default stdout)")
 	cmd.Flags().StringVar(&o.scenario, "scenario", "", "list the jobs of this scenario's workload instead of a preset")
 	return cmd

@@ -27,23 +27,20 @@ func newPlotCmd(f *cmdutil.Factory) *cobra.Command {
   user_share.png          each user's share of the GPUs over time
 Jobs are read from jobs.csv (a gang is one job); folders written before jobs.csv existed are
 plotted from pods.csv, without the per-user share.`,
-		Example: `  jikken sim run examples/sim/users.yaml -o out && jikken sim plot out`,
+		Example: `  jikken sim run examples/sim/users.yaml --dir out && jikken sim plot out`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := cmdutil.CheckFormat(format, "text", "json"); err != nil {
-				return err
-			}
 			return runPlot(f, args[0], format)
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", "text", "how to list the written files: text or json")
+	cmdutil.FormatFlag(cmd, &format, "text", "json")
 	return cmd
 }
 
 func readTable(path string) (*simplot.Table, error) {
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("plot: %w; run 'jikken sim run SCENARIO -o DIR' first", err)
+		return nil, fmt.Errorf("plot: %w; run 'jikken sim run SCENARIO --dir DIR' first", err)
 	}
 	defer file.Close()
 	t, err := simplot.ReadTable(file)

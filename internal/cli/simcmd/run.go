@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/progress"
 	"github.com/jikken-dev/jikken/sim"
 	"github.com/jikken-dev/jikken/sim/metrics"
 	"github.com/jikken-dev/jikken/sim/scenario"
@@ -22,10 +22,10 @@ import (
 type runOptions struct {
 	f        *cmdutil.Factory
 	scenario string
-	outDir   string
+	dir      string // where the results go
 	profile  string
 	seed     uint64
-	format   string
+	format   string // how the summary is printed: text or json
 	timeline string
 	progress bool
 	memory   memoryFlag
@@ -33,8 +33,9 @@ type runOptions struct {
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
 	o := &runOptions{f: f}
+	var out *cmdutil.PathOutput
 	cmd := &cobra.Command{
-		Use:   "run SCENARIO.yaml -o OUTDIR",
+		Use:   "run SCENARIO.yaml --dir OUTDIR",
 		Short: "Run one scenario and write summary.json, jobs.csv, pods.csv and timeline.csv",
 		Long: `run simulates the scenario and writes to OUTDIR:
   summary.json   job JCT/wait/slowdown percentiles (a gang is one job; pod-level figures
@@ -48,18 +49,19 @@ func newRunCmd(f *cmdutil.Factory) *cobra.Command {
                  pods over time (averaged down to output.timelineRows rows, ready to plot)
   user_share.csv each user's share of the GPUs over time, averaged the same way
 
-A progress bar is drawn on a terminal only. Note that -o names the output folder here; use
---format json to print the summary as JSON.`,
-		Example: `  jikken sim run examples/sim/small.yaml -o out
-  jikken sim run examples/sim/philly.yaml -o out --profile fifo --seed 7 --format json`,
+A progress bar is drawn on a terminal only; -o json prints the summary as JSON. (The old
+spellings '-o OUTDIR', --output-dir and --format still work, with a warning.)`,
+		Example: `  jikken sim run examples/sim/small.yaml --dir out
+  jikken sim run examples/sim/philly.yaml --dir out --profile fifo --seed 7 -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.scenario = args[0]
-			if o.outDir == "" {
-				return cmdutil.UsageError("missing -o OUTDIR: the folder to write summary.json, pods.csv and timeline.csv to")
-			}
-			if _, err := cmdutil.CheckFormat(o.format, "text", "json"); err != nil {
+			if err := out.Resolve(f.IO); err != nil {
 				return err
+			}
+			o.dir, o.format = out.Path, out.Format
+			if o.dir == "" {
+				return cmdutil.UsageError("missing --dir OUTDIR: the folder to write summary.json, pods.csv and timeline.csv to")
 			}
 			if o.timeline != "csv" && o.timeline != "jsonl" {
 				return cmdutil.UsageError("unknown --timeline-format %q; use csv or jsonl", o.timeline)
@@ -70,11 +72,14 @@ A progress bar is drawn on a terminal only. Note that -o names the output folder
 			return runRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.outDir, "output-dir", "o", "", "folder to write the results to (created if missing)")
+	out = cmdutil.AddPathOutput(cmd, "dir", "", "folder to write the results to (created if missing)", "text", "json")
+	cmdutil.DeprecatedAlias(cmd, "output-dir", "dir")
+	cmdutil.DeprecatedAlias(cmd, "format", "output")
 	cmd.Flags().StringVar(&o.profile, "profile", "", "scheduler profile overriding the scenario's (kube-default, fifo, fifo-backfill, sjf, srtf, las, las-time, gittins, drf)")
+	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(scenario.Profiles(), cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "seed overriding the scenario's")
-	cmd.Flags().StringVar(&o.format, "format", "text", "how to print the summary: text or json")
 	cmd.Flags().StringVar(&o.timeline, "timeline-format", "csv", "timeline file format: csv or jsonl")
+	_ = cmd.RegisterFlagCompletionFunc("timeline-format", cobra.FixedCompletions([]string{"csv", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
 	o.memory.add(cmd)
 	return cmd
@@ -102,6 +107,21 @@ func (m *memoryFlag) bytes() (int64, error) {
 	return q / sim.Milli, nil
 }
 
+// simStatus is the status line of a simulation: name, bar, pods finished and their rate.
+func simStatus(name, scheduler string, done, total int, elapsed time.Duration, width int) string {
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(done) / elapsed.Seconds()
+	}
+	counts := fmt.Sprintf(" %d pods  %.0f pods/s  %s", done, rate, progress.Clock(elapsed))
+	if total > 0 {
+		// Gang members make pods outnumber jobs; keep the count within its end.
+		counts = fmt.Sprintf(" %d/%d pods  %.0f pods/s  %s", min(done, total), total, rate, progress.Clock(elapsed))
+	}
+	head := fmt.Sprintf("%s (%s) ", name, scheduler)
+	return head + progress.Bar(done, total, width-len(head)-len(counts)-2) + counts
+}
+
 // result is one finished simulation.
 type result struct {
 	summary metrics.Summary
@@ -112,7 +132,7 @@ type result struct {
 
 // simulate builds and runs a scenario, with a progress bar on a terminal. An observer in opts
 // receives the records too. Cancelling ctx stops the run after the current step.
-func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, opts scenario.Options, progress bool) (*result, error) {
+func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, opts scenario.Options, showProgress bool) (*result, error) {
 	rec := &metrics.Recorder{}
 	if opts.Observer != nil {
 		opts.Observer = tee{rec, opts.Observer}
@@ -124,17 +144,8 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 	if err != nil {
 		return nil, memoryHint(err)
 	}
-	var bar *progressbar.ProgressBar
-	if progress && f.IO.ErrTTY {
-		total := int64(b.Total)
-		if total == 0 {
-			total = -1
-		}
-		bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(f.IO.ErrOut),
-			progressbar.OptionSetDescription(fmt.Sprintf("%s (%s)", sc.Name, b.Scheduler)),
-			progressbar.OptionSetItsString("pods"), progressbar.OptionShowIts(), progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	}
+	line := progress.New(f.IO.ErrOut, showProgress && f.IO.ErrTTY)
+	defer line.Clear()
 	e := b.Engine
 	interrupted := ctx.Done()
 	for steps := 0; !e.Done(); steps++ {
@@ -152,18 +163,8 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 			return nil, memoryHint(fmt.Errorf("simulate %s: stopped at simulated time %v: %w", sc.Name, e.Cluster().Now(), err))
 		}
 		if steps&4095 == 0 {
-			if bar != nil {
-				done := e.Cluster().Stats().Finished
-				if b.Total > 0 {
-					// Gang members make pods outnumber jobs; keep the bar within its end.
-					done = min(done, b.Total)
-				}
-				_ = bar.Set(done)
-			}
+			line.Draw(simStatus(sc.Name, b.Scheduler, e.Cluster().Stats().Finished, b.Total, time.Since(start), f.IO.TerminalWidth()))
 		}
-	}
-	if bar != nil {
-		_ = bar.Finish()
 	}
 	wall := time.Since(start).Seconds()
 	s, err := metrics.Summarize(e.Cluster(), rec.Samples)
@@ -213,14 +214,14 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("create output folder: %w", err)
 	}
 	c := r.built.Engine.Cluster()
-	if err := writeFile(filepath.Join(o.outDir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(o.outDir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, metrics.Jobs(c.Pods())) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, metrics.Jobs(c.Pods())) }); err != nil {
 		return err
 	}
 	rows := metrics.Downsample(r.rec.Samples, r.rows)
@@ -229,15 +230,15 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.timeline == "jsonl" {
 		tl, write = "timeline.jsonl", metrics.WriteTimelineJSONL
 	}
-	if err := writeFile(filepath.Join(o.outDir, tl), func(w io.Writer) error { return write(w, rows, r.built.Names) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, tl), func(w io.Writer) error { return write(w, rows, r.built.Names) }); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(o.outDir, "user_share.csv"), func(w io.Writer) error {
+	if err := writeFile(filepath.Join(o.dir, "user_share.csv"), func(w io.Writer) error {
 		return metrics.WriteUserShares(w, r.rec.Samples, c.Users(), r.rows)
 	}); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(o.outDir, "summary.json"), func(w io.Writer) error { return cmdutil.WriteJSON(w, r.summary) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, "summary.json"), func(w io.Writer) error { return cmdutil.WriteJSON(w, r.summary) }); err != nil {
 		return err
 	}
 	if o.format == "json" {
@@ -248,7 +249,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		s.Jobs, s.Pods, s.JobsSucceeded, s.JobsFailed, s.JobsUnfinished)
 	fmt.Fprintf(o.f.IO.Out, "makespan %.1f s, mean JCT %.1f s (p95 %.1f), mean wait %.1f s (p95 %.1f), GPU allocation %.3f\n",
 		s.Makespan, s.JCT.Mean, s.JCT.P95, s.Wait.Mean, s.Wait.P95, s.GPUAllocation)
-	fmt.Fprintf(o.f.IO.Out, "wrote %s\n", o.outDir)
+	fmt.Fprintf(o.f.IO.Out, "wrote %s\n", o.dir)
 	return nil
 }
 

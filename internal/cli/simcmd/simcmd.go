@@ -18,7 +18,7 @@ trace files or synthetic workloads, a scheduler (kube-scheduler's default profil
 or research policies such as FIFO, backfill, SJF, Tiresias-style LAS and DRF) places them, and
 per-pod records, a time series and a summary are written. The same scenario and seed always
 give byte-identical output.`,
-		Example: `  jikken sim run examples/sim/small.yaml -o out
+		Example: `  jikken sim run examples/sim/small.yaml --dir out
   jikken sim compare examples/sim/small.yaml --profiles kube-default,fifo,drf
   jikken sim gen --preset philly --jobs 1000 --gpus 64 > jobs.csv`,
 	}

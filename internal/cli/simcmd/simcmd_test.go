@@ -19,7 +19,7 @@ import (
 func TestRunWritesResults(t *testing.T) {
 	ios, _, out, _ := iostreams.Test()
 	dir := t.TempDir()
-	o := &runOptions{f: &cmdutil.Factory{IO: ios}, scenario: "../../../examples/sim/small.yaml", outDir: dir, format: "json", timeline: "csv"}
+	o := &runOptions{f: &cmdutil.Factory{IO: ios}, scenario: "../../../examples/sim/small.yaml", dir: dir, format: "json", timeline: "csv"}
 	if err := runRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/store"
@@ -62,9 +63,6 @@ again when it has ended. S3 endpoints and credentials come from the AWS environm
 			if o.jobs < 1 {
 				return cmdutil.UsageError("store sync: -j must be at least 1")
 			}
-			if _, err := cmdutil.CheckFormat(o.output, "text", "json"); err != nil {
-				return err
-			}
 			return runSync(cmd.Context(), o)
 		},
 	}
@@ -73,7 +71,7 @@ again when it has ended. S3 endpoints and credentials come from the AWS environm
 	fl.StringVar(&o.to, "to", "", "store to copy to (required)")
 	fl.IntVarP(&o.jobs, "jobs", "j", 8, "how many files are copied at once")
 	fl.BoolVar(&o.force, "force", false, "copy a run even though a runner holds its lock")
-	fl.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmdutil.FormatFlag(cmd, &o.output, "text", "json")
 	return cmd
 }
 
@@ -185,33 +183,26 @@ func SyncRun(ctx context.Context, src, dst store.Blob, run string, jobs int) (*S
 // forEach calls fn for every item, at most jobs at once, and returns the errors joined (sorted
 // so the message does not depend on timing).
 func forEach(ctx context.Context, items []store.Info, jobs int, fn func(store.Info) error) error {
-	work := make(chan store.Info)
 	var (
-		wg   sync.WaitGroup
+		g    errgroup.Group
 		mu   sync.Mutex
 		errs []error
 	)
-	for range min(jobs, max(1, len(items))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for in := range work {
-				if err := fn(in); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	g.SetLimit(jobs)
 	for _, in := range items {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- in
+		g.Go(func() error {
+			if err := fn(in); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
-	close(work)
-	wg.Wait()
+	_ = g.Wait()
 	if err := ctx.Err(); err != nil {
 		errs = append(errs, err)
 	}
