@@ -9,10 +9,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -328,9 +330,17 @@ func (a *attempt) collect(ctx context.Context, att *Attempt, paramsPath string, 
 // removeAttemptDir removes an attempt folder whose files went to the store: usually only its
 // empty folders are left.
 func removeAttemptDir(dir string) {
-	if os.Remove(filepath.Join(dir, "out")) != nil || os.Remove(dir) != nil {
+	if rmdir(filepath.Join(dir, "out")) != nil || rmdir(dir) != nil {
 		_ = os.RemoveAll(dir)
 	}
+}
+
+// rmdir removes an empty folder with one system call (os.Remove tries unlink first).
+func rmdir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return os.Remove(dir)
+	}
+	return syscall.Rmdir(dir)
 }
 
 // kindOf says what a non-regular output file is, for the trial's notes.

@@ -141,7 +141,7 @@ func (f *Folder) PutBatch(ctx context.Context, objs []Object) []error {
 			err = cerr
 		}
 		if err == nil {
-			err = os.Rename(pe.tmp, pe.path)
+			err = rename(pe.tmp, pe.path)
 		}
 		if err != nil {
 			os.Remove(pe.tmp)
@@ -173,11 +173,11 @@ func (f *Folder) Move(ctx context.Context, from, to string) error {
 	if err != nil {
 		return fmt.Errorf("move: %w", err)
 	}
-	err = os.Rename(src, dst)
+	err = rename(src, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(src); serr == nil {
 			if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-				err = os.Rename(src, dst)
+				err = rename(src, dst)
 			}
 		}
 	}

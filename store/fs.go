@@ -89,7 +89,7 @@ func (f *Folder) Put(ctx context.Context, key string, r io.Reader, size int64) e
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
+	if err := rename(tmp, p); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("put %s: %w", key, err)
 	}
@@ -124,11 +124,11 @@ func (f *Folder) PutFile(ctx context.Context, key, path string) error {
 	if err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
-	err = os.Rename(path, p)
+	err = rename(path, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(path); serr == nil {
 			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				err = os.Rename(path, p)
+				err = rename(path, p)
 			}
 		}
 	}
