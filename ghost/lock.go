@@ -2,10 +2,8 @@ package ghost
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 )
 
@@ -17,16 +15,16 @@ func lockDir(ctx context.Context, dir string) (unlock func(), waited bool, err e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, false, fmt.Errorf("create %s: %w", dir, err)
 	}
-	f, err := os.Open(dir)
+	f, err := openLock(dir)
 	if err != nil {
 		return nil, false, fmt.Errorf("open %s: %w", dir, err)
 	}
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
+		busy, err := tryLock(f)
+		if err == nil && !busy {
 			return func() { f.Close() }, waited, nil // closing the descriptor releases the lock
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		if err != nil {
 			f.Close()
 			return nil, false, fmt.Errorf("lock %s: %w", dir, err)
 		}

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package local runs trials as processes on this machine: each attempt a session of its own in
 // the trial's working directory, its output captured to files, every process it started stopped
 // with it; an attempt whose trial declares cpu or memory runs in a cgroup of its own that
@@ -21,6 +23,7 @@ import (
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/host/cgroup"
 	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store/s3"
 )
 
 // Backend is the local-process backend. The zero value is ready to use.
@@ -159,20 +162,13 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		health: a.Trial.Health, dir: a.Workdir, env: cmd.Env, group: group, done: make(chan struct{})}, nil
 }
 
-// storeSecrets are the runner's store credentials: a trial does not need them to have its
-// results stored, so it gets them only when its own env sets them.
-var storeSecrets = map[string]bool{
-	"AWS_ACCESS_KEY_ID": true, "AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true, "JIKKEN_S3_CONFIG": true,
-}
-
 // environ is the runner's environment (less store credentials), the backend's extras, then the
 // trial's variables.
 func (b *Backend) environ(trial []string) []string {
 	b.once.Do(func() {
-		for _, kv := range os.Environ() {
-			if k, _, _ := strings.Cut(kv, "="); storeSecrets[k] {
-				continue
-			}
+		// The runner's store credentials: a trial does not need them to have its results
+		// stored, so it gets them only when its own env sets them.
+		for _, kv := range s3.WithoutCredentials(os.Environ()) {
 			if b.PathPrepend != "" && strings.HasPrefix(kv, "PATH=") {
 				kv = "PATH=" + b.PathPrepend + string(os.PathListSeparator) + kv[len("PATH="):]
 			}
