@@ -16,6 +16,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/host"
 	"github.com/jikken-dev/jikken/runner"
 )
 
@@ -228,7 +229,7 @@ func (p *process) exitOf(st container.InspectResponse) runner.Exit {
 	case st.State.OOMKilled:
 		e.Reason = "out of memory"
 		if m := p.a.Trial.Resources.Memory; m > 0 {
-			e.Reason = "out of memory (limit " + sizeString(m) + ")"
+			e.Reason = "out of memory (limit " + host.FormatBytes(m) + ")"
 		}
 	case st.State.Error != "":
 		e.Reason = st.State.Error

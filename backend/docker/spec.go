@@ -2,7 +2,6 @@ package docker
 
 import (
 	"fmt"
-	"math"
 	"net/netip"
 	"path/filepath"
 	"regexp"
@@ -249,21 +248,6 @@ func healthcheck(h *experiment.Health, image string, hasShell bool) (*container.
 		interval = 500 * time.Millisecond
 	}
 	return &container.HealthConfig{Test: test, Interval: interval, Timeout: max(interval, 5*time.Second), Retries: 3}, nil
-}
-
-// sizeString renders a byte count the way people write memory limits: 64MiB, 1.5GiB.
-func sizeString(n int64) string {
-	units := []struct {
-		size int64
-		name string
-	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
-	for _, u := range units {
-		if n >= u.size {
-			v := math.Round(float64(n)/float64(u.size)*100) / 100
-			return strconv.FormatFloat(v, 'f', -1, 64) + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
 }
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)

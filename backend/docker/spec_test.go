@@ -163,14 +163,6 @@ func TestHealthcheck(t *testing.T) {
 	}
 }
 
-func TestSizeString(t *testing.T) {
-	for in, want := range map[int64]string{64 << 20: "64MiB", 3 << 29: "1.5GiB", 1000: "1000B", 100_000_000: "95.37MiB", 2 << 10: "2KiB"} {
-		if got := sizeString(in); got != want {
-			t.Errorf("sizeString(%d) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestNames(t *testing.T) {
 	if got := containerName("20261122-sweep-ab12", "t/1 x", 2); got != "jikken-20261122-sweep-ab12-t_1_x-2" {
 		t.Errorf("containerName = %q", got)

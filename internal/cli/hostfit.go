@@ -94,7 +94,7 @@ func atOnce(r experiment.Resources, c *core.Capacity) (int, string) {
 func (f *hostFit) print(w io.Writer) {
 	inv := f.Host
 	fmt.Fprintf(w, "\nthis host: %g cores, %s of memory (trials may use %s; the rest is kept for the system), %d GPU units\n",
-		inv.CPUs, bytesHuman(inv.Memory), bytesHuman(f.TrialMemory), len(inv.GPUs))
+		inv.CPUs, host.FormatBytes(inv.Memory), host.FormatBytes(f.TrialMemory), len(inv.GPUs))
 	for _, g := range inv.GPUs {
 		desc := strings.TrimSpace(strings.Join([]string{g.Name, g.MIG}, " "))
 		if g.MemoryMiB > 0 {
@@ -136,7 +136,7 @@ func resourcesString(r experiment.Resources) string {
 		parts = append(parts, fmt.Sprintf("cpu %g", r.CPU))
 	}
 	if r.Memory > 0 {
-		parts = append(parts, "memory "+bytesHuman(r.Memory))
+		parts = append(parts, "memory "+host.FormatBytes(r.Memory))
 	}
 	if r.GPU > 0 {
 		parts = append(parts, fmt.Sprintf("gpu %g", r.GPU))
@@ -145,16 +145,4 @@ func resourcesString(r experiment.Resources) string {
 		parts = append(parts, "mig "+r.MIG)
 	}
 	return strings.Join(parts, ", ") + " each"
-}
-
-func bytesHuman(n int64) string {
-	for _, u := range []struct {
-		size int64
-		name string
-	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}} {
-		if n >= u.size {
-			return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/float64(u.size)), "0"), ".") + " " + u.name
-		}
-	}
-	return fmt.Sprintf("%d B", n)
 }

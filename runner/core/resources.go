@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/jikken-dev/jikken/experiment"
 )
 
@@ -313,7 +315,7 @@ func unfit(trials []experiment.Trial, group []int, c *Capacity) string {
 		why = append(why, fmt.Sprintf("%g CPUs of the host's %g", cpu, c.CPU))
 	}
 	if c.Memory > 0 && mem > c.Memory {
-		why = append(why, fmt.Sprintf("%s of memory of the host's %s", bytesString(mem), bytesString(c.Memory)))
+		why = append(why, fmt.Sprintf("%s of memory of the host's %s", quantity(mem), quantity(c.Memory)))
 	}
 	hostWhole, hostMIG := 0, map[string]int{}
 	for _, d := range c.GPUs {
@@ -341,22 +343,6 @@ func unfit(trials []experiment.Trial, group []int, c *Capacity) string {
 		why = append(why, "more than the host has")
 	}
 	return "asks for " + strings.Join(why, " and ")
-}
-
-func bytesString(n int64) string {
-	units := []struct {
-		size int64
-		name string
-	}{{1 << 40, "Ti"}, {1 << 30, "Gi"}, {1 << 20, "Mi"}, {1 << 10, "Ki"}}
-	for _, u := range units {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.name)
-		}
-		if n >= u.size {
-			return fmt.Sprintf("%.1f%s", float64(n)/float64(u.size), u.name)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
 }
 
 // queues holds the trials waiting for a slot and resources: one queue per request, each lowest
@@ -416,3 +402,6 @@ func (q *readyQueue) Pop() any {
 	*q = old[:len(old)-1]
 	return x
 }
+
+// quantity writes bytes as experiment files do ("24Gi").
+func quantity(n int64) string { return resource.NewQuantity(n, resource.BinarySI).String() }
