@@ -58,15 +58,57 @@ func unknownSubcommand(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return c.Help()
 	}
-	return UsageError("%s", unknownCommandMessage(c, args[0]))
+	return UsageError("%s", UnknownCommandMessage(c, args[0]))
 }
 
-func unknownCommandMessage(c *cobra.Command, name string) string {
+// UnknownCommandMessage says that name is not a sub-command of c, with the closest names as
+// suggestions.
+func UnknownCommandMessage(c *cobra.Command, name string) string {
 	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
-	if s := c.SuggestionsFor(name); len(s) > 0 {
+	if s := closest(c, name); len(s) > 0 {
 		msg += "; did you mean " + quoteJoin(s) + "?"
 	}
 	return msg + fmt.Sprintf(" (see '%s --help')", c.CommandPath())
+}
+
+// closest are the sub-commands of c nearest to name (fewest edits), of those cobra suggests.
+func closest(c *cobra.Command, name string) []string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
+	}
+	var best []string
+	bestD := -1
+	for _, s := range c.SuggestionsFor(name) {
+		d := edits(strings.ToLower(name), strings.ToLower(s))
+		switch {
+		case bestD < 0 || d < bestD:
+			best, bestD = []string{s}, d
+		case d == bestD:
+			best = append(best, s)
+		}
+	}
+	return best
+}
+
+// edits is the Levenshtein distance between a and b.
+func edits(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 func quoteJoin(list []string) string {
@@ -84,7 +126,7 @@ func helpTopic(c *cobra.Command, args []string) error {
 		return UsageError("unknown help topic %q (see '%s --help')", strings.Join(args, " "), c.Root().Name())
 	}
 	if len(rest) > 0 && target.HasSubCommands() {
-		return UsageError("%s", unknownCommandMessage(target, rest[0]))
+		return UsageError("%s", UnknownCommandMessage(target, rest[0]))
 	}
 	return target.Help()
 }

@@ -130,11 +130,7 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += fmt.Sprintf("; did you mean %q?", s[0])
-	}
-	return cmdutil.UsageError("%s (see '%s --help')", msg, cmd.CommandPath())
+	return cmdutil.UsageError("%s", cmdutil.UnknownCommandMessage(cmd, args[0]))
 }
 
 // rangeArgs is cobra.RangeArgs reporting a usage error.
