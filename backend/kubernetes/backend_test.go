@@ -565,3 +565,29 @@ func TestServiceTrialWithoutItsServiceIsNotLeftRunning(t *testing.T) {
 		t.Errorf("the service's Job was left behind: %v", err)
 	}
 }
+
+// A share of a GPU and a MIG instance ask for the resources the NVIDIA device plugin offers for
+// them (a share used to become 0 GPUs: the request vanished).
+func TestSharedAndMIGGPUs(t *testing.T) {
+	for _, c := range []struct {
+		r    experiment.Resources
+		name corev1.ResourceName
+	}{
+		{experiment.Resources{GPU: 0.5}, SharedGPUResource},
+		{experiment.Resources{GPU: 0.25}, SharedGPUResource},
+		{experiment.Resources{MIG: "1g.10gb"}, "nvidia.com/mig-1g.10gb"},
+		{experiment.Resources{GPU: 3}, GPUResource},
+	} {
+		req, err := resources(c.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "1"
+		if c.r.GPU >= 1 {
+			want = "3"
+		}
+		if q, ok := req.Limits[c.name]; !ok || !qEq(q, want) || len(req.Limits) != 1 {
+			t.Errorf("%+v asks for %v, want %s %s", c.r, req.Limits, want, c.name)
+		}
+	}
+}

@@ -318,8 +318,20 @@ func podEnv(kvs []string) []corev1.EnvVar {
 	return env
 }
 
+// SharedGPUResource is the resource a share of a GPU (gpu: 0.5) asks for: the name the NVIDIA
+// device plugin gives the replicas of a time-sliced or MPS-shared GPU when it renames them
+// (renameByDefault). The cluster's sharing configuration sets how big a replica is.
+const SharedGPUResource = corev1.ResourceName("nvidia.com/gpu.shared")
+
+// MIGResource is the resource a MIG instance of a profile asks for under the device plugin's
+// mixed strategy: nvidia.com/mig-1g.10gb.
+func MIGResource(profile string) corev1.ResourceName {
+	return corev1.ResourceName("nvidia.com/mig-" + profile)
+}
+
 // resources are requests equal to limits (the Guaranteed class: a trial's measurements are not
-// disturbed by neighbours bursting); GPUs as nvidia.com/gpu.
+// disturbed by neighbours bursting); whole GPUs as nvidia.com/gpu, a share of one as one
+// shared replica (SharedGPUResource), a MIG instance as nvidia.com/mig-<profile>.
 func resources(r experiment.Resources) (corev1.ResourceRequirements, error) {
 	l := corev1.ResourceList{}
 	if r.CPU > 0 {
@@ -328,8 +340,13 @@ func resources(r experiment.Resources) (corev1.ResourceRequirements, error) {
 	if r.Memory > 0 {
 		l[corev1.ResourceMemory] = *resource.NewQuantity(r.Memory, resource.BinarySI)
 	}
-	if r.GPU > 0 {
+	switch {
+	case r.GPU >= 1:
 		l[GPUResource] = *resource.NewQuantity(int64(r.GPU), resource.DecimalSI)
+	case r.GPU > 0:
+		l[SharedGPUResource] = *resource.NewQuantity(1, resource.DecimalSI)
+	case r.MIG != "":
+		l[MIGResource(r.MIG)] = *resource.NewQuantity(1, resource.DecimalSI)
 	}
 	if r.CPU < 0 || r.Memory < 0 || r.GPU < 0 {
 		return corev1.ResourceRequirements{}, fmt.Errorf("negative resources %+v", r)
@@ -349,7 +366,7 @@ func (c *Config) tolerations(t experiment.Trial) []corev1.Toleration {
 		{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs},
 		{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs},
 	}
-	if t.Resources.GPU > 0 {
+	if t.Resources.UsesGPU() {
 		tol = append(tol, corev1.Toleration{Key: string(GPUResource), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
 	}
 	for _, x := range t.Tolerations {
