@@ -96,3 +96,12 @@ func WriteHTML(w io.Writer, p *Page) error {
 	}
 	return nil
 }
+
+// WriteSectionHTML writes one section as the report shows it (headline, tables, verdicts,
+// figures), for pages that embed it in their own layout; its classes are the report's.
+func WriteSectionHTML(w io.Writer, s *Section) error {
+	if err := pageTemplate.ExecuteTemplate(w, "section", s); err != nil {
+		return fmt.Errorf("write section: %w", err)
+	}
+	return nil
+}

@@ -30,6 +30,8 @@ type attempt struct {
 	d        *driver
 	trial, n int
 	clear    bool
+	// adopted is set when the backend re-attaches to this attempt: its folder is kept.
+	adopted bool
 	// keep is the attempt whose stored logs are kept aside before this one replaces them.
 	keep int
 	// devices are the GPU units the core gave the attempt, shares the thousandths of each.
@@ -95,13 +97,29 @@ func (a *attempt) run(ctx context.Context) {
 			return
 		}
 	}
-	att, err := NewAttempt(dir, run, *t, a.n)
+	var att *Attempt
+	var err error
+	switch {
+	case a.adopted:
+		if err = os.MkdirAll(filepath.Join(dir, "out"), 0o755); err != nil {
+			err = fmt.Errorf("prepare attempt folder: %w", err)
+			break
+		}
+		att, err = attemptIn(dir, run, *t, a.n, true)
+	case d.folders != nil && d.folders.take(dir):
+		att, err = attemptIn(dir, run, *t, a.n, false)
+	default:
+		att, err = NewAttempt(dir, run, *t, a.n)
+	}
 	if err != nil {
 		fail(err)
 		return
 	}
 	att.Workdir = r.workdir(t)
 	att.Devices = a.devices
+	att.Queued = func(reason string) {
+		d.send(core.Queued{Trial: a.trial, Attempt: a.n, Reason: reason, At: time.Now()})
+	}
 
 	proc, err := r.Backend.Start(ctx, att)
 	if err != nil {
@@ -151,18 +169,28 @@ func (a *attempt) run(ctx context.Context) {
 // creates: the output folder, params.json, and the trial interface's environment. Workdir is
 // left for the caller.
 func NewAttempt(dir, run string, t experiment.Trial, n int) (*Attempt, error) {
+	if err := prepareDir(dir); err != nil {
+		return nil, fmt.Errorf("prepare attempt folder: %w", err)
+	}
+	return attemptIn(dir, run, t, n, false)
+}
+
+// attemptIn is NewAttempt in a folder that is ready: one holding nothing but an empty out/
+// folder, or, when adopted, the folder where an earlier runner's attempt still writes its logs
+// and outputs (the slurm backend's jobs), kept as it is.
+func attemptIn(dir, run string, t experiment.Trial, n int, adopted bool) (*Attempt, error) {
 	att := &Attempt{
 		RunID: run, Trial: t, N: n, Dir: dir,
 		OutputDir:  filepath.Join(dir, "out"),
 		StdoutPath: filepath.Join(dir, "stdout.log"),
 		StderrPath: filepath.Join(dir, "stderr.log"),
 	}
-	if err := prepareDir(dir); err != nil {
-		return nil, fmt.Errorf("prepare attempt folder: %w", err)
-	}
 	paramsPath := filepath.Join(dir, "params.json")
-	if err := writeParams(paramsPath, t.Params, t.Seed); err != nil {
-		return nil, fmt.Errorf("write params.json: %w", err)
+	if _, err := os.Stat(paramsPath); err != nil || !adopted {
+		// An adopted attempt may be reading the one its runner wrote: it is left alone.
+		if err := writeParams(paramsPath, t.Params, t.Seed); err != nil {
+			return nil, fmt.Errorf("write params.json: %w", err)
+		}
 	}
 	att.Env = trialEnv(att, paramsPath)
 	return att, nil
@@ -321,7 +349,7 @@ func (a *attempt) collect(ctx context.Context, att *Attempt, paramsPath string, 
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) == 0 {
+	if len(errs) == 0 && (a.d.folders == nil || !a.d.folders.give(att.Dir)) {
 		removeAttemptDir(att.Dir)
 	}
 	return notes, errors.Join(errs...)

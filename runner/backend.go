@@ -34,6 +34,14 @@ type Checker interface {
 	Check(ctx context.Context, trials []experiment.Trial) error
 }
 
+// Adopter is implemented by backends that re-attach to the attempts an earlier runner of the
+// run left running instead of stopping them (a cluster's Jobs outlive their runner). After
+// Live, Adopted names them, trial -> attempt number; Start of that trial then re-attaches to
+// its attempt, which the runner records as the same attempt, not a new one.
+type Adopter interface {
+	Adopted(runID string) map[string]int
+}
+
 // Process is one running attempt.
 type Process interface {
 	// Handle identifies the attempt on its engine (process group, container id, Job name).
@@ -109,6 +117,10 @@ type Attempt struct {
 	// Devices are the GPU units the runner gave the attempt (UUIDs when known, else indices);
 	// empty when it gave none, or when the cluster places trials itself.
 	Devices []string
+	// Queued, when set, is for backends whose attempts wait in a cluster's queue after Start:
+	// they call it with the scheduler's reason each time it changes, and with "" once the
+	// attempt runs. It does not block for long, and may be called from any goroutine.
+	Queued func(reason string)
 }
 
 // LiveTrial is an attempt found running on an engine.

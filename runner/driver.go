@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type driver struct {
 	wake     chan struct{} // tells the timer loop the earliest timer changed
 
 	persist *persister
+	folders *folders // nil without a work root
 }
 
 func newDriver(r *Runner, m *store.Manifest, c *core.Core) *driver {
@@ -43,6 +45,9 @@ func newDriver(r *Runner, m *store.Manifest, c *core.Core) *driver {
 		wake:     make(chan struct{}, 1),
 	}
 	d.persist = newPersister(r.Runs, d.send, r.Log)
+	if r.WorkRoot != "" {
+		d.folders = &folders{root: filepath.Join(r.WorkRoot, m.RunID)}
+	}
 	return d
 }
 
@@ -108,6 +113,9 @@ func (d *driver) run(ctx context.Context) (*Summary, error) {
 }
 
 func (d *driver) finish() (*Summary, error) {
+	if d.folders != nil {
+		d.folders.drain()
+	}
 	// Processes a trial left behind when it ended (a daemon it started) end with the run.
 	if err := d.r.reapOrphans(d.ctx, d.m.RunID, true); err != nil {
 		d.r.Log.Warn("stop what the trials left running", "err", err)
@@ -130,7 +138,7 @@ func (d *driver) do(acts []core.Action) {
 		case core.Persist:
 			d.persist.add(a.Trial, a.Version, a.Record)
 		case core.StartAttempt:
-			at := &attempt{d: d, trial: a.Trial, n: a.Attempt, clear: a.Clear, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
+			at := &attempt{d: d, trial: a.Trial, n: a.Attempt, clear: a.Clear, adopted: a.Adopted, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
 			d.attempts[a.Trial] = at
 			go at.run(d.ctx)
 		case core.StopAttempt:

@@ -100,10 +100,15 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	if err := r.reapOrphans(ctx, m.RunID, false); err != nil {
 		return nil, fmt.Errorf("stop what an earlier runner left running: %w", err)
 	}
-	r.sweep(ctx, m.RunID, prior)
+	var adopted map[string]int
+	if a, ok := r.Backend.(Adopter); ok {
+		adopted = a.Adopted(m.RunID)
+	}
+	r.sweep(ctx, m.RunID, prior, adopted)
 	c := core.New(core.Config{
 		RunID: m.RunID, Backend: r.Backend.Name(), Host: r.Host,
 		Trials: m.Trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior, Capacity: r.Capacity,
+		Adopted: adopted,
 	})
 	d := newDriver(r, m, c)
 	return d.run(ctx)

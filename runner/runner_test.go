@@ -227,3 +227,48 @@ func TestStoreCredentialsDoNotReachTrials(t *testing.T) {
 		t.Fatalf("plain: %q, asked: %q", plain, asked)
 	}
 }
+
+func TestReusedAttemptFoldersStartEmptyAndNoneAreLeft(t *testing.T) {
+	// Odd trials leave a file and a folder of outputs, even ones nothing: an attempt must never
+	// see an earlier attempt's outputs, whether its folder was new or reused.
+	spec := `{"name":"t","matrix":{"name":"t","params":{"i":[1,2,3,4,5,6,7,8,9,10,11,12]},
+	  "cmd":"test -z \"$(ls -A \"$JIKKEN_OUTPUT_DIR\")\" || exit 9; [ $(({{i}} % 2)) = 0 ] || { mkdir \"$JIKKEN_OUTPUT_DIR/sub\"; echo {{i}} > \"$JIKKEN_OUTPUT_DIR/sub/x\"; echo {{i}} > \"$JIKKEN_OUTPUT_DIR/y\"; }"}}`
+	var work string
+	sum, runs, _ := run(t, spec, func(r *runner.Runner) { work = r.WorkRoot })
+	if sum.Status != store.Succeeded {
+		t.Fatalf("run %s: %v", sum.Status, statuses(sum))
+	}
+	for _, rec := range sum.Trials {
+		var i int
+		fmt.Sscanf(rec.Name, "t-%d", &i)
+		if i%2 == 1 {
+			if _, err := runs.Blob.Stat(context.Background(), store.TrialKey(sum.RunID, rec.Name, "sub/x")); err != nil {
+				t.Errorf("%s: sub/x not stored: %v", rec.Name, err)
+			}
+		}
+	}
+	left := func() []string {
+		names, _ := filepath.Glob(filepath.Join(work, sum.RunID, "*"))
+		hidden, _ := filepath.Glob(filepath.Join(work, sum.RunID, ".*"))
+		return append(names, hidden...)
+	}
+	if l := left(); len(l) > 0 {
+		t.Errorf("the run's work folder still holds %v", l)
+	}
+
+	// A free folder a killed runner left is removed by the next runner of the run.
+	if err := os.MkdirAll(filepath.Join(work, sum.RunID, ".free-3", "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := runs.Manifest(context.Background(), sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner.Runner{Backend: &local.Backend{}, Runs: runs, Jobs: 2, WorkRoot: work, StopGrace: time.Second}
+	if _, err := r.Execute(context.Background(), m, true); err != nil {
+		t.Fatal(err)
+	}
+	if l := left(); len(l) > 0 {
+		t.Errorf("after resume the run's work folder still holds %v", l)
+	}
+}

@@ -15,7 +15,8 @@ import (
 // files in the store, and the folders of attempts it never collected. Their logs are kept in
 // the store under the attempt's number (attempts/<n>/), so 'jikken logs --attempt' still shows
 // why an attempt ended; their other outputs belonged to an attempt that did not finish, and go.
-func (r *Runner) sweep(ctx context.Context, run string, prior map[string]*store.TrialRecord) {
+// The folders of adopted attempts (trial -> attempt), which go on, stay.
+func (r *Runner) sweep(ctx context.Context, run string, prior map[string]*store.TrialRecord, adopted map[string]int) {
 	if n, err := r.Runs.SweepTemp(ctx, run); err != nil {
 		r.Log.Warn("remove temporary files left by an earlier runner", "err", err)
 	} else if n > 0 {
@@ -33,8 +34,12 @@ func (r *Runner) sweep(ctx context.Context, run string, prior map[string]*store.
 		if !e.IsDir() {
 			continue
 		}
+		if isSpare(e.Name()) {
+			removeAttemptDir(filepath.Join(root, e.Name()))
+			continue
+		}
 		if trial, n, ok := strings.Cut(e.Name(), "@"); ok {
-			if num, err := strconv.Atoi(n); err == nil && num > 0 {
+			if num, err := strconv.Atoi(n); err == nil && num > 0 && adopted[trial] != num {
 				r.salvage(ctx, run, trial, num, filepath.Join(root, e.Name()))
 			}
 			continue

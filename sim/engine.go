@@ -845,6 +845,9 @@ func (c *Cluster) enqueue(p *Pod) {
 func (c *Cluster) place(p *Pod, n *Node) {
 	c.version++
 	n.Allocated.Add(&p.Requests)
+	cpu, mem := p.NonZeroRequests()
+	n.NonZeroAllocated[0] += cpu
+	n.NonZeroAllocated[1] += mem
 	n.Version++
 	c.allocated.Add(&p.Requests)
 	u := c.userAlloc[p.User]
@@ -864,6 +867,9 @@ func (c *Cluster) unplace(p *Pod) {
 	c.version++
 	n := p.Node
 	n.Allocated.Sub(&p.Requests)
+	cpu, mem := p.NonZeroRequests()
+	n.NonZeroAllocated[0] -= cpu
+	n.NonZeroAllocated[1] -= mem
 	n.Version++
 	c.allocated.Sub(&p.Requests)
 	c.userAlloc[p.User].Sub(&p.Requests)
@@ -882,7 +888,7 @@ func (c *Cluster) check(p *Pod, n *Node, verb string) error {
 	if p.Phase != Pending || p.assumed {
 		return fmt.Errorf("%s pod %s: pod is %s, not pending", verb, p.Name, p.Phase)
 	}
-	if !n.Schedulable() {
+	if !n.Accepts(p) {
 		return fmt.Errorf("%s pod %s on node %s: node does not accept pods", verb, p.Name, n.Name)
 	}
 	if !n.FitsRequest(&p.Requests) {
@@ -1138,8 +1144,8 @@ func (c *Cluster) draw(mean Time, shape float64) Time {
 
 func (c *Cluster) checkNoAssumed() error {
 	for _, p := range c.Pending() {
-		if p.assumed && !p.held {
-			return fmt.Errorf("scheduler left pod %s assumed on node %s; bind or forget every assumed pod before returning", p.Name, p.Node.Name)
+		if p.assumed && !p.held && !p.parked {
+			return fmt.Errorf("scheduler left pod %s assumed on node %s; bind, forget or park every assumed pod before returning", p.Name, p.Node.Name)
 		}
 	}
 	return nil

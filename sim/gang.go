@@ -128,12 +128,25 @@ func (c *Cluster) Hold(p *Pod) error {
 	return nil
 }
 
+// Park keeps an assumed pod reserved past the end of the pass: a scheduler whose Permit step
+// makes a pod wait (sim/kubehost) parks it until it binds or forgets it. The engine sets no
+// deadline; the scheduler asks for a pass (WakeAt) when the wait times out and releases the
+// pod then. A node failure releases parked pods as it releases every reservation.
+func (c *Cluster) Park(p *Pod) error {
+	if !p.assumed {
+		return fmt.Errorf("park pod %s: it is not assumed on a node", p.Name)
+	}
+	p.parked = true
+	return nil
+}
+
 // mayHold reports whether the gang may hold reservations: never released, or the cluster
 // changed since (at version v).
 func (g *Gang) mayHold(v uint64) bool { return g.timeout > 0 && (!g.released || v != g.releasedAt) }
 
-// unhold clears the held mark of a pod that is bound or forgotten.
+// unhold clears the held and parked marks of a pod that is bound or forgotten.
 func (c *Cluster) unhold(p *Pod) {
+	p.parked = false
 	if !p.held {
 		return
 	}

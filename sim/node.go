@@ -11,6 +11,9 @@ type Node struct {
 	Capacity Resources
 
 	Allocated Resources
+	// NonZeroAllocated sums the NonZeroRequests (CPU, memory) of the pods on the node, which
+	// kube-scheduler's NodeResourcesFit scoring counts instead of their requests.
+	NonZeroAllocated [2]int64
 	// Version changes whenever Allocated does, so schedulers can cache per-node results.
 	Version uint64
 	// Up is false while the node is failed; Cordoned stops new pods (drain, cordon); Removed
@@ -25,6 +28,20 @@ type Node struct {
 
 // Schedulable reports whether the node accepts new pods.
 func (n *Node) Schedulable() bool { return n.Up && !n.Cordoned && !n.Removed }
+
+// UnschedulableTaint is the taint Kubernetes gives a cordoned node (spec.unschedulable). A pod
+// that tolerates it may still go there, as kube-scheduler's NodeUnschedulable allows
+// (DaemonSet pods do).
+var UnschedulableTaint = Taint{Key: "node.kubernetes.io/unschedulable", Effect: NoSchedule}
+
+// Accepts reports whether the node takes p now: it is schedulable, or only cordoned and p
+// tolerates UnschedulableTaint.
+func (n *Node) Accepts(p *Pod) bool {
+	if n.Schedulable() {
+		return true
+	}
+	return n.Up && !n.Removed && p.Tolerates(&UnschedulableTaint)
+}
 
 // Free returns capacity minus allocation.
 func (n *Node) Free() Resources {
@@ -227,8 +244,8 @@ func (p *Pod) Constrained() bool {
 	return len(p.NodeSelector) > 0 || (p.Affinity != nil && len(p.Affinity.Required) > 0)
 }
 
-// Feasible reports whether the pod may run on n now: node schedulable, resources free,
+// Feasible reports whether the pod may run on n now: node accepting the pod, resources free,
 // taints tolerated, selector and required affinity matched.
 func (p *Pod) Feasible(n *Node) bool {
-	return n.Schedulable() && n.FitsRequest(&p.Requests) && p.ToleratesNode(n) && p.MatchesNode(n)
+	return n.Accepts(p) && n.FitsRequest(&p.Requests) && p.ToleratesNode(n) && p.MatchesNode(n)
 }

@@ -27,7 +27,13 @@ type Pod struct {
 	User      string
 	Labels    map[string]string
 	Requests  Resources
-	Priority  int32
+	// NonZero holds the CPU and memory (milli-units, as Requests) kube-scheduler's
+	// NodeResourcesFit scoring counts for the pod, where a container that sets no CPU or
+	// memory request counts as 100m CPU or 200 MiB. Submitters that see the containers fill it
+	// (sim/kube does); left zero, it is derived from Requests as for a single container (see
+	// NonZeroRequests).
+	NonZero  [2]int64
+	Priority int32
 	// Tolerations, NodeSelector and Affinity restrict which nodes may run the pod, with
 	// Kubernetes semantics (see Tolerates and MatchesNode).
 	Tolerations  []Toleration
@@ -66,6 +72,7 @@ type Pod struct {
 
 	assumed  bool
 	held     bool   // assumed past the end of a pass, waiting for the rest of its gang
+	parked   bool   // assumed past the end of a pass, waiting in its scheduler's Permit step
 	grp      *Gang  // the pod's gang, or nil
 	nodeSlot int    // index in Node.pods
 	gen      uint32 // bumps on every start and stop so stale finish events are ignored
@@ -100,11 +107,38 @@ func (p *Pod) RanAt(now Time) Time {
 	return r
 }
 
+// Defaults kube-scheduler's scoring counts for a container without a CPU or memory request
+// (its DefaultMilliCPURequest and DefaultMemoryRequest), in milli-units.
+const (
+	DefaultCPURequest    = 100
+	DefaultMemoryRequest = 200 << 20 * Milli
+)
+
+// NonZeroRequests returns the CPU and memory the pod counts for in NodeResourcesFit's scoring:
+// NonZero if set, else Requests with a zero CPU or memory request replaced by the default.
+func (p *Pod) NonZeroRequests() (cpu, mem int64) {
+	if p.NonZero != [2]int64{} {
+		return p.NonZero[0], p.NonZero[1]
+	}
+	cpu, mem = p.Requests[CPUIndex], p.Requests[MemoryIndex]
+	if cpu == 0 {
+		cpu = DefaultCPURequest
+	}
+	if mem == 0 {
+		mem = DefaultMemoryRequest
+	}
+	return cpu, mem
+}
+
 // Group returns the pod's gang, or nil for a pod on its own.
 func (p *Pod) Group() *Gang { return p.grp }
 
 // Held reports whether the pod is reserved past the end of a pass, waiting for its gang.
 func (p *Pod) Held() bool { return p.held }
+
+// Parked reports whether the pod is reserved past the end of a pass by its scheduler
+// (Cluster.Park).
+func (p *Pod) Parked() bool { return p.parked }
 
 // Assumed reports whether the pod holds resources on a node without having started (the
 // scheduler's Reserve step, used to place gangs all-or-nothing).

@@ -138,6 +138,9 @@ type Live struct {
 	Handle string `json:"handle"`
 	// Dir is the attempt's local folder, where its logs grow until they are stored.
 	Dir string `json:"dir,omitempty"`
+	// Queued is why the attempt still waits in its cluster's queue, in the scheduler's words
+	// (Slurm's pending reason: Resources, Priority, QOSMaxGRESPerUser); empty once it runs.
+	Queued string `json:"queued,omitempty"`
 }
 
 // RunState is the run's status as a whole.
@@ -358,9 +361,19 @@ func stamped(rec *TrialRecord) *TrialRecord {
 
 // Trial reads one trial record.
 func (r Runs) Trial(ctx context.Context, run, trial string) (*TrialRecord, error) {
-	var rec TrialRecord
-	if err := r.getJSON(ctx, TrialKey(run, trial, "trial.json"), &rec); err != nil {
+	key := TrialKey(run, trial, "trial.json")
+	b, err := ReadAll(ctx, r.Blob, key)
+	if err != nil {
 		return nil, err
+	}
+	if len(b) == 0 {
+		// What a record written shortly before a machine crash can become (its data never
+		// synced): as if never written, so the trial runs again on resume.
+		return nil, fmt.Errorf("read %s: empty record: %w", key, ErrNotFound)
+	}
+	var rec TrialRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	return &rec, nil
 }
@@ -415,6 +428,9 @@ func (r Runs) trialsScan(ctx context.Context, run, prefix string) (map[string]*T
 			return nil
 		}
 		rec, err := r.Trial(ctx, run, name)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}

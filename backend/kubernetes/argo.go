@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +11,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -75,6 +79,18 @@ type Template struct {
 	// PodSpecPatch is merged into the pod: a service trial's hostname and subdomain.
 	PodSpecPatch string            `json:"podSpecPatch,omitempty"`
 	Resource     *ResourceTemplate `json:"resource,omitempty"`
+	// Synchronization holds a trial's seat of the run's -j (see WorkflowOf).
+	Synchronization *Synchronization `json:"synchronization,omitempty"`
+}
+
+// Synchronization is a template's share of Argo semaphores.
+type Synchronization struct {
+	Semaphores []Semaphore `json:"semaphores"`
+}
+
+// Semaphore is an Argo semaphore whose size is a key of a ConfigMap.
+type Semaphore struct {
+	ConfigMapKeyRef *corev1.ConfigMapKeySelector `json:"configMapKeyRef"`
 }
 
 // DAG is a template of tasks with dependencies.
@@ -106,13 +122,18 @@ type Backoff struct {
 
 // WorkflowOf renders a run as an Argo Workflow: a DAG of one task per trial, `after` and
 // `depends` edges as Argo depends expressions, services as daemon steps (ready when their
-// health check passes), retries as retryStrategy with the trial's backoff, the run's -j as
-// parallelism, and in every pod the jikken executor uploading outputs and the trial's record to
-// the store, where `jikken results RUN` reads them.
+// health check passes), retries as retryStrategy with the trial's backoff, the run's -j as the
+// cap on trials running at once, and in every pod the jikken executor uploading outputs and the
+// trial's record to the store, where `jikken results RUN` reads them.
+//
+// The cap counts trials, not services, as `jikken run -j` does. Argo's parallelism counts every
+// pod, the services' and the one that creates the run's Service too; so a run without services
+// gets parallelism -j, and a run with services gets a semaphore of -j seats instead (a ConfigMap
+// the workflow creates first and owns), which every trial but the services holds while it runs.
 func (c *Config) WorkflowOf(m *store.Manifest) (*Workflow, error) {
 	c.defaults()
 	names := make(map[string]string, len(m.Trials))
-	taken := map[string]bool{"main": true, servicesTask: true}
+	taken := map[string]bool{"main": true, servicesTask: true, limitTask: true}
 	services := false
 	for _, t := range m.Trials {
 		services = services || t.Service
@@ -134,13 +155,14 @@ func (c *Config) WorkflowOf(m *store.Manifest) (*Workflow, error) {
 	w := &Workflow{
 		APIVersion: "argoproj.io/v1alpha1", Kind: "Workflow",
 		Metadata: ObjectMeta{
-			GenerateName: workflowName(m.Experiment) + "-", Namespace: c.Namespace,
+			Name: WorkflowName(m.RunID), Namespace: c.Namespace,
 			Labels:      map[string]string{LabelManagedBy: "jikken", LabelRun: labelValue(m.RunID)},
 			Annotations: map[string]string{"jikken.dev/run-id": m.RunID, "jikken.dev/store": c.StoreURL},
 		},
 		Spec: WorkflowSpec{Entrypoint: "main", ServiceAccountName: c.ServiceAccount, PodGC: &PodGC{Strategy: "OnWorkflowSuccess"}},
 	}
-	if m.Options.Jobs > 0 {
+	limited := m.Options.Jobs > 0 && services
+	if m.Options.Jobs > 0 && !services {
 		w.Spec.Parallelism = ptr(int64(m.Options.Jobs))
 	}
 	for _, ps := range c.ImagePullSecrets {
@@ -165,14 +187,31 @@ func (c *Config) WorkflowOf(m *store.Manifest) (*Workflow, error) {
 		dag.Tasks = append(dag.Tasks, DAGTask{Name: servicesTask, Template: servicesTask})
 		w.Spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{c.runDomain(m.RunID)}}
 	}
+	var seat *Synchronization
+	if limited {
+		lim, err := limitTemplate(m.RunID, m.Options.Jobs)
+		if err != nil {
+			return nil, err
+		}
+		w.Spec.Templates = append(w.Spec.Templates, lim)
+		dag.Tasks = append(dag.Tasks, DAGTask{Name: limitTask, Template: limitTask})
+		seat = &Synchronization{Semaphores: []Semaphore{{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: LimitConfigMapName(m.RunID)}, Key: limitKey}}}}
+	}
 	for _, t := range m.Trials {
 		tmpl, err := c.argoTemplate(m, t, names[t.Name], code, services)
 		if err != nil {
 			return nil, err
 		}
 		dep := depends(t, names)
-		if t.Service {
+		switch {
+		case t.Service:
 			dep = strings.Trim(dep+" && "+servicesTask+".Succeeded", " &")
+		case seat != nil:
+			tmpl.Synchronization = seat
+			if !afterTrial(t, m.Trials) {
+				dep = strings.Trim(dep+" && "+limitTask+".Succeeded", " &")
+			}
 		}
 		dag.Tasks = append(dag.Tasks, DAGTask{Name: names[t.Name], Template: names[t.Name], Depends: dep})
 		w.Spec.Templates = append(w.Spec.Templates, tmpl)
@@ -196,12 +235,62 @@ func (c *Config) serviceTemplate(run string) (Template, error) {
 	return Template{Name: servicesTask, Resource: &ResourceTemplate{Action: "apply", Manifest: string(b), SetOwnerReference: true}}, nil
 }
 
-// workflowName is the experiment's name when it is a DNS label, else a readable form of it.
-func workflowName(s string) string {
-	if len(validLabelName(s)) == 0 && len(s) <= 40 {
-		return s
+// afterTrial reports whether t waits for a trial that is not a service, and so for whatever
+// that trial waits for.
+func afterTrial(t experiment.Trial, trials []experiment.Trial) bool {
+	service := make(map[string]bool, len(trials))
+	for _, u := range trials {
+		service[u.Name] = u.Service
 	}
-	return shortName(s, 40)
+	for _, a := range t.After {
+		if !service[a] {
+			return true
+		}
+	}
+	for _, d := range t.Depends {
+		if !service[d.Trial] {
+			return true
+		}
+	}
+	return false
+}
+
+// limitTask is the DAG task that creates the ConfigMap of the run's semaphore, and limitKey its
+// key holding -j.
+const (
+	limitTask = "jikken-limit"
+	limitKey  = "trials"
+)
+
+// LimitConfigMapName is the name of the ConfigMap whose key "trials" is the size of an exported
+// run's semaphore (-j).
+func LimitConfigMapName(run string) string {
+	sum := sha256.Sum256([]byte(run))
+	return "jkl-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// limitTemplate creates the ConfigMap of the run's semaphore, owned by the workflow.
+func limitTemplate(run string, jobs int) (Template, error) {
+	cm := corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: LimitConfigMapName(run), Labels: map[string]string{LabelManagedBy: "jikken", LabelRun: labelValue(run)}},
+		Data:       map[string]string{limitKey: strconv.Itoa(jobs)},
+	}
+	b, err := yaml.Marshal(cm)
+	if err != nil {
+		return Template{}, fmt.Errorf("render the run's semaphore: %w", err)
+	}
+	return Template{Name: limitTask, Resource: &ResourceTemplate{Action: "apply", Manifest: string(b), SetOwnerReference: true}}, nil
+}
+
+// WorkflowName is the name of the Workflow an exported run becomes: the run id, so `argo get`
+// and `jikken status` name the same thing, and submitting one export twice (two workflows
+// writing one run's records) is refused by the API server.
+func WorkflowName(run string) string {
+	if len(validation.IsDNS1123Label(run)) == 0 && len(run) <= 50 {
+		return run
+	}
+	return shortName(run, 50)
 }
 
 func validLabelName(s string) []string {

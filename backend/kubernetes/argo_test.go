@@ -49,7 +49,9 @@ func TestWorkflowStructure(t *testing.T) {
 		t.Fatalf("header %v %v", doc["apiVersion"], doc["kind"])
 	}
 	spec := doc["spec"].(map[string]any)
-	if spec["entrypoint"] != "main" || spec["parallelism"] != float64(3) {
+	// Argo's parallelism would count the service's pod (and the one creating the run's Service):
+	// -j 3 is a semaphore of 3 seats that only the trials take.
+	if spec["entrypoint"] != "main" || spec["parallelism"] != nil {
 		t.Errorf("entrypoint %v parallelism %v", spec["entrypoint"], spec["parallelism"])
 	}
 	templates := map[string]map[string]any{}
@@ -65,12 +67,32 @@ func TestWorkflowStructure(t *testing.T) {
 		tasks[task["name"].(string)] = d
 		taskTemplate[task["name"].(string)] = task["template"].(string)
 	}
-	if len(tasks) != 5 {
+	if len(tasks) != 6 {
 		t.Fatalf("tasks %v", tasks)
 	}
 	nameA, nameB := shortName("train/a", 60), shortName("train/b", 60)
-	if tasks[servicesTask] != "" || tasks["db"] != servicesTask+".Succeeded" || tasks[nameA] != "(db.Daemoned || db.Succeeded)" || tasks["report"] != nameA+".Succeeded && "+nameB+".Succeeded" {
+	if tasks[servicesTask] != "" || tasks[limitTask] != "" || tasks["db"] != servicesTask+".Succeeded" ||
+		tasks[nameA] != "(db.Daemoned || db.Succeeded) && "+limitTask+".Succeeded" || tasks["report"] != nameA+".Succeeded && "+nameB+".Succeeded" {
 		t.Errorf("depends %v", tasks)
+	}
+	cm := LimitConfigMapName("20260101-000000-sweep-ab12")
+	lim := templates[limitTask]["resource"].(map[string]any)
+	if lim["action"] != "apply" || lim["setOwnerReference"] != true || !strings.Contains(lim["manifest"].(string), "name: "+cm) ||
+		!strings.Contains(lim["manifest"].(string), `trials: "3"`) {
+		t.Errorf("the run's semaphore template %v", lim)
+	}
+	for _, name := range []string{nameA, nameB, "report", "db"} {
+		sync, _ := templates[name]["synchronization"].(map[string]any)
+		if name == "db" {
+			if sync != nil {
+				t.Errorf("the service takes a seat of -j: %v", sync)
+			}
+			continue
+		}
+		sems, _ := sync["semaphores"].([]any)
+		if len(sems) != 1 || sems[0].(map[string]any)["configMapKeyRef"].(map[string]any)["name"] != cm {
+			t.Errorf("%s holds no seat of -j: %v", name, sync)
+		}
 	}
 	db := templates["db"]
 	if db["daemon"] != true || db["container"].(map[string]any)["readinessProbe"] == nil {
@@ -127,4 +149,26 @@ func toStrings(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// A run without services keeps Argo's parallelism, which then counts exactly its trials.
+func TestWorkflowParallelismWithoutServices(t *testing.T) {
+	m := argoManifest()
+	m.Trials = m.Trials[1:]
+	for i := range m.Trials {
+		m.Trials[i].Depends = nil
+	}
+	cfg := Config{StoreURL: "s3://bucket/runs", ExecutorImage: "jikken:test"}
+	wf, err := cfg.WorkflowOf(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := wf.Spec.Parallelism; p == nil || *p != 3 {
+		t.Errorf("parallelism %v, want -j 3", p)
+	}
+	for _, tm := range wf.Spec.Templates {
+		if tm.Synchronization != nil || tm.Name == limitTask {
+			t.Errorf("template %s: no semaphore without services", tm.Name)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	utilwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -68,16 +71,31 @@ type Config struct {
 	StopGrace time.Duration
 	// LogFlush is how often the executor uploads the growing logs (default 10s).
 	LogFlush time.Duration
-	// TTLAfterFinished deletes finished Jobs after this many seconds (nil: keep them).
-	TTLAfterFinished *int32
+	// JobTTL is how long a finished Job and its pods stay before the cluster's TTL controller
+	// deletes them (ttlSecondsAfterFinished; default DefaultJobTTL, long enough for a runner
+	// that lost its watch to read how the attempt ended). Negative: keep them until `jikken rm`.
+	JobTTL time.Duration
 	// ClusterDomain is the cluster's DNS domain, for the names of service trials (default
 	// cluster.local).
 	ClusterDomain string
-	// QPS and Burst are client-go's client-side rate limit (default 50 and 100).
+	// QPS and Burst are client-go's client-side rate limit (default DefaultQPS and
+	// DefaultBurst; a QPS set alone gets a burst of twice it; a negative QPS: no limit).
 	QPS   float32
 	Burst int
 	Log   *slog.Logger
 }
+
+// DefaultJobTTL is how long finished Jobs stay unless Config.JobTTL says otherwise.
+const DefaultJobTTL = 10 * time.Minute
+
+// DefaultQPS and DefaultBurst are the client's rate limit unless Config says otherwise: 1,000
+// trials are submitted in about two seconds, and a 10,000-trial sweep in under twenty. The
+// API server's priority and fairness bounds requests in flight, not their rate, and the
+// runner's creates are short: at this rate a nearby API server sees a few at once.
+const (
+	DefaultQPS   = 500
+	DefaultBurst = 1000
+)
 
 // DefaultExecutorImage is the published executor image of the running jikken's version, so
 // the executor in a pod is the same jikken that launched it (never a moving :latest).
@@ -107,8 +125,17 @@ func (c *Config) defaults() {
 	if c.ClusterDomain == "" {
 		c.ClusterDomain = "cluster.local"
 	}
+	if c.JobTTL == 0 {
+		c.JobTTL = DefaultJobTTL
+	}
 	if c.QPS == 0 {
-		c.QPS, c.Burst = 50, 100
+		c.QPS = DefaultQPS
+		if c.Burst == 0 {
+			c.Burst = DefaultBurst
+		}
+	}
+	if c.Burst == 0 {
+		c.Burst = max(1, int(2*c.QPS))
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -125,7 +152,24 @@ type Backend struct {
 	watches  map[string]*runWatch // by run id
 	runs     map[string]*runInfo  // by run id
 	planned  map[string]bool      // trials of the plan a runner announced through Check
-	adoptees map[string]string    // run/trial -> live Job an earlier runner left, re-attached by Start
+	adoptees map[string]adoptee   // by run/trial: a live Job an earlier runner left, re-attached by Start
+
+	// creating holds a seat for each Start building and sending a Job (see maxCreating).
+	creating chan struct{}
+}
+
+// maxCreating is how many Starts build and send their Job at once. A run of -j 10000 calls Start
+// 10,000 times at once, and the client's rate limit lets 500 creates a second through: without
+// a bound each waiting call holds its Job, its request and a deep stack, and the transport dials
+// a connection for many of them at once (3,000 trials had thousands of TLS handshakes in
+// flight). With it, the rest wait on a channel before building anything; 128 in flight still
+// outpace the rate limit unless a create takes the API server a quarter of a second.
+const maxCreating = 128
+
+// adoptee is a live Job of an earlier runner, and the attempt it runs.
+type adoptee struct {
+	job     string
+	attempt int
 }
 
 type codeRef struct {
@@ -135,7 +179,11 @@ type codeRef struct {
 
 // runInfo is what the pods of a run need from its manifest, read once per run.
 type runInfo struct {
-	code *codeRef
+	// mu is held while the manifest is read: the Starts of a run wait for the first one's read
+	// instead of each reading it (see Backend.runInfo).
+	mu     sync.Mutex
+	loaded bool
+	code   *codeRef
 	// services: the plan has service trials, which the run's pods reach by name.
 	services bool
 }
@@ -143,6 +191,7 @@ type runInfo struct {
 var (
 	_ runner.Backend = (*Backend)(nil)
 	_ runner.Checker = (*Backend)(nil)
+	_ runner.Adopter = (*Backend)(nil)
 )
 
 // New connects to the cluster of cfg.Kubeconfig (without a request yet: Check makes the first).
@@ -197,16 +246,21 @@ func NewForClient(client kubernetes.Interface, cfg Config) *Backend {
 		cfg.Namespace = "default"
 	}
 	return &Backend{cfg: cfg, client: client, host: "the cluster", watches: map[string]*runWatch{},
-		runs: map[string]*runInfo{}, adoptees: map[string]string{}}
+		runs: map[string]*runInfo{}, adoptees: map[string]adoptee{}, creating: make(chan struct{}, maxCreating)}
 }
 
 // Name implements runner.Backend.
 func (b *Backend) Name() string { return "kubernetes" }
 
-// Settings returns what another process needs to find this backend's Jobs again: the
-// namespace, which a run records so that resume and kill use it whatever their environment.
+// Settings returns what another process needs to go on with this backend's Jobs as this one
+// does: the namespace, and how long finished Jobs stay. A run records them so that resume and
+// kill use them whatever their environment.
 func (b *Backend) Settings() map[string]string {
-	return map[string]string{"namespace": b.cfg.Namespace}
+	ttl := b.cfg.JobTTL.String()
+	if b.cfg.JobTTL < 0 {
+		ttl = "keep"
+	}
+	return map[string]string{"namespace": b.cfg.Namespace, "job_ttl": ttl}
 }
 
 // Config returns the backend's configuration after defaults.
@@ -285,11 +339,17 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	delete(b.adoptees, a.RunID+"/"+a.Trial.Name)
 	b.mu.Unlock()
 	if ok {
-		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted)
-		p := w.attach(adopted, a)
+		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted.job, "attempt", adopted.attempt)
+		p := w.attach(adopted.job, a)
 		p.seen = true // it was listed live: its disappearance is an end, not a lag of the cache
 		return p, nil
 	}
+	select {
+	case b.creating <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-b.creating }()
 	spec, err := b.podSpec(ctx, a)
 	if err != nil {
 		return nil, err
@@ -299,7 +359,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		return nil, err
 	}
 	p := w.attach(job.Name, a)
-	created, err := b.client.BatchV1().Jobs(b.cfg.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	created, err := b.createJob(ctx, job)
 	if apierrors.IsAlreadyExists(err) {
 		// The same attempt of the same run: it is ours, watch it.
 		if !a.Trial.Service {
@@ -320,6 +380,36 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		}
 	}
 	return p, nil
+}
+
+// createJob creates the Job, again after a short wait while the API server cannot take it: a
+// connection it dropped, a request it refused for load or one it gave up on. client-go repeats
+// only reads, not creates, and a sweep of thousands of trials on a busy control plane meets
+// these often enough that failing each such trial would fail the sweep. A create repeated after
+// the first one did land finds the Job there (the name is the attempt's): AlreadyExists, which
+// Start takes as its own.
+func (b *Backend) createJob(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
+	var created *batchv1.Job
+	err := retry.OnError(createBackoff, transient, func() error {
+		var err error
+		created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Create(ctx, job, metav1.CreateOptions{})
+		return err
+	})
+	return created, err
+}
+
+// createBackoff spreads the repeated creates of many trials over about half a minute.
+var createBackoff = utilwait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 8, Cap: 8 * time.Second}
+
+// transient reports whether a request failed for a reason that passes: the connection broke or
+// was refused (an API server restarting), or the server answered that it was overloaded, timed
+// out, or failed inside (etcd too slow), all of which say nothing about the request itself.
+func transient(err error) bool {
+	if utilnet.IsConnectionReset(err) || utilnet.IsConnectionRefused(err) || utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err) {
+		return true
+	}
+	var st apierrors.APIStatus
+	return errors.As(err, &st) && (st.Status().Code == http.StatusTooManyRequests || st.Status().Code >= http.StatusInternalServerError)
 }
 
 // ensureRunService creates the run's headless Service, which gives each service trial's pod the
@@ -370,18 +460,26 @@ func (b *Backend) podSpec(ctx context.Context, a *runner.Attempt) (PodSpec, erro
 }
 
 // runInfo reads the run's code snapshot and whether it has services from its manifest, once
-// per run.
+// per run. The first Start of a run reads it and the others wait for that read: a run of
+// -j 10000 starts 10,000 attempts at once, and a manifest of more than store.CompactAbove trials
+// is the experiment, parsed again on every read; read by each Start, 10,000 trials took the
+// runner past 10 GB. A read that fails is tried again by the next Start.
 func (b *Backend) runInfo(ctx context.Context, run string) (*runInfo, error) {
 	if b.cfg.Store == nil {
 		return &runInfo{}, nil
 	}
 	b.mu.Lock()
 	info, ok := b.runs[run]
+	if !ok {
+		info = &runInfo{}
+		b.runs[run] = info
+	}
 	b.mu.Unlock()
-	if ok {
+	info.mu.Lock()
+	defer info.mu.Unlock()
+	if info.loaded {
 		return info, nil
 	}
-	info = &runInfo{}
 	m, err := store.Runs{Blob: b.cfg.Store}.Manifest(ctx, run)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -398,9 +496,7 @@ func (b *Backend) runInfo(ctx context.Context, run string) (*runInfo, error) {
 			info.services = info.services || t.Service
 		}
 	}
-	b.mu.Lock()
-	b.runs[run] = info
-	b.mu.Unlock()
+	info.loaded = true
 	return info, nil
 }
 
@@ -443,16 +539,30 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 			continue
 		}
 		trial := j.Annotations[AnnotationTrial]
+		n, _ := strconv.Atoi(j.Labels[LabelAttempt])
 		if b.planned[trial] {
 			if _, taken := b.adoptees[runID+"/"+trial]; !taken {
-				b.adoptees[runID+"/"+trial] = j.Name
+				b.adoptees[runID+"/"+trial] = adoptee{job: j.Name, attempt: n}
 				continue
 			}
 		}
-		n, _ := strconv.Atoi(j.Labels[LabelAttempt])
 		out = append(out, runner.LiveTrial{RunID: runID, Trial: trial, Attempt: n, Handle: "job:" + j.Namespace + "/" + j.Name})
 	}
 	return out, nil
+}
+
+// Adopted implements runner.Adopter: the attempts of the run's live Jobs that Live left out,
+// which Start re-attaches to.
+func (b *Backend) Adopted(runID string) map[string]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]int{}
+	for key, a := range b.adoptees {
+		if trial, ok := strings.CutPrefix(key, runID+"/"); ok {
+			out[trial] = a.attempt
+		}
+	}
+	return out
 }
 
 // StopLive implements runner.Backend: it deletes the Job, and with it its pods.

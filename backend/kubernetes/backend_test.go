@@ -8,12 +8,17 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,6 +107,9 @@ func TestJobSpec(t *testing.T) {
 	}
 	if *j.Spec.BackoffLimit != 0 || *j.Spec.ActiveDeadlineSeconds != 90 {
 		t.Errorf("backoffLimit %d, activeDeadlineSeconds %d", *j.Spec.BackoffLimit, *j.Spec.ActiveDeadlineSeconds)
+	}
+	if ttl := j.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl != 600 {
+		t.Errorf("ttlSecondsAfterFinished %v, want the default 10 minutes: finished Jobs must not pile up", ttl)
 	}
 	pod := j.Spec.Template
 	for _, l := range []map[string]string{j.Labels, pod.Labels} {
@@ -589,5 +597,224 @@ func TestSharedAndMIGGPUs(t *testing.T) {
 		if q, ok := req.Limits[c.name]; !ok || !qEq(q, want) || len(req.Limits) != 1 {
 			t.Errorf("%+v asks for %v, want %s %s", c.r, req.Limits, want, c.name)
 		}
+	}
+}
+
+// TestResumedRunnerContinuesTheAttemptItReattaches: a runner died while attempt 1 of a trial
+// ran; the next runner re-attaches to its Job, and the trial's record lists that one attempt,
+// not a closed attempt 1 and an attempt 2 for the same pod.
+func TestResumedRunnerContinuesTheAttemptItReattaches(t *testing.T) {
+	old, cs, blob := newFakeWaiting(t, time.Minute)
+	ctx := context.Background()
+	runs := store.Runs{Blob: blob}
+	m := &store.Manifest{RunID: "r-adopt", Backend: "kubernetes", Options: store.RunOptions{Jobs: 1}, Trials: []experiment.Trial{trial("t1")}}
+	if err := runs.WriteManifest(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Start(ctx, attempt(t, "r-adopt", trial("t1"), 1)); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
+	rec := &store.TrialRecord{Run: "r-adopt", Name: "t1", Status: store.Running, Backend: "kubernetes",
+		Attempts: []store.Attempt{{N: 1, Started: started}}, Started: &started,
+		Live: &store.Live{Host: "gone", Attempt: 1, Handle: "job:default/" + JobName("r-adopt", "t1", 1)}}
+	if err := runs.WriteTrial(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		name := JobName("r-adopt", "t1", 1)
+		for range time.Tick(20 * time.Millisecond) {
+			// Complete the Job once the new runner has recorded that it runs again.
+			r, err := runs.Trial(ctx, "r-adopt", "t1")
+			if err != nil || r.Live == nil || r.Live.Host == "gone" {
+				continue
+			}
+			j, err := cs.BatchV1().Jobs("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue})
+			_, _ = cs.BatchV1().Jobs("default").UpdateStatus(ctx, j, metav1.UpdateOptions{})
+			return
+		}
+	}()
+	resumed := NewForClient(cs, old.cfg)
+	r := &runner.Runner{Backend: resumed, Runs: runs, Jobs: 1, WorkRoot: t.TempDir(), Workdir: t.TempDir(), Host: "next"}
+	sum, err := r.Execute(ctx, m, false)
+	if err != nil || sum.Status != store.Succeeded {
+		t.Fatalf("run %v %v", sum, err)
+	}
+	got, err := runs.Trial(ctx, "r-adopt", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Attempts) != 1 || got.Attempts[0].N != 1 || got.Attempts[0].Reason != "" || !got.Attempts[0].Started.Equal(started) || got.Attempts[0].Finished.IsZero() {
+		t.Errorf("attempts %+v: want attempt 1 alone, started by the first runner and ended", got.Attempts)
+	}
+	if jobs, _ := cs.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{LabelSelector: RunSelector("r-adopt")}); len(jobs.Items) != 1 {
+		t.Errorf("%d Jobs, want the one re-attached", len(jobs.Items))
+	}
+}
+
+func TestJobTTL(t *testing.T) {
+	for _, c := range []struct {
+		ttl  time.Duration
+		want *int32
+	}{{0, ptr(int32(600))}, {5 * time.Second, ptr(int32(5))}, {1500 * time.Millisecond, ptr(int32(2))}, {-1, nil}} {
+		cfg := Config{Namespace: "default", JobTTL: c.ttl}
+		cfg.defaults()
+		j, err := cfg.Job(PodSpec{Run: "r", Trial: trial("t"), Attempt: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := j.Spec.TTLSecondsAfterFinished
+		if (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
+			t.Errorf("JobTTL %s: ttlSecondsAfterFinished %v, want %v", c.ttl, got, c.want)
+		}
+	}
+	b := NewForClient(nil, Config{Namespace: "ns", JobTTL: -1})
+	if s := b.Settings(); s["job_ttl"] != "keep" || s["namespace"] != "ns" {
+		t.Errorf("settings %v: a run records its Job TTL for resume", s)
+	}
+}
+
+// TestJobDeletedByTTLAfterItCompleted: the TTL controller may delete a finished Job before its
+// process reads the watch's cache; the attempt still succeeded.
+func TestJobDeletedByTTLAfterItCompleted(t *testing.T) {
+	b, cs, _ := newFake(t)
+	ctx := context.Background()
+	a := attempt(t, "r-ttl", trial("t1"), 1)
+	p, j := start(t, b, cs, a)
+	w := b.watches["r-ttl"]
+	// The fake clientset's watch misses what happens between its list and its watch.
+	waitFor(t, "the watch to see the Job", func() bool {
+		_, ok, _ := w.jobs.GetStore().GetByKey("default/" + j.Name)
+		return ok
+	})
+	setJobCondition(t, cs, j, batchv1.JobComplete, "")
+	if err := cs.BatchV1().Jobs("default").Delete(ctx, j.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the watch to see the Job deleted", func() bool {
+		_, ok, _ := w.jobs.GetStore().GetByKey("default/" + j.Name)
+		return !ok
+	})
+	if e := wait(t, p); e.Code != 0 || e.Err != nil {
+		t.Errorf("exit %+v, want success: the Job completed before the cluster deleted it", e)
+	}
+}
+
+// TestStartRepeatsACreateTheServerDidNotTake: the API server of a busy cluster drops a
+// connection, refuses a request for load, or takes the Job and loses the answer; each attempt
+// still gets its one Job, and a refusal that says something about the request (quota) is not
+// repeated.
+func TestStartRepeatsACreateTheServerDidNotTake(t *testing.T) {
+	jobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	reset := &url.Error{Op: "Post", URL: "https://api:6443/apis/batch/v1/namespaces/default/jobs",
+		Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	for _, tc := range []struct {
+		name string
+		// fail answers the first create; landed: the Job was created all the same.
+		fail   error
+		landed bool
+	}{
+		{"connection reset", reset, false},
+		{"answer lost", &url.Error{Op: "Post", URL: reset.URL, Err: io.EOF}, true},
+		{"too many requests", apierrors.NewTooManyRequests("the server is busy", 1), false},
+		{"etcd timeout", apierrors.NewInternalError(errors.New("etcdserver: request timed out")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, cs, _ := newFake(t)
+			creates := 0
+			cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				creates++
+				if creates > 1 {
+					return false, nil, nil
+				}
+				if tc.landed {
+					if err := cs.Tracker().Create(jobs, a.(k8stesting.CreateAction).GetObject(), "default"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return true, nil, tc.fail
+			})
+			p, j := start(t, b, cs, attempt(t, "r1", trial("t1"), 1))
+			if creates != 2 {
+				t.Errorf("%d creates, want the failed one and one more", creates)
+			}
+			setJobCondition(t, cs, j, batchv1.JobComplete, "")
+			if e := wait(t, p); e.Code != 0 || e.Err != nil {
+				t.Errorf("exit %+v, want success", e)
+			}
+		})
+	}
+	b, cs, _ := newFake(t)
+	creates := 0
+	cs.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		creates++
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "x", errors.New("exceeded quota: q"))
+	})
+	if _, err := b.Start(context.Background(), attempt(t, "r1", trial("q"), 1)); err == nil || creates != 1 {
+		t.Errorf("quota: %v after %d creates, want an error after one", err, creates)
+	}
+}
+
+// manifestReads counts the reads of run manifests.
+type manifestReads struct {
+	store.Blob
+	n atomic.Int64
+}
+
+func (m *manifestReads) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if path.Base(key) == "manifest.json" {
+		m.n.Add(1)
+	}
+	return m.Blob.Get(ctx, key)
+}
+
+// TestStartsOfARunReadItsManifestOnce: a run of -j N starts N attempts at once, and each needs
+// what the run's manifest says (code snapshot, services). They wait for one read of it rather
+// than each reading (and, above store.CompactAbove trials, parsing the experiment again): at
+// 10,000 trials that took the runner past 10 GB.
+func TestStartsOfARunReadItsManifestOnce(t *testing.T) {
+	folder, err := store.OpenFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := &manifestReads{Blob: folder}
+	m := &store.Manifest{RunID: "r1", Experiment: "e", Backend: "kubernetes"}
+	for i := range 3000 {
+		m.Trials = append(m.Trials, trial(fmt.Sprintf("t%d", i)))
+		m.Trials[i].Index = i
+	}
+	ctx := context.Background()
+	if err := (store.Runs{Blob: blob}).WriteManifest(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	blob.n.Store(0)
+	b, _, _ := newFake(t)
+	b.cfg.Store = blob
+	var atts []*runner.Attempt
+	for i := range 50 {
+		atts = append(atts, attempt(t, "r1", m.Trials[i], 1))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(atts))
+	for _, a := range atts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := b.Start(ctx, a); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := blob.n.Load(); n != 1 {
+		t.Errorf("50 Starts of one run read its manifest %d times, want once", n)
 	}
 }

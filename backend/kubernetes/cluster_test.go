@@ -21,8 +21,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
 
 	"github.com/jikken-dev/jikken/backend/kubernetes"
@@ -318,7 +323,8 @@ func TestClusterKillDeletesOnlyThisRun(t *testing.T) {
 }
 
 // TestClusterResumeReattaches runs a runner in a child process, SIGKILLs it once every trial's
-// Job exists, and resumes the run here: the live Jobs are re-attached, none is created twice.
+// Job exists, and resumes the run here: the live Jobs are re-attached, none is created twice,
+// and each trial's record lists one attempt.
 func TestClusterResumeReattaches(t *testing.T) {
 	e := setup(t, k8stest.Options{}, k8stest.Node{Name: "n0"})
 	var trials []experiment.Trial
@@ -346,6 +352,16 @@ func TestClusterResumeReattaches(t *testing.T) {
 	after := jobsOf(t, e, m.RunID)
 	if strings.Join(before, ",") != strings.Join(after, ",") {
 		t.Errorf("Jobs before resume %v, after %v: the resumed runner must re-attach, not create", before, after)
+	}
+	// One pod, one attempt: the re-attached attempt is continued, not closed and counted again.
+	recs, err := e.runs.Trials(context.Background(), m.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rec := range recs {
+		if len(rec.Attempts) != 1 || rec.Attempts[0].N != 1 {
+			t.Errorf("%s lists attempts %+v, want attempt 1 alone", name, rec.Attempts)
+		}
 	}
 }
 
@@ -486,4 +502,250 @@ func argoPlan() *store.Manifest {
 	final := experiment.Trial{Name: "report", Index: 2, Image: "alpine", Cmd: experiment.Command{Shell: "echo ok"}, After: []string{"train/a"}}
 	return &store.Manifest{RunID: "20260101-000000-sweep-ab12", Experiment: "sweep", Options: store.RunOptions{Jobs: 2},
 		Trials: []experiment.Trial{svc, a, final}}
+}
+
+// TestClusterArgoRunsTheExport submits an export to Argo's own workflow-controller (v3.7.9,
+// built from source) on the test cluster: a service, `after` edges, a retried trial and -j 2.
+// Watching the pods, it checks the workflow reaches Succeeded with no trial's pod created before
+// its `after` trials succeeded, the retried trial failing once and then succeeding, and at most 2
+// trials at once, and exactly 2 at some point although the service runs beside them: the
+// service does not take a seat of -j, as in jikken run.
+func TestClusterArgoRunsTheExport(t *testing.T) {
+	e := setup(t, k8stest.Options{DelayMS: 1500}, k8stest.Node{Name: "n0"}, k8stest.Node{Name: "n1"})
+	e.c.StartArgo(t)
+	ctx := context.Background()
+	m := argoRun()
+	cfg := kubernetes.Config{Namespace: "default", StoreURL: "s3://bucket/runs", ExecutorImage: "jikken:test"}
+	wf, err := cfg.WorkflowOf(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On a real cluster the workflow's first step applies this ConfigMap; KWOK's nodes run no
+	// argoexec, so the test creates what that step would.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: kubernetes.LimitConfigMapName(m.RunID)}, Data: map[string]string{"trials": "2"}}
+	if _, err := e.c.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Every change of the workflow's pods, in the API server's order (a RetryWatcher resumes
+	// from the last one if the server closes the watch).
+	sel := "workflows.argoproj.io/workflow=" + wf.Metadata.Name
+	pods := e.c.Client.CoreV1().Pods("default")
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	podWatch, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			return pods.Watch(ctx, o)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer podWatch.Stop()
+
+	y, err := wf.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u unstructured.Unstructured
+	if err := yaml.Unmarshal(y, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(e.c.Config)
+	workflows := dyn.Resource(kubernetes.WorkflowGVR).Namespace("default")
+	if _, err := workflows.Create(ctx, &u, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	ended := waitWorkflowEnd(t, e, workflows, wf.Metadata.Name)
+	if phase, _, _ := unstructured.NestedString(ended.Object, "status", "phase"); phase != "Succeeded" {
+		msg, _, _ := unstructured.NestedString(ended.Object, "status", "message")
+		t.Fatalf("workflow %s: %s (controller log in %s)", phase, msg, e.c.Dir)
+	}
+	// jikken status reads the same.
+	if st, err := kubernetes.ReadWorkflow(ctx, e.c.Kubeconfig, "default", wf.Metadata.Name, 10*time.Second); err != nil || st.Phase != "Succeeded" {
+		t.Errorf("ReadWorkflow: %+v, %v", st, err)
+	}
+	// The controller ended the workflow on what its own watch showed; this test's watch may lag
+	// behind it. It has seen everything once it has seen each of the workflow's pods deleted by
+	// the pod GC that follows success.
+	events := podEventsUntilDeleted(t, e, podWatch.ResultChan(), podNodes(ended))
+	checkArgoEvents(t, m, events, 2)
+}
+
+// waitWorkflowEnd watches the workflow until its controller ends it (5 minutes at most).
+func waitWorkflowEnd(t *testing.T, e *env, workflows dynamic.ResourceInterface, name string) *unstructured.Unstructured {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	one := fields.OneTermEqualSelector("metadata.name", name).String()
+	ev, err := watchtools.UntilWithSync(ctx, &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = one
+			return workflows.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = one
+			return workflows.Watch(ctx, o)
+		},
+	}, &unstructured.Unstructured{}, nil, func(ev watch.Event) (bool, error) {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok {
+			return false, nil
+		}
+		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+		return phase == "Succeeded" || phase == "Failed" || phase == "Error", nil
+	})
+	if err != nil {
+		t.Fatalf("workflow %s did not end within 5 minutes: %v (controller log in %s)", name, err, e.c.Dir)
+	}
+	return ev.Object.(*unstructured.Unstructured)
+}
+
+// podNodes counts the workflow's nodes that ran a pod: the pods there are, each a trial's try,
+// a service or a resource step.
+func podNodes(wf *unstructured.Unstructured) int {
+	nodes, _, _ := unstructured.NestedMap(wf.Object, "status", "nodes")
+	n := 0
+	for _, node := range nodes {
+		if m, ok := node.(map[string]any); ok && m["type"] == "Pod" {
+			n++
+		}
+	}
+	return n
+}
+
+// podEventsUntilDeleted reads the pod watch until it has seen n pods deleted (2 minutes at
+// most) and returns every event it read.
+func podEventsUntilDeleted(t *testing.T, e *env, ch <-chan watch.Event, n int) []podEvent {
+	t.Helper()
+	var events []podEvent
+	deleted := map[string]bool{}
+	timeout := time.After(2 * time.Minute)
+	for len(deleted) < n {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("the pod watch ended after %d of %d pods were deleted", len(deleted), n)
+			}
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			events = append(events, podEvent{pod: pod.Name, trial: pod.Annotations[kubernetes.AnnotationTrial],
+				service: pod.Labels[kubernetes.LabelService] == "true", phase: pod.Status.Phase, deleted: ev.Type == watch.Deleted})
+			if ev.Type == watch.Deleted {
+				deleted[pod.Name] = true
+			}
+		case <-timeout:
+			t.Fatalf("%d of the workflow's %d pods deleted after it succeeded (Argo's pod GC; logs in %s)", len(deleted), n, e.c.Dir)
+		}
+	}
+	return events
+}
+
+type podEvent struct {
+	pod, trial string
+	service    bool
+	phase      corev1.PodPhase
+	deleted    bool
+}
+
+// checkArgoEvents replays the pod events of a workflow: no pod of a trial before its `after`
+// trials succeeded, at most jobs trial pods alive at once (and jobs at some point), and the
+// retried trial's pods.
+func checkArgoEvents(t *testing.T, m *store.Manifest, events []podEvent, jobs int) {
+	t.Helper()
+	alive := map[string]bool{}     // trial pods pending or running
+	succeeded := map[string]bool{} // trials with a succeeded pod
+	podsOf := map[string]map[string]bool{}
+	failed := map[string]int{}
+	seen := map[string]corev1.PodPhase{}
+	peak, serviceUp, besideService := 0, false, false
+	after := map[string][]string{}
+	for _, tr := range m.Trials {
+		after[tr.Name] = tr.After
+	}
+	for _, ev := range events {
+		if ev.trial == "" {
+			continue // a resource step's pod
+		}
+		if podsOf[ev.trial] == nil {
+			podsOf[ev.trial] = map[string]bool{}
+		}
+		if !podsOf[ev.trial][ev.pod] {
+			podsOf[ev.trial][ev.pod] = true
+			for _, a := range after[ev.trial] {
+				if !succeeded[a] {
+					t.Errorf("a pod of %s was created before %s (after) succeeded", ev.trial, a)
+				}
+			}
+		}
+		if seen[ev.pod] != ev.phase && ev.phase == corev1.PodFailed {
+			failed[ev.trial]++
+		}
+		seen[ev.pod] = ev.phase
+		live := !ev.deleted && (ev.phase == corev1.PodPending || ev.phase == corev1.PodRunning)
+		if ev.service {
+			serviceUp = ev.phase == corev1.PodRunning && !ev.deleted
+		} else {
+			alive[ev.pod] = live
+		}
+		if ev.phase == corev1.PodSucceeded {
+			succeeded[ev.trial] = true
+		}
+		n := 0
+		for _, a := range alive {
+			if a {
+				n++
+			}
+		}
+		if n > jobs {
+			t.Errorf("%d trials at once with -j %d", n, jobs)
+		}
+		peak = max(peak, n)
+		besideService = besideService || n == jobs && serviceUp
+	}
+	if peak != jobs || !besideService {
+		t.Errorf("at most %d trials ran at once with -j %d (%d beside the running service): the service took a seat", peak, jobs, map[bool]int{true: jobs}[besideService])
+	}
+	for _, tr := range m.Trials {
+		if !succeeded[tr.Name] && !tr.Service {
+			t.Errorf("%s never succeeded", tr.Name)
+		}
+	}
+	if len(podsOf["flaky"]) != 2 || failed["flaky"] != 1 {
+		t.Errorf("the retried trial had pods %v, %d failed; want 2, the first failed", podsOf["flaky"], failed["flaky"])
+	}
+	if t.Failed() {
+		for _, ev := range events {
+			t.Logf("%s %s service=%v deleted=%v", ev.pod, ev.phase, ev.service, ev.deleted)
+		}
+	}
+}
+
+// argoRun is an experiment for Argo's controller: a service running beside the trials, a
+// first step, four trials after it (one failing once and retried) that need the service, and
+// a report after them, with -j 2.
+func argoRun() *store.Manifest {
+	// The service runs until Argo stops it at the end (a daemon pod that ends on its own fails).
+	svc := experiment.Trial{Name: "db", Image: "redis:7", Cmd: experiment.Command{Shell: "redis-server"}, Service: true,
+		Labels: map[string]string{"jikken-test/outcome": "hang"}}
+	trials := []experiment.Trial{svc, {Name: "prep", Image: "alpine", Cmd: experiment.Command{Shell: "prep"}}}
+	for _, name := range []string{"train-a", "train-b", "train-c", "flaky"} {
+		tr := experiment.Trial{Name: name, Image: "alpine", Cmd: experiment.Command{Shell: "train"}, After: []string{"prep"},
+			Depends: []experiment.Dependency{{Trial: "db", Condition: experiment.Started}}}
+		if name == "flaky" {
+			tr.Retries, tr.Backoff = 1, experiment.Duration(time.Second)
+			tr.Labels = map[string]string{"jikken-test/outcome": "fail-once"}
+		}
+		trials = append(trials, tr)
+	}
+	trials = append(trials, experiment.Trial{Name: "report", Image: "alpine", Cmd: experiment.Command{Shell: "report"},
+		After: []string{"train-a", "train-b", "train-c", "flaky"}})
+	for i := range trials {
+		trials[i].Index = i
+	}
+	return &store.Manifest{RunID: "20260101-000000-argo-ab12", Experiment: "argo", Options: store.RunOptions{Jobs: 2}, Trials: trials}
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -417,10 +419,13 @@ func (c *Config) Job(s PodSpec) (*batchv1.Job, error) {
 			Annotations: map[string]string{AnnotationTrial: s.Trial.Name},
 		},
 		Spec: batchv1.JobSpec{
-			BackoffLimit:            ptr(int32(0)),
-			Template:                tmpl,
-			TTLSecondsAfterFinished: c.TTLAfterFinished,
+			BackoffLimit: ptr(int32(0)),
+			Template:     tmpl,
 		},
+	}
+	if c.JobTTL >= 0 {
+		// Rounded up: a TTL below a second must not become "delete at once".
+		j.Spec.TTLSecondsAfterFinished = ptr(int32(min((c.JobTTL+time.Second-1)/time.Second, math.MaxInt32)))
 	}
 	if s.Trial.Timeout > 0 {
 		j.Spec.ActiveDeadlineSeconds = ptr(int64((s.Trial.Timeout + 999999999) / 1e9))

@@ -32,6 +32,9 @@ type runWatch struct {
 
 	mu    sync.Mutex
 	procs map[string]*process // by Job name
+	// gone are the Jobs the watch saw deleted: one deleted (by 'jikken kill' or a resumed
+	// runner) before this runner's first look at it is still a Job that ended.
+	gone map[string]bool
 }
 
 const byJob = "job"
@@ -46,7 +49,16 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	sel := RunSelector(run)
 	f := informers.NewSharedInformerFactoryWithOptions(b.client, 0, informers.WithNamespace(b.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
-	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(), procs: map[string]*process{}}
+	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(), procs: map[string]*process{}, gone: map[string]bool{}}
+	// The caches hold what evaluate, note and failure read, not whole objects: a 10,000-trial
+	// run keeps 10,000 Jobs and pods until their TTL, and their pod specs (the trial's command,
+	// environment and params, twice), labels and managed fields are most of their size.
+	if err := w.jobs.SetTransform(slimJob); err != nil {
+		return nil, err
+	}
+	if err := w.pods.SetTransform(slimPod); err != nil {
+		return nil, err
+	}
 	if err := w.pods.AddIndexers(cache.Indexers{byJob: func(obj any) ([]string, error) {
 		if p, ok := obj.(*corev1.Pod); ok && p.Labels[LabelJob] != "" {
 			return []string{p.Labels[LabelJob]}, nil
@@ -68,10 +80,20 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		}
 	}
 	jobName := func(obj any) string {
-		if j, ok := obj.(*batchv1.Job); ok {
-			return j.Name
+		j, ok := obj.(*batchv1.Job)
+		if !ok {
+			return ""
 		}
-		return ""
+		// Kept here too: the TTL controller may delete a finished Job before its process reads
+		// the cache.
+		if finished(j) {
+			w.mu.Lock()
+			if p := w.procs[j.Name]; p != nil {
+				p.final = j
+			}
+			w.mu.Unlock()
+		}
+		return j.Name
 	}
 	podJob := func(obj any) string {
 		p, ok := obj.(*corev1.Pod)
@@ -83,7 +105,18 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		w.note(p)
 		return p.Labels[LabelJob]
 	}
-	if _, err := w.jobs.AddEventHandler(notify(jobName)); err != nil {
+	jobHandler := notify(jobName)
+	jobHandler.DeleteFunc = func(obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		name := jobName(obj)
+		w.mu.Lock()
+		w.gone[name] = true
+		w.mu.Unlock()
+		w.wake(name)
+	}
+	if _, err := w.jobs.AddEventHandler(jobHandler); err != nil {
 		return nil, err
 	}
 	if _, err := w.pods.AddEventHandler(notify(podJob)); err != nil {
@@ -103,6 +136,36 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 }
 
 func (w *runWatch) close() { w.cancel() }
+
+// slimJob keeps of a watched Job what the backend reads: its name, deadline and status.
+func slimJob(obj any) (any, error) {
+	j, ok := obj.(*batchv1.Job)
+	if !ok {
+		return obj, nil
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: j.Name, Namespace: j.Namespace, UID: j.UID, ResourceVersion: j.ResourceVersion,
+			CreationTimestamp: j.CreationTimestamp, DeletionTimestamp: j.DeletionTimestamp},
+		Spec:   batchv1.JobSpec{ActiveDeadlineSeconds: j.Spec.ActiveDeadlineSeconds},
+		Status: batchv1.JobStatus{Conditions: j.Status.Conditions},
+	}, nil
+}
+
+// slimPod keeps of a watched pod what the backend reads: its Job, node and status.
+func slimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+			Labels: map[string]string{LabelJob: p.Labels[LabelJob]}},
+		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
+		Status: corev1.PodStatus{Phase: p.Status.Phase, Conditions: p.Status.Conditions, Reason: p.Status.Reason, Message: p.Status.Message,
+			InitContainerStatuses: p.Status.InitContainerStatuses, ContainerStatuses: p.Status.ContainerStatuses},
+	}, nil
+}
 
 func (w *runWatch) wake(name string) {
 	w.mu.Lock()
@@ -193,6 +256,8 @@ type process struct {
 	lost string
 	// digest is the image the trial container ran, as its node reported it. Guarded by w.mu.
 	digest string
+	// final is the Job as the watch last saw it finished. Guarded by w.mu.
+	final *batchv1.Job
 }
 
 func (p *process) poke() {
@@ -272,7 +337,15 @@ func (p *process) wakeAt(d time.Duration) {
 func (p *process) evaluate() (runner.Exit, bool) {
 	b := p.w.b
 	j := p.w.job(p.name)
+	if j == nil && !p.stopped.Load() {
+		p.w.mu.Lock()
+		j = p.final
+		p.w.mu.Unlock()
+	}
 	if j == nil {
+		p.w.mu.Lock()
+		p.seen = p.seen || p.w.gone[p.name]
+		p.w.mu.Unlock()
 		switch {
 		case p.stopped.Load() && (p.seen || p.deleted.Load()):
 			return runner.Exit{Code: 137, Reason: "stopped: Job deleted"}, true

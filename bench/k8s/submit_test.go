@@ -25,8 +25,6 @@ import (
 const (
 	trials  = 1000
 	workers = 50 // concurrent creates, like jikken run -j 50 submitting a backlog
-	qps     = 500
-	burst   = 1000
 )
 
 // counter counts the HTTP requests a client sends.
@@ -42,7 +40,8 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func counted(cfg *rest.Config) (*rest.Config, *counter) {
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = qps, burst
+	// Both sides get the rate limit `jikken run` uses unless --kube-qps/--kube-burst say otherwise.
+	cfg.QPS, cfg.Burst = kubernetes.DefaultQPS, kubernetes.DefaultBurst
 	c := &counter{}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { c.rt = rt; return c })
 	return cfg, c
@@ -61,11 +60,14 @@ func attempts(run string) []*runner.Attempt {
 	return out
 }
 
-func parallel(n int, f func(i int) error) error {
+func parallel(n int, f func(i int) error) error { return parallelN(n, workers, f) }
+
+// parallelN runs f(0) ... f(n-1) on w goroutines and returns one of their errors.
+func parallelN(n, w int, f func(i int) error) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	next := atomic.Int64{}
-	for range workers {
+	for range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -96,8 +96,8 @@ check "results lost" "$lost" 0
 check "results duplicated" "$duplicated" 0
 check "artifacts mixed from two attempts" "$mixed" 0
 check "trial processes alive afterwards" "$alive" 0
-check "attempt folders left" "$(find ".jikken/.work/$run" -mindepth 1 -type d ! -path '*/code-*' 2> /dev/null | wc -l)" 0
-check "code copies left" "$(find .jikken/.work -maxdepth 2 -name 'code-*' 2> /dev/null | wc -l)" 0
+check "attempt folders left" "$(find ".jikken/.work/$run" -mindepth 1 -type d ! -path '*/code*' 2> /dev/null | wc -l)" 0
+check "code copies left" "$(find .jikken/.work -maxdepth 2 -name 'code*' 2> /dev/null | wc -l)" 0
 check "temporary files left" "$(find .jikken -name '.tmp-*' | wc -l)" 0
 check "registered git worktrees besides the repository" "$(($(git worktree list | wc -l) - 1))" 0
 exit $fail

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jikken-dev/jikken/backend/kubernetes"
 	"github.com/jikken-dev/jikken/backend/local"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/runner"
@@ -20,6 +22,7 @@ var backends = map[string]func(ctx context.Context, f *cmdutil.Factory, s backen
 	"local":      newLocalBackend,
 	"docker":     newDockerBackend,
 	"kubernetes": newKubernetesBackend,
+	"slurm":      newSlurmBackend,
 }
 
 // backendList returns the names of the backends, sorted.
@@ -32,32 +35,62 @@ func backendList() []string {
 	return names
 }
 
-// backendSettings are a backend's settings from the command line (--namespace, --kubeconfig)
-// merged over those a run recorded in its manifest. Only the kubernetes backend has any.
+// backendSettings are a backend's settings from the command line (--namespace, --kubeconfig,
+// --partition, --job-ttl, ...) merged over those a run recorded in its manifest. Only the
+// kubernetes and slurm backends have any.
 type backendSettings struct {
 	Namespace  string
 	Kubeconfig string
+	// JobTTL is how long finished Jobs stay, as given ("": the recorded or default one).
+	JobTTL string
+	// QPS and Burst are the API client's rate limit (0: $JIKKEN_KUBE_QPS/BURST or the default).
+	QPS   float64
+	Burst int
+
+	Partition, Account, QOS string
+	SbatchArgs              []string
+	// Jobs is the run's -j cap where the backend runs trials (0 elsewhere): the slurm backend
+	// gives it to each job array as its throttle.
+	Jobs int
 }
 
-// addFlags adds the settings' flags to a command; withNamespace is false for commands that act
-// on an existing run, whose namespace is the one it recorded.
-func (s *backendSettings) addFlags(cmd *cobra.Command, withNamespace bool) {
+// addFlags adds the settings' flags to a command; withRun is false for commands that act on an
+// existing run, whose namespace, Job TTL and partition are the ones it recorded.
+func (s *backendSettings) addFlags(cmd *cobra.Command, withRun bool) {
 	fl := cmd.Flags()
-	if withNamespace {
+	if withRun {
 		fl.StringVar(&s.Namespace, "namespace", "", "kubernetes backend: namespace of the Jobs (default $JIKKEN_K8S_NAMESPACE, the kubeconfig context's, or default)")
+		fl.StringVar(&s.JobTTL, "job-ttl", "", "kubernetes backend: how long finished Jobs and their pods stay, e.g. 30m, or keep (default $JIKKEN_K8S_JOB_TTL or 10m)")
+		fl.StringVar(&s.Partition, "partition", "", "slurm backend: partition of the jobs (default: the cluster's)")
+		fl.StringVar(&s.Account, "account", "", "slurm backend: account the jobs are charged to")
+		fl.StringVar(&s.QOS, "qos", "", "slurm backend: quality of service of the jobs")
+		fl.StringArrayVar(&s.SbatchArgs, "sbatch-arg", nil, "slurm backend: an sbatch option added to every job, as one argument (repeat it: --sbatch-arg=--constraint=a100)")
 	}
 	fl.StringVar(&s.Kubeconfig, "kubeconfig", "", "kubernetes backend: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	fl.Float64Var(&s.QPS, "kube-qps", 0, fmt.Sprintf("kubernetes backend: API requests per second (default $JIKKEN_KUBE_QPS or %d; negative: no limit)", kubernetes.DefaultQPS))
+	fl.IntVar(&s.Burst, "kube-burst", 0, fmt.Sprintf("kubernetes backend: API requests allowed in a burst (default $JIKKEN_KUBE_BURST, twice --kube-qps, or %d)", kubernetes.DefaultBurst))
 }
 
 // check refuses settings the chosen backend would ignore, so a typo of --backend does not run
-// the sweep somewhere else than the user meant.
+// the sweep somewhere else than the user meant, and values that make no sense.
 func (s backendSettings) check(backend string) error {
-	if backend == "kubernetes" {
-		return nil
+	if s.Burst < 0 {
+		return cmdutil.UsageError("--kube-burst must be 1 or more")
 	}
-	for flag, v := range map[string]string{"namespace": s.Namespace, "kubeconfig": s.Kubeconfig} {
-		if v != "" {
-			return cmdutil.UsageError("--%s applies to --backend kubernetes, not %s", flag, backend)
+	owners := map[string]string{"namespace": "kubernetes", "kubeconfig": "kubernetes", "job-ttl": "kubernetes",
+		"kube-qps": "kubernetes", "kube-burst": "kubernetes",
+		"partition": "slurm", "account": "slurm", "qos": "slurm", "sbatch-arg": "slurm"}
+	set := map[string]bool{"namespace": s.Namespace != "", "kubeconfig": s.Kubeconfig != "", "job-ttl": s.JobTTL != "",
+		"kube-qps": s.QPS != 0, "kube-burst": s.Burst != 0,
+		"partition": s.Partition != "", "account": s.Account != "", "qos": s.QOS != "", "sbatch-arg": len(s.SbatchArgs) > 0}
+	flags := make([]string, 0, len(set))
+	for flag := range set {
+		flags = append(flags, flag)
+	}
+	sort.Strings(flags)
+	for _, flag := range flags {
+		if set[flag] && owners[flag] != backend {
+			return cmdutil.UsageError("--%s applies to --backend %s, not %s", flag, owners[flag], backend)
 		}
 	}
 	return nil
@@ -65,10 +98,37 @@ func (s backendSettings) check(backend string) error {
 
 // over returns s with the recorded settings of a run filling what the command line left empty.
 func (s backendSettings) over(recorded map[string]string) backendSettings {
-	if s.Namespace == "" {
-		s.Namespace = recorded["namespace"]
+	for _, f := range []struct {
+		v   *string
+		key string
+	}{{&s.Namespace, "namespace"}, {&s.Partition, "partition"}, {&s.Account, "account"}, {&s.QOS, "qos"}} {
+		if *f.v == "" {
+			*f.v = recorded[f.key]
+		}
+	}
+	if len(s.SbatchArgs) == 0 && recorded["sbatch-args"] != "" {
+		s.SbatchArgs = strings.Split(recorded["sbatch-args"], "\n")
+	}
+	if s.JobTTL == "" {
+		s.JobTTL = recorded["job_ttl"]
 	}
 	return s
+}
+
+// args are the settings as flags of a child jikken (a detached runner), where the run's
+// recorded settings do not already carry them.
+func (s backendSettings) args() []string {
+	var out []string
+	if s.Kubeconfig != "" {
+		out = append(out, "--kubeconfig", s.Kubeconfig)
+	}
+	if s.QPS != 0 {
+		out = append(out, "--kube-qps", strconv.FormatFloat(s.QPS, 'g', -1, 64))
+	}
+	if s.Burst != 0 {
+		out = append(out, "--kube-burst", strconv.Itoa(s.Burst))
+	}
+	return out
 }
 
 // recordedSettings are what a run keeps in its manifest so that resume, kill and reproduce

@@ -23,7 +23,7 @@ import (
 func TestClusterScripts(t *testing.T) {
 	c := k8stest.Start(t, k8stest.Options{DelayMS: 300})
 	c.AddNodes(t, k8stest.Node{Name: "n0"}, k8stest.Node{Name: "n1"})
-	for _, ns := range []string{"team-a", "team-b", "team-c"} {
+	for _, ns := range []string{"team-a", "team-b", "team-c", "team-d", "team-e"} {
 		if _, err := c.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -41,6 +41,30 @@ func TestClusterScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// k8s-empty NAMESPACE WITHIN: no Job and no pod of jikken is left in the namespace
+			// within WITHIN (the bound for finished Jobs with a short --job-ttl).
+			"k8s-empty": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 || neg {
+					ts.Fatalf("usage: k8s-empty NAMESPACE WITHIN")
+				}
+				within, err := time.ParseDuration(args[1])
+				ts.Check(err)
+				sel := metav1.ListOptions{LabelSelector: kubernetes.LabelManagedBy + "=jikken"}
+				start := time.Now()
+				jobs, pods := -1, -1
+				for time.Since(start) < within {
+					jl, err := c.Client.BatchV1().Jobs(args[0]).List(context.Background(), sel)
+					ts.Check(err)
+					pl, err := c.Client.CoreV1().Pods(args[0]).List(context.Background(), sel)
+					ts.Check(err)
+					if jobs, pods = len(jl.Items), len(pl.Items); jobs+pods == 0 {
+						ts.Logf("namespace %s empty after %s", args[0], time.Since(start).Round(100*time.Millisecond))
+						return
+					}
+					time.Sleep(250 * time.Millisecond)
+				}
+				ts.Fatalf("namespace %s still has %d Jobs and %d pods of jikken after %s", args[0], jobs, pods, within)
+			},
 			// k8s-jobs NAMESPACE N [running]: the namespace holds N Jobs of jikken (N running
 			// ones), waiting up to a minute for the count to be reached.
 			"k8s-jobs": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/jikken-dev/jikken/ghost"
@@ -43,33 +42,56 @@ func gitEnv() []string {
 	return env
 }
 
-// codeWorkdir returns where the trials of m run: a fresh materialised copy of the run's code
-// snapshot (so the researcher can keep editing), at the experiment file's place in it, and a
-// function that removes the copy. Without a snapshot, or with in-place runs, it is the
-// experiment file's folder.
-func codeWorkdir(ctx context.Context, m *store.Manifest, workRoot string) (string, func(), error) {
+// codeWorkdir returns where the trials of m run: a materialised copy of the run's code snapshot
+// (so the researcher can keep editing), at the experiment file's place in it, and a function to
+// call when the runner is done. Without a snapshot, or with in-place runs, it is the experiment
+// file's folder.
+//
+// The copy belongs to the run, not to one runner: what its steps built there (a binary a build
+// trial made, then used by the trials after it) is still there when a resumed runner starts the
+// trials that had not run. done(true), once every trial has succeeded, removes it; otherwise it
+// stays for resume, and 'jikken rm' removes it.
+func codeWorkdir(ctx context.Context, m *store.Manifest, workRoot string) (string, func(finished bool), error) {
 	expDir := filepath.Dir(m.File)
 	if m.Code == nil || m.Options.InPlace {
-		return expDir, func() {}, nil
+		return expDir, func(bool) {}, nil
 	}
 	rel, err := filepath.Rel(m.Code.Repo, expDir)
 	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		return "", nil, fmt.Errorf("the experiment %s is outside its code snapshot's repository %s", m.File, m.Code.Repo)
 	}
-	dest := filepath.Join(workRoot, m.RunID, "code-"+strconv.Itoa(os.Getpid()))
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+	runDir := filepath.Join(workRoot, m.RunID)
+	dest := filepath.Join(runDir, "code")
+	// The marker is written once the copy is whole: a runner killed while materialising leaves
+	// no marker, and the next one starts the copy again.
+	marker := filepath.Join(runDir, "code.ok")
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return "", nil, err
 	}
-	// Copies left by runners of this run that were killed: this runner holds the run's lock,
-	// so no other runner uses them.
-	if old, err := filepath.Glob(filepath.Join(workRoot, m.RunID, "code-*")); err == nil {
+	// Copies of runners of this run that were killed mid-copy, or of earlier versions (one per
+	// runner, code-PID): this runner holds the run's lock, so no other runner uses them.
+	if old, err := filepath.Glob(filepath.Join(runDir, "code-*")); err == nil {
 		for _, dir := range old {
 			_ = ghost.Release(ctx, *m.Code, dir)
 		}
 	}
-	if err := ghost.Materialize(ctx, *m.Code, dest); err != nil {
-		return "", nil, fmt.Errorf("materialise the run's code snapshot (or rerun with --in-place): %w", err)
+	if b, err := os.ReadFile(marker); err != nil || string(b) != m.Code.Commit {
+		_ = os.Remove(marker)
+		if _, err := os.Stat(dest); err == nil {
+			_ = ghost.Release(ctx, *m.Code, dest)
+		}
+		if err := ghost.Materialize(ctx, *m.Code, dest); err != nil {
+			return "", nil, fmt.Errorf("materialise the run's code snapshot (or rerun with --in-place): %w", err)
+		}
+		if err := os.WriteFile(marker, []byte(m.Code.Commit), 0o644); err != nil {
+			return "", nil, err
+		}
 	}
-	release := func() { _ = ghost.Release(context.WithoutCancel(ctx), *m.Code, dest) }
-	return filepath.Join(dest, rel), release, nil
+	done := func(finished bool) {
+		if finished {
+			_ = os.Remove(marker)
+			_ = ghost.Release(context.WithoutCancel(ctx), *m.Code, dest)
+		}
+	}
+	return filepath.Join(dest, rel), done, nil
 }

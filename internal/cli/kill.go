@@ -37,6 +37,11 @@ by evaluating the file again. Resume later with 'jikken resume RUN'.`,
 				return err
 			}
 			for _, id := range ids {
+				if m, err := runs.Manifest(ctx, id); err == nil {
+					if err := exportedRun(m); err != nil {
+						return err
+					}
+				}
 				n, err := killRun(ctx, f, runs, id, settings)
 				if err != nil {
 					return fmt.Errorf("kill %s: %w", id, err)
@@ -68,7 +73,7 @@ func killTargets(ctx context.Context, runs store.Runs, arg string) ([]string, er
 	var ids []string
 	for _, id := range all {
 		m, err := runs.Manifest(ctx, id)
-		if err != nil || m.File != abs {
+		if err != nil || m.File != abs || m.Backend == argoBackend {
 			continue
 		}
 		if s, err := runs.State(ctx, id); err == nil && s.Status != store.Running {

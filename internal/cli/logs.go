@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -124,6 +125,8 @@ func printLogs(ctx context.Context, f *cmdutil.Factory, runs store.Runs, run, tr
 			return err
 		case !errors.Is(err, store.ErrNotFound):
 			return err
+		case rec != nil && ended(rec):
+			return missingLog(runs.Blob, run, rec, name)
 		case !follow:
 			return fmt.Errorf("trial %s of %s has no %s yet (it has not run)", trial, run, name)
 		case !runnerAlive(ctx, runs, run, host):
@@ -135,6 +138,41 @@ func printLogs(ctx context.Context, f *cmdutil.Factory, runs store.Runs, run, tr
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// ended reports whether a trial's record is final and names an attempt that ran.
+func ended(rec *store.TrialRecord) bool {
+	switch rec.Status {
+	case store.Succeeded, store.Failed, store.Killed:
+		return len(rec.Attempts) > 0
+	}
+	return false
+}
+
+// missingLog explains a log the store lacks for a trial that ran: the attempt ended without it
+// reaching the store (on a cluster, the executor in the pod uploads it, and the pod's own log
+// goes with its Job), so following or resuming would not bring it.
+func missingLog(blob store.Blob, run string, rec *store.TrialRecord, name string) error {
+	a := rec.Attempts[len(rec.Attempts)-1]
+	how := string(rec.Status)
+	if rec.ExitCode != nil {
+		how += fmt.Sprintf(" with exit status %d", *rec.ExitCode)
+	}
+	why := "the attempt ended without it reaching the store"
+	if rec.Backend == "kubernetes" {
+		why = "the executor in its pod did not upload it, and the pod's own log is gone with its Job"
+	}
+	return fmt.Errorf("trial %s of %s %s (attempt %d on %s) but the store has no %s: %s; what it stored is in %s",
+		rec.Name, run, how, a.N, rec.Backend, name, why, trialLocation(blob, run, rec.Name))
+}
+
+// trialLocation is where a trial's files are in the store, as a user would look for them.
+func trialLocation(blob store.Blob, run, trial string) string {
+	loc, key := blob.Location(), store.TrialKey(run, trial, "")
+	if strings.Contains(loc, "://") {
+		return strings.TrimSuffix(loc, "/") + "/" + key + "/"
+	}
+	return filepath.Join(loc, filepath.FromSlash(key)) + string(filepath.Separator)
 }
 
 // runnerAlive reports whether a runner works on run, or may still: a live process on this

@@ -79,6 +79,7 @@ recorded ones. The exit code is 0 when every metric matches (within
 			if backendName == orig.Backend {
 				settings = settings.over(orig.Options.Backend)
 			}
+			settings.Jobs = orig.Options.Jobs
 			backend, err := openBackend(ctx, f, backendName, settings)
 			if err != nil {
 				return err

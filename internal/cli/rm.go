@@ -546,7 +546,7 @@ func removeWorkFolder(ctx context.Context, b store.Blob, m *store.Manifest) erro
 	}
 	if m.Code != nil {
 		for _, e := range ents {
-			if e.IsDir() && strings.HasPrefix(e.Name(), "code-") {
+			if e.IsDir() && (e.Name() == "code" || strings.HasPrefix(e.Name(), "code-")) {
 				_ = ghost.Release(ctx, *m.Code, filepath.Join(dir, e.Name()))
 			}
 		}

@@ -22,15 +22,29 @@ import (
 	"github.com/jikken-dev/jikken/internal/evalguard"
 	"github.com/jikken-dev/jikken/internal/iostreams"
 	"github.com/jikken-dev/jikken/internal/version"
+	"github.com/jikken-dev/jikken/sim/kubehost"
+	"github.com/jikken-dev/jikken/sim/scheduler"
 	_ "github.com/jikken-dev/jikken/store/s3" // s3:// for store.Open
 )
 
 // Main runs jikken with the process's arguments and returns the exit code.
-func Main() int {
+func Main() int { return MainWith(Plugins{}) }
+
+// Plugins are the simulator plugins compiled into a jikken binary (cmd/jikken/app), by name.
+type Plugins struct {
+	// Sim are plugins over jikken's own interfaces (sim/scheduler).
+	Sim map[string]scheduler.PluginFactory
+	// Framework are kube-scheduler framework plugins (sim/kubehost).
+	Framework map[string]kubehost.PluginFactory
+}
+
+// MainWith is Main for a jikken binary built with custom simulator plugins (cmd/jikken/app).
+func MainWith(pl Plugins) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	exe, _ := os.Executable()
-	f := &cmdutil.Factory{IO: iostreams.System(), Executable: exe}
+	f := &cmdutil.Factory{IO: iostreams.System(), Executable: exe, SimPlugins: pl.Sim, FrameworkPlugins: pl.Framework}
+	routeClientGoLogs(f.IO.ErrOut)
 	return cmdutil.Execute(ctx, NewRootCmd(f), f.IO, "jikken", os.Args[1:])
 }
 
@@ -38,7 +52,12 @@ func Main() int {
 // process is not a jikken binary then (a test binary), so nothing runs it again: the Jsonnet
 // evaluation is not moved to a bounded child, and --detach and trials' $JIKKEN_BIN are off.
 func Run(ctx context.Context, ios *iostreams.IOStreams, args []string) int {
-	f := &cmdutil.Factory{IO: ios}
+	return RunWith(ctx, ios, args, Plugins{})
+}
+
+// RunWith is Run with custom simulator plugins.
+func RunWith(ctx context.Context, ios *iostreams.IOStreams, args []string, pl Plugins) int {
+	f := &cmdutil.Factory{IO: ios, SimPlugins: pl.Sim, FrameworkPlugins: pl.Framework}
 	return cmdutil.Execute(ctx, NewRootCmd(f), ios, "jikken", args)
 }
 
@@ -88,7 +107,7 @@ Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trial
 	}{
 		{groupRun, []*cobra.Command{newRunCmd(f), newResumeCmd(f), newKillCmd(f), newValidateCmd(f),
 			newReproduceCmd(f), exportcmd.NewCmd(f)}},
-		{groupResults, []*cobra.Command{newRunsCmd(f), newStatusCmd(f), newLogsCmd(f), newResultsCmd(f),
+		{groupResults, []*cobra.Command{newRunsCmd(f), newStatusCmd(f), newLogsCmd(f), newResultsCmd(f), newUICmd(f),
 			analysiscmd.NewCompareCmd(f), analysiscmd.NewPlotCmd(f), analysiscmd.NewReportCmd(f)}},
 		{groupManage, []*cobra.Command{newRmCmd(f), storecmd.NewCmd(f), ghostcmd.NewCmd(f)}},
 		{groupSim, []*cobra.Command{simcmd.NewCmd(f)}},

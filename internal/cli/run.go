@@ -58,6 +58,7 @@ first and the trials run in a copy of it, so you can keep editing while the swee
   jikken run sweep.jsonnet --detach && jikken status latest
   jikken run sweep.jsonnet --backend docker -j 4
   jikken run sweep.jsonnet --backend kubernetes --namespace ml --store s3://bucket/runs
+  jikken run sweep.jsonnet --backend slurm --partition gpu --account lab42 --sbatch-arg=--constraint=a100
   jikken run sweep.jsonnet -o json | jq '.trials[] | select(.status != "succeeded")'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,7 +68,7 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (services not counted)")
-	fl.StringVar(&o.backend, "backend", "local", "where trials run: local, docker or kubernetes")
+	fl.StringVar(&o.backend, "backend", "local", "where trials run: local, docker, kubernetes or slurm")
 	fl.BoolVar(&o.detach, "detach", false, "start the run in the background and print its id")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&o.inPlace, "in-place", false, "run trials in the working tree instead of a copy of its snapshot")
@@ -108,6 +109,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 			return err
 		}
 	}
+	o.settings.Jobs = o.jobs
 	backend, err := openBackend(ctx, o.f, o.backend, o.settings)
 	if err != nil {
 		return err
@@ -182,11 +184,12 @@ type execOptions struct {
 // execute runs (or resumes) a recorded run in this process and reports how it ended.
 func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend runner.Backend, eo execOptions) error {
 	ios := f.IO
-	workdir, release, err := codeWorkdir(ctx, m, workRoot(runs.Blob))
+	workdir, codeDone, err := codeWorkdir(ctx, m, workRoot(runs.Blob))
 	if err != nil {
 		return err
 	}
-	defer release()
+	finished := false
+	defer func() { codeDone(finished) }()
 	prog := newProgress(ios.ErrOut, ios.ErrTTY, eo.output != "text", ios.TerminalWidth())
 	if eo.output == "text" {
 		fmt.Fprintf(ios.ErrOut, "run %s: %d trials on %s, -j %d\n", m.RunID, len(m.Trials), backend.Name(), eo.jobs)
@@ -209,6 +212,7 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 		}
 		return err
 	}
+	finished = !sum.Interrupted && sum.Status == store.Succeeded
 	switch eo.output {
 	case "json":
 		if err := cmdutil.WriteJSON(ios.Out, runJSON(sum)); err != nil {
@@ -330,10 +334,7 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 		return err
 	}
 	defer logf.Close()
-	args := []string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}
-	if s.Kubeconfig != "" {
-		args = append(args, "--kubeconfig", s.Kubeconfig)
-	}
+	args := append([]string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}, s.args()...)
 	cmd := exec.Command(f.Executable, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = detachedAttr()
@@ -372,6 +373,9 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if err != nil {
 				return err
 			}
+			if err := exportedRun(m); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("jobs") {
 				eo.jobs = m.Options.Jobs
 			}
@@ -381,7 +385,9 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if backendName == "" {
 				backendName = m.Backend
 			}
-			backend, err := openBackend(ctx, f, backendName, settings.over(m.Options.Backend))
+			s := settings.over(m.Options.Backend)
+			s.Jobs = eo.jobs
+			backend, err := openBackend(ctx, f, backendName, s)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,7 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -45,8 +48,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_NAME", "Test")
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-			if h, ok := os.LookupEnv("DOCKER_HOST"); ok {
-				env.Setenv("DOCKER_HOST", h)
+			for _, v := range []string{"DOCKER_HOST", "SLURM_CONF"} {
+				if h, ok := os.LookupEnv(v); ok {
+					env.Setenv(v, h)
+				}
 			}
 			// Scripts that build Go programs share the user's caches instead of a cold one.
 			for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
@@ -106,6 +111,8 @@ func TestScripts(t *testing.T) {
 				return dockerReady()
 			case "cjkfont":
 				return cjkFontReady()
+			case "slurm":
+				return slurmReady()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -124,6 +131,27 @@ func dockerReady() (bool, error) {
 	}
 	return err == nil, nil
 }
+
+// slurmReady is the [slurm] condition of the slurm_* scripts: Slurm's client commands and a
+// controller that answers. Without them the scripts skip, unless CI=true.
+func slurmReady() (bool, error) {
+	err := slurmAnswers()
+	if err != nil && os.Getenv("CI") == "true" {
+		return false, fmt.Errorf("CI=true but no Slurm cluster answers (%v); run scripts/ci/slurm.sh", err)
+	}
+	return err == nil, nil
+}
+
+// slurmAnswers asks sinfo once per test binary, for at most 10 s: with a configuration it
+// cannot read, sinfo retries for a minute.
+var slurmAnswers = sync.OnceValue(func() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "sinfo", "-h", "-o", "%T").CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+})
 
 // cjkFontReady is the [cjkfont] condition of the scripts that draw Japanese names: a font that
 // draws them where the chart package looks. Without one they skip, unless CI=true.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jikken-dev/jikken/backend/kubernetes"
 	"github.com/jikken-dev/jikken/ghost"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/store"
@@ -43,6 +44,9 @@ type trialView struct {
 	Devices []string `json:"devices,omitempty"`
 	// Notes are what the runner noticed about the last attempt.
 	Notes []string `json:"notes,omitempty"`
+	// Queued is why a running trial's attempt still waits in its cluster's queue (Slurm's
+	// pending reason), as its runner last saw it.
+	Queued string `json:"queued,omitempty"`
 }
 
 // viewRun reads a run's manifest, state and trial records. A run whose runner died shows as
@@ -76,6 +80,9 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 			if n := len(rec.Attempts); n > 0 {
 				tv.Notes = rec.Attempts[n-1].Notes
 			}
+			if rec.Status == store.Running && rec.Live != nil {
+				tv.Queued = rec.Live.Queued
+			}
 			if rec.Started != nil {
 				end := time.Now()
 				if rec.Finished != nil {
@@ -92,6 +99,13 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 	if stErr == nil {
 		v.Status = st.Status
 	}
+	if m.Backend == argoBackend {
+		// No jikken runner works on an exported run: Argo's controller does.
+		if v.Status == store.Running {
+			v.Note = exportedNote(m)
+		}
+		return v, nil
+	}
 	if v.Status == store.Running {
 		holder, _ := runs.LockHolder(ctx, id)
 		host, _ := os.Hostname()
@@ -103,8 +117,64 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 		default:
 			v.Note = fmt.Sprintf("runner pid %d on %s", holder.PID, holder.Host)
 		}
+		if v.Status == store.Killed {
+			// No runner watches the queue any more: what it last saw may be stale.
+			for i := range v.Trials {
+				v.Trials[i].Queued = ""
+			}
+		}
 	}
 	return v, nil
+}
+
+// argoBackend is the backend name `jikken export argo` records.
+const argoBackend = "argo"
+
+// exportedNote says where an exported run stands when its Workflow cannot be read.
+func exportedNote(m *store.Manifest) string {
+	return fmt.Sprintf("exported to Argo; see 'argo get %s'", workflowOf(m))
+}
+
+// workflowOf is the name of the Workflow an exported run became.
+func workflowOf(m *store.Manifest) string {
+	if n := m.Options.Backend["workflow"]; n != "" {
+		return n
+	}
+	return kubernetes.WorkflowName(m.RunID)
+}
+
+// exportedRun refuses to run or stop an exported run: Argo runs it.
+func exportedRun(m *store.Manifest) error {
+	if m.Backend != argoBackend {
+		return nil
+	}
+	return cmdutil.UsageError("run %s was exported to Argo, which runs it, not jikken; see 'argo get %s' (or 'argo resubmit', 'argo stop')", m.RunID, workflowOf(m))
+}
+
+// withWorkflow reads the state of an exported run's Workflow from the cluster when a
+// kubeconfig reaches it ($JIKKEN_K8S_KUBECONFIG, $KUBECONFIG, ~/.kube/config), and shows it.
+func (v *runView) withWorkflow(ctx context.Context, m *store.Manifest) {
+	w, err := kubernetes.ReadWorkflow(ctx, os.Getenv("JIKKEN_K8S_KUBECONFIG"), m.Options.Backend["namespace"], workflowOf(m), 5*time.Second)
+	if err != nil {
+		return
+	}
+	switch w.Phase {
+	case "Succeeded":
+		v.Status = store.Succeeded
+	case "Failed", "Error":
+		v.Status = store.Failed
+	}
+	phase := w.Phase
+	if phase == "" {
+		phase = "not yet seen by its controller"
+	}
+	v.Note = fmt.Sprintf("Argo workflow %s/%s: %s", w.Namespace, w.Name, phase)
+	if w.Progress != "" {
+		v.Note += ", " + w.Progress + " pods"
+	}
+	if w.Message != "" {
+		v.Note += ": " + w.Message
+	}
 }
 
 func newStatusCmd(f *cmdutil.Factory) *cobra.Command {
@@ -128,6 +198,13 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 			v, err := viewRun(ctx, runs, id, true)
 			if err != nil {
 				return err
+			}
+			if v.Backend == argoBackend && v.Status == store.Running {
+				m, err := runs.Manifest(ctx, id)
+				if err != nil {
+					return err
+				}
+				v.withWorkflow(ctx, m)
 			}
 			if output == "json" {
 				return cmdutil.WriteJSON(f.IO.Out, v)
@@ -178,6 +255,9 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 					exit = fmt.Sprint(*t.ExitCode)
 				}
 				reason := t.Reason
+				if t.Queued != "" {
+					reason = "queued: " + t.Queued
+				}
 				for _, n := range t.Notes {
 					reason += " [" + n + "]"
 				}

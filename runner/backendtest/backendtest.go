@@ -48,6 +48,7 @@ const (
 func Run(t *testing.T, h Harness) {
 	s := &suite{h: h}
 	t.Run("ExitCodes", s.exitCodes)
+	t.Run("KilledBySignal", s.killedBySignal)
 	t.Run("Logs", s.logs)
 	t.Run("Outputs", s.outputs)
 	t.Run("Env", s.env)
@@ -144,7 +145,11 @@ func (s *suite) exitCodes(t *testing.T) {
 			t.Errorf("%q: exit %+v, want code %d", c.script, e, c.code)
 		}
 	}
+}
+
+func (s *suite) killedBySignal(t *testing.T) {
 	s.need(t, Processes)
+	b := s.h.New(t)
 	// In a container the script may be PID 1, which its own namespace cannot kill: a child shell
 	// kills itself and the script reports how it died.
 	_, p := s.start(t, b, s.h.Trial("signal", "sh -c 'kill -KILL $$'; exit $?"))

@@ -31,6 +31,10 @@ type Config struct {
 	// Capacity, when set, admits trials by their resources as well as by the cap, and gives
 	// each attempt its GPU devices.
 	Capacity *Capacity
+	// Adopted names the attempts an earlier runner left running that the backend re-attaches
+	// to instead of stopping (trial name -> attempt number): the core continues such an
+	// attempt, rather than closing it and starting the next, so one pod is one attempt.
+	Adopted map[string]int
 }
 
 // DeviceRecheck is how long the core leaves alone devices another run on the host holds
@@ -112,6 +116,15 @@ type trial struct {
 	stopWhy     string
 	// journalFinal is set when the journal already holds this trial's final record.
 	journalFinal bool
+	// adopt is the attempt the backend re-attaches to (Config.Adopted); reopen is set while
+	// that attempt, open in the journal and closed by Begin, is still to be continued, and
+	// continued while it runs on.
+	adopt             int
+	reopen, continued bool
+	// queued is set while the attempt waits in its engine's queue (Queued); its timeout counts
+	// from timeoutAt, which leaving the queue moves.
+	queued    bool
+	timeoutAt time.Time
 
 	ver, durable int
 	// unreported are the changes not yet reported: each waits for its record to be stored.
@@ -186,6 +199,9 @@ func New(cfg Config) *Core {
 				break
 			}
 		}
+		if t.ph != final {
+			t.adopt = cfg.Adopted[spec.Name]
+		}
 		c.ts[i] = t
 		if !spec.Service && t.ph != final {
 			c.open++
@@ -235,6 +251,8 @@ func (c *Core) Step(ev Event) []Action {
 		c.begin()
 	case Started:
 		c.started(e)
+	case Queued:
+		c.queuedEv(e)
 	case Healthy:
 		c.healthyEv(e)
 	case Unhealthy:
@@ -307,10 +325,13 @@ func (c *Core) begin() {
 	for _, t := range c.ts {
 		// An attempt the journal shows running was stopped by this runner's driver before Begin
 		// (its runner died): close it so the record tells what happened.
+		// One the backend re-attaches to is reopened when it starts; if the trial ends first,
+		// the backend stops it at the run's end, as the record says.
 		if n := len(t.rec.Attempts); n > 0 && t.rec.Attempts[n-1].Finished.IsZero() {
 			a := &t.rec.Attempts[n-1]
 			a.Finished, a.Reason = c.now, "its runner ended first; stopped by the next runner"
 			t.rec.Live = nil
+			t.reopen = a.N == t.adopt
 			c.persist(t)
 		}
 		c.markDirty(t)
@@ -615,7 +636,16 @@ func (c *Core) start(t *trial) {
 	if n := len(t.rec.Attempts); n > 0 {
 		t.attempt = t.rec.Attempts[n-1].N + 1
 	}
-	t.ph, t.healthy, t.stop, t.stopWhy = starting, false, noStop, ""
+	// An adopted attempt is already under way: the runner that started it cleared the
+	// earlier outputs, and one the journal shows goes on as itself. (Once it has ended,
+	// neither case holds any more: the next attempt is a new one.)
+	t.continued = false
+	adopted := false
+	if a := t.adopt; a > 0 && (a == t.attempt || a == t.attempt-1 && t.reopen) {
+		clear, t.continued, t.attempt, adopted = false, a < t.attempt, a, true
+	}
+	t.reopen = false
+	t.ph, t.healthy, t.stop, t.stopWhy, t.queued = starting, false, noStop, "", false
 	if !t.spec.Service {
 		c.running++
 	}
@@ -624,7 +654,12 @@ func (c *Core) start(t *trial) {
 		t.tries--
 	}
 	devices := c.pool.ids(g)
-	t.rec.Attempts = append(t.rec.Attempts, store.Attempt{N: t.attempt, Started: c.now, Devices: devices})
+	if t.continued {
+		last := &t.rec.Attempts[len(t.rec.Attempts)-1]
+		last.Finished, last.Reason, last.Devices = time.Time{}, "", devices
+	} else {
+		t.rec.Attempts = append(t.rec.Attempts, store.Attempt{N: t.attempt, Started: c.now, Devices: devices})
+	}
 	t.rec.Devices = devices
 	if t.rec.Started == nil {
 		now := c.now
@@ -637,7 +672,7 @@ func (c *Core) start(t *trial) {
 	for _, sh := range g.shares {
 		shares = append(shares, int(sh))
 	}
-	c.emit(StartAttempt{Trial: t.i, Attempt: t.attempt, Clear: clear, Keep: t.collected, Devices: devices, Shares: shares})
+	c.emit(StartAttempt{Trial: t.i, Attempt: t.attempt, Clear: clear, Keep: t.collected, Devices: devices, Shares: shares, Adopted: adopted})
 }
 
 // current returns trial i if its attempt n is in one of the phases, else nil (a stale event).
@@ -662,7 +697,9 @@ func (c *Core) started(e Started) {
 	if e.ImageDigest != "" {
 		t.rec.ImageDigest = e.ImageDigest
 	}
-	t.rec.Attempts[len(t.rec.Attempts)-1].Started = c.now
+	if !t.continued {
+		t.rec.Attempts[len(t.rec.Attempts)-1].Started = c.now
+	}
 	if t.spec.Health != nil || e.HealthCheck {
 		timeout := DefaultHealthTimeout
 		if t.spec.Health != nil && t.spec.Health.Timeout > 0 {
@@ -674,9 +711,7 @@ func (c *Core) started(e Started) {
 	} else {
 		t.healthy = true
 	}
-	if t.spec.Timeout > 0 {
-		c.emit(SetTimer{Timer: Timer{Kind: Timeout, Trial: t.i, Attempt: t.attempt}, At: c.now.Add(time.Duration(t.spec.Timeout))})
-	}
+	c.armTimeout(t)
 	c.persist(t)
 	if t.stop != noStop {
 		c.emit(StopAttempt{Trial: t.i, Attempt: t.attempt, Reason: t.stopWhy})
@@ -693,10 +728,36 @@ func (c *Core) healthyEv(e Healthy) {
 	c.dirtyDependants(t)
 }
 
+// armTimeout sets the timer of a running attempt's timeout, from now.
+func (c *Core) armTimeout(t *trial) {
+	if t.spec.Timeout > 0 {
+		t.timeoutAt = c.now.Add(time.Duration(t.spec.Timeout))
+		c.emit(SetTimer{Timer: Timer{Kind: Timeout, Trial: t.i, Attempt: t.attempt}, At: t.timeoutAt})
+	}
+}
+
+// queuedEv records why an attempt waits in its engine's queue, so that 'jikken status' shows
+// it from any shell. Time in the queue is not the trial's: its timeout starts again when it
+// leaves the queue.
+func (c *Core) queuedEv(e Queued) {
+	t := c.current(e.Trial, e.Attempt, starting, running)
+	if t == nil || t.rec.Live == nil || t.rec.Live.Queued == e.Reason {
+		return
+	}
+	t.rec.Live.Queued = e.Reason
+	left := t.queued && e.Reason == ""
+	t.queued = e.Reason != ""
+	if left && t.ph == running {
+		c.armTimeout(t)
+	}
+	c.persist(t)
+}
+
 func (c *Core) timer(tm Timer) {
 	switch tm.Kind {
 	case Timeout:
-		if t := c.current(tm.Trial, tm.Attempt, running); t != nil && t.stop == noStop {
+		// A timer set before the attempt left its queue is superseded by the one set then.
+		if t := c.current(tm.Trial, tm.Attempt, running); t != nil && t.stop == noStop && !t.queued && !c.now.Before(t.timeoutAt) {
 			c.stopAttempt(t, stopTimeout, fmt.Sprintf("timed out after %s", time.Duration(t.spec.Timeout)))
 		}
 	case HealthDeadline:
@@ -844,6 +905,7 @@ func (c *Core) devicesBusy(e DevicesBusy) {
 	c.pool.hold(e.Devices)
 	c.emit(SetTimer{Timer: Timer{Kind: Recheck, Trial: -1}, At: c.now.Add(DeviceRecheck)})
 	t.rec = t.before
+	t.reopen = t.continued
 	t.attempt = 0
 	if n := len(t.rec.Attempts); n > 0 {
 		t.attempt = t.rec.Attempts[n-1].N

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -56,7 +58,7 @@ func TestInterleavings(t *testing.T) {
 	forSeeds(t, "TestInterleavings", n, func(seed uint64, trace bool) (string, []string) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		p := genPlan(rng, planOptions{})
-		w := newWorld(rng, p, nil, epoch)
+		w := newWorld(rng, p, nil, nil, epoch)
 		w.tracing = trace
 		stopAt := -1
 		if rng.IntN(8) == 0 {
@@ -69,7 +71,8 @@ func TestInterleavings(t *testing.T) {
 
 // TestResumeFromAnyPrefix runs a plan to its end, then, for a prefix of its journal (the store
 // after k records were written, as a runner killed at that moment leaves it), resumes the run
-// in a new core and another interleaving: it must end in the same state.
+// in a new core and another interleaving, re-attaching to some of the attempts left open: it
+// must end in the same state, an adopted attempt continued as itself.
 func TestResumeFromAnyPrefix(t *testing.T) {
 	n := *rounds / 5
 	if testing.Short() {
@@ -78,7 +81,7 @@ func TestResumeFromAnyPrefix(t *testing.T) {
 	forSeeds(t, "TestResumeFromAnyPrefix", n, func(seed uint64, trace bool) (string, []string) {
 		rng := rand.New(rand.NewPCG(seed, 2))
 		p := genPlan(rng, planOptions{deterministic: true})
-		full := newWorld(rng, p, nil, epoch)
+		full := newWorld(rng, p, nil, nil, epoch)
 		full.tracing, full.fastIO = trace, true
 		if v := full.run(-1); v != "" {
 			return "first run: " + v, append([]string{describePlan(p)}, full.trace...)
@@ -88,7 +91,17 @@ func TestResumeFromAnyPrefix(t *testing.T) {
 		if k > 0 {
 			journal = full.journal[k-1]
 		}
-		resumed := newWorld(rng, p, journal, full.now.Add(time.Hour))
+		// Half the attempts the journal shows open are still running, and the backend
+		// re-attaches to them (a cluster's Jobs outlive their runner).
+		adopted := map[string]int{}
+		for _, spec := range p.trials {
+			if rec := journal[spec.Name]; rec != nil && len(rec.Attempts) > 0 && rng.IntN(2) == 0 {
+				if a := rec.Attempts[len(rec.Attempts)-1]; a.Finished.IsZero() {
+					adopted[spec.Name] = a.N
+				}
+			}
+		}
+		resumed := newWorld(rng, p, journal, adopted, full.now.Add(time.Hour))
 		resumed.tracing, resumed.fastIO = trace, true
 		v := resumed.run(-1)
 		tr := append([]string{describePlan(p), fmt.Sprintf("resumed after %d of %d records", k, len(full.journal))}, full.trace...)
@@ -119,4 +132,105 @@ func describePlan(p plan) string {
 			i, t.Name, t.Service, t.Restart, t.Retries, time.Duration(t.Timeout), t.Health != nil, t.Depends, t.After, t.Resources, p.behave[i])
 	}
 	return b.String()
+}
+
+// TestQueued: a cluster's pending reason is written to the attempt's live record, so status
+// shows it from any shell, and cleared once the attempt runs; a report about another attempt
+// changes nothing.
+func TestQueued(t *testing.T) {
+	c := core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}}})
+	at := epoch
+	step := func(ev core.Event) []core.Action {
+		at = at.Add(time.Second)
+		return c.Step(ev)
+	}
+	queued := func(acts []core.Action) (string, bool) {
+		for _, a := range acts {
+			if p, ok := a.(core.Persist); ok && p.Record.Live != nil {
+				return p.Record.Live.Queued, true
+			}
+		}
+		return "", false
+	}
+	step(core.Begin{At: at})
+	if q, ok := queued(step(core.Queued{Trial: 0, Attempt: 1, Reason: "Resources", At: at})); !ok || q != "Resources" {
+		t.Fatalf("a pending reason was not recorded: %q, %v", q, ok)
+	}
+	step(core.Started{Trial: 0, Attempt: 1, Handle: "42", At: at})
+	if c.Record(0).Live.Queued != "Resources" {
+		t.Errorf("Started dropped the pending reason")
+	}
+	if _, ok := queued(step(core.Queued{Trial: 0, Attempt: 1, Reason: "Resources", At: at})); ok {
+		t.Errorf("the same reason was recorded twice")
+	}
+	if _, ok := queued(step(core.Queued{Trial: 0, Attempt: 2, Reason: "Priority", At: at})); ok {
+		t.Errorf("a reason about another attempt was recorded")
+	}
+	if q, ok := queued(step(core.Queued{Trial: 0, Attempt: 1, At: at})); !ok || q != "" {
+		t.Errorf("the reason was not cleared once the attempt ran: %q, %v", q, ok)
+	}
+}
+
+// TestQueuedTimeout: the time an attempt waits in its cluster's queue is not counted against
+// its trial's timeout, which starts when the attempt leaves the queue.
+func TestQueuedTimeout(t *testing.T) {
+	const limit = 10 * time.Second
+	c := core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}, Timeout: experiment.Duration(limit)}}})
+	stops := func(acts []core.Action) bool {
+		for _, a := range acts {
+			if _, ok := a.(core.StopAttempt); ok {
+				return true
+			}
+		}
+		return false
+	}
+	var timeout core.SetTimer
+	timers := func(acts []core.Action) {
+		for _, a := range acts {
+			if st, ok := a.(core.SetTimer); ok && st.Timer.Kind == core.Timeout {
+				timeout = st
+			}
+		}
+	}
+	c.Step(core.Begin{At: epoch})
+	timers(c.Step(core.Started{Trial: 0, Attempt: 1, Handle: "42", At: epoch}))
+	c.Step(core.Queued{Trial: 0, Attempt: 1, Reason: "Priority", At: epoch.Add(time.Second)})
+	if stops(c.Step(core.TimerFired{Timer: timeout.Timer, At: timeout.At})) {
+		t.Fatalf("an attempt was stopped for its timeout while it waited in the queue")
+	}
+	ran := epoch.Add(time.Minute)
+	timers(c.Step(core.Queued{Trial: 0, Attempt: 1, At: ran}))
+	if want := ran.Add(limit); !timeout.At.Equal(want) {
+		t.Fatalf("the timeout was set for %s once the attempt left the queue, want %s", timeout.At, want)
+	}
+	if stops(c.Step(core.TimerFired{Timer: timeout.Timer, At: ran.Add(limit / 2)})) {
+		t.Errorf("an attempt was stopped before its timeout counted from leaving the queue")
+	}
+	if !stops(c.Step(core.TimerFired{Timer: timeout.Timer, At: timeout.At})) {
+		t.Errorf("an attempt past its timeout was not stopped")
+	}
+
+	// An attempt that ended in the queue leaves nothing behind: the next one's timeout holds.
+	c = core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}, Timeout: experiment.Duration(limit), Retries: 1}}})
+	c.Step(core.Begin{At: epoch})
+	c.Step(core.Started{Trial: 0, Attempt: 1, Handle: "42", At: epoch})
+	c.Step(core.Queued{Trial: 0, Attempt: 1, Reason: "Priority", At: epoch})
+	at := epoch.Add(time.Second)
+	for acts := c.Step(core.Exited{Trial: 0, Attempt: 1, Code: 1, At: at}); ; {
+		var retry *core.SetTimer
+		for _, a := range acts {
+			if st, ok := a.(core.SetTimer); ok && st.Timer.Kind == core.Retry {
+				retry = &st
+			}
+		}
+		if retry == nil {
+			break
+		}
+		at = retry.At
+		acts = c.Step(core.TimerFired{Timer: retry.Timer, At: at})
+	}
+	timers(c.Step(core.Started{Trial: 0, Attempt: 2, Handle: "43", At: at}))
+	if timeout.Timer.Attempt != 2 || !stops(c.Step(core.TimerFired{Timer: timeout.Timer, At: timeout.At})) {
+		t.Errorf("the timeout of an attempt after one that ended in the queue did not hold (timer %+v)", timeout)
+	}
 }

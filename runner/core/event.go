@@ -27,6 +27,14 @@ type Started struct {
 	At          time.Time
 }
 
+// Queued reports why a started attempt still waits in its engine's queue (a batch cluster's
+// pending reason), or, with Reason empty, that it left the queue and runs.
+type Queued struct {
+	Trial, Attempt int
+	Reason         string
+	At             time.Time
+}
+
 // Healthy reports that an attempt passed its health check.
 type Healthy struct {
 	Trial, Attempt int
@@ -92,6 +100,7 @@ type PersistFailed struct {
 
 func (e Begin) time() time.Time         { return e.At }
 func (e Started) time() time.Time       { return e.At }
+func (e Queued) time() time.Time        { return e.At }
 func (e Healthy) time() time.Time       { return e.At }
 func (e Unhealthy) time() time.Time     { return e.At }
 func (e Exited) time() time.Time        { return e.At }
@@ -119,6 +128,10 @@ type StartAttempt struct {
 	Devices []string
 	// Shares are the thousandths of each device the attempt takes (1000: the whole device).
 	Shares []int
+	// Adopted is set when the backend re-attaches to this attempt, which an earlier runner
+	// started (Config.Adopted): its local folder is kept, since the attempt may still be
+	// writing there.
+	Adopted bool
 }
 
 // StopAttempt asks for an attempt to be stopped (SIGTERM, then SIGKILL after the grace period);

@@ -193,8 +193,10 @@ type world struct {
 	// everStarted is set for trials an attempt of which started in this world.
 	everStarted map[int]bool
 	lastAttempt map[int]int
-	steps       int
-	fastIO      bool
+	// adopted are the attempts open in the journal that the backend re-attaches to (resume).
+	adopted map[int]int
+	steps   int
+	fastIO  bool
 	// persisted and reported count the records asked for and the changes reported, by trial.
 	persisted, reported map[int]int
 	trace               []string
@@ -213,11 +215,15 @@ type simAttempt struct {
 	stopAsked    bool
 	exited       bool
 	healthPassed bool
+	// queued tells whether the attempt waits in its engine's queue; it enters and leaves it
+	// at most once (queueMoves counts those, and starts at 2 for one that never queues).
+	queued     bool
+	queueMoves int
 }
 
-func newWorld(rng *rand.Rand, p plan, journal map[string]*store.TrialRecord, start time.Time) *world {
+func newWorld(rng *rand.Rand, p plan, journal map[string]*store.TrialRecord, adopted map[string]int, start time.Time) *world {
 	w := &world{rng: rng, p: p, now: start, attempts: map[[2]int]*simAttempt{}, stored: map[int]*store.TrialRecord{},
-		everStarted: map[int]bool{}, lastAttempt: map[int]int{}, name: map[string]int{}, persisted: map[int]int{}, reported: map[int]int{}}
+		everStarted: map[int]bool{}, lastAttempt: map[int]int{}, adopted: map[int]int{}, name: map[string]int{}, persisted: map[int]int{}, reported: map[int]int{}}
 	for i, t := range p.trials {
 		w.name[t.Name] = i
 		if rec := journal[t.Name]; rec != nil {
@@ -227,8 +233,12 @@ func newWorld(rng *rand.Rand, p plan, journal map[string]*store.TrialRecord, sta
 				w.lastAttempt[i] = rec.Attempts[n-1].N
 			}
 		}
+		if n, ok := adopted[t.Name]; ok {
+			w.adopted[i] = n
+		}
 	}
-	w.c = core.New(core.Config{RunID: "run", Backend: "sim", Host: "h", Trials: p.trials, Jobs: p.jobs, FailFast: p.failFast, Journal: journal, Capacity: p.capacity})
+	w.c = core.New(core.Config{RunID: "run", Backend: "sim", Host: "h", Trials: p.trials, Jobs: p.jobs, FailFast: p.failFast,
+		Journal: journal, Capacity: p.capacity, Adopted: adopted})
 	return w
 }
 
@@ -260,7 +270,7 @@ func (w *world) apply(a core.Action) string {
 		if b.flakyUntil > 0 && a.Attempt >= b.flakyUntil {
 			b.code = 0
 		}
-		at := &simAttempt{trial: a.Trial, n: a.Attempt, b: b, devices: a.Devices, shares: a.Shares}
+		at := &simAttempt{trial: a.Trial, n: a.Attempt, b: b, devices: a.Devices, shares: a.Shares, queueMoves: 2 * w.rng.IntN(2)}
 		// Now and then another run on the host holds a device.
 		at.busy = len(a.Devices) > 0 && !w.fastIO && w.rng.IntN(8) == 0
 		w.attempts[[2]int{a.Trial, a.Attempt}] = at
@@ -357,7 +367,16 @@ func (w *world) checkResources() string {
 // the attempts show them.
 func (w *world) checkStart(a core.StartAttempt) string {
 	t := w.p.trials[a.Trial]
-	if a.Attempt != w.lastAttempt[a.Trial]+1 {
+	want := w.lastAttempt[a.Trial] + 1
+	if n, ok := w.adopted[a.Trial]; ok {
+		// The first start of an adopted attempt continues it: one pod, one attempt.
+		delete(w.adopted, a.Trial)
+		if a.Attempt != n || a.Clear {
+			return fmt.Sprintf("%s started as attempt %d (clear %v), not as its adopted attempt %d", t.Name, a.Attempt, a.Clear, n)
+		}
+		want = n
+	}
+	if a.Attempt != want {
 		return fmt.Sprintf("%s started as attempt %d after attempt %d", t.Name, a.Attempt, w.lastAttempt[a.Trial])
 	}
 	for _, at := range w.attempts {
@@ -458,6 +477,13 @@ func (w *world) enabled() []core.Event {
 		if at.exited {
 			continue
 		}
+		if at.queueMoves < 2 && !at.busy {
+			reason := "Resources"
+			if at.queued {
+				reason = ""
+			}
+			evs = append(evs, core.Queued{Trial: at.trial, Attempt: at.n, Reason: reason})
+		}
 		switch {
 		case !at.started && at.busy:
 			evs = append(evs, core.DevicesBusy{Trial: at.trial, Attempt: at.n, Devices: at.devices[:1]})
@@ -516,6 +542,11 @@ func (w *world) next() (string, bool) {
 		ev = e
 	case core.Healthy:
 		w.attempts[[2]int{e.Trial, e.Attempt}].healthPassed = true
+		e.At = w.now
+		ev = e
+	case core.Queued:
+		at := w.attempts[[2]int{e.Trial, e.Attempt}]
+		at.queued, at.queueMoves = e.Reason != "", at.queueMoves+1
 		e.At = w.now
 		ev = e
 	case core.DevicesBusy:
@@ -623,9 +654,12 @@ func (w *world) checkEnd() string {
 		if !rec.Status.Final() && !halted {
 			return fmt.Sprintf("%s is %s at the end of a run that was not stopped", t.Name, rec.Status)
 		}
-		for _, a := range rec.Attempts {
+		for k, a := range rec.Attempts {
 			if a.Finished.IsZero() {
 				return fmt.Sprintf("%s attempt %d never ended in its record", t.Name, a.N)
+			}
+			if a.N != k+1 {
+				return fmt.Sprintf("%s lists attempt %d in place %d", t.Name, a.N, k+1)
 			}
 		}
 		if rec.Status == store.Skipped {

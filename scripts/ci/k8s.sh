@@ -6,8 +6,10 @@
 #
 # Built: etcd (scratch module), kube-apiserver, kube-controller-manager and
 # kube-scheduler (scratch module with replace lines for the staging modules of
-# k8s.io/kubernetes), kwok, and the Argo Workflows CRDs copied from the
-# argo-workflows module source. Nothing is added to jikken's go.mod.
+# k8s.io/kubernetes), kwok, the Argo Workflows CRDs copied from the
+# argo-workflows module source, and Argo's workflow-controller (scratch module
+# repeating the replace lines of argo-workflows' go.mod, which `go install`
+# refuses). Nothing is added to jikken's go.mod.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.37.1}
@@ -15,6 +17,7 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.6}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 ARGO_VERSION=${ARGO_VERSION:-v3.7.9}
 CACHE=${JIKKEN_TEST_CACHE:-$HOME/.cache/jikken-test}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$CACHE/bin
 # One package at a time: the API server alone peaks near 3 GB when linked and
 # the machines this runs on have two cores shared with other builds (JIKKEN_BUILD_JOBS raises it).
@@ -77,6 +80,31 @@ build_k8s() {
 	done
 }
 
+# build_plugin_scheduler builds kube-scheduler with the example framework plugin GPUClass
+# registered (examples/sim/framework/_kube-scheduler), as a team builds its own scheduler: a
+# module beside the control plane's with the same replace lines, the plugin's package as a
+# module of its own replaced by a copy of its folder. The packages the control plane compiled
+# come from the build cache, so this costs the plugin and a link. Rebuilt when the sources change.
+build_plugin_scheduler() {
+	local src=$ROOT/examples/sim/framework dir=$CACHE/k8s-plugin-build sum
+	sum=$(cat "$src/gpuclass/gpuclass.go" "$src/_kube-scheduler/main.go" | sha256sum | cut -c1-16)
+	[[ -x $BIN/kube-scheduler-gpuclass && $(cat "$BIN/kube-scheduler-gpuclass.sum" 2>/dev/null) == "$sum" ]] && return
+	log "building kube-scheduler $K8S_VERSION with GPUClass"
+	rm -rf "$dir" && mkdir -p "$dir/gpuclass" && cd "$dir"
+	k8s_gomod "$dir"
+	cp "$src/gpuclass/gpuclass.go" gpuclass/
+	cp "$src/_kube-scheduler/main.go" .
+	printf 'module github.com/jikken-dev/jikken/examples/sim/framework/gpuclass\n\ngo %s\n' \
+		"$(go env GOVERSION | sed 's/^go//; s/^\([0-9]*\.[0-9]*\).*/\1/')" >gpuclass/go.mod
+	go mod edit -require=github.com/jikken-dev/jikken/examples/sim/framework/gpuclass@v0.0.0 \
+		-replace=github.com/jikken-dev/jikken/examples/sim/framework/gpuclass=./gpuclass
+	CGO_ENABLED=0 go build -trimpath \
+		-ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)" \
+		-o "$BIN/kube-scheduler-gpuclass.tmp" . >&2
+	mv "$BIN/kube-scheduler-gpuclass.tmp" "$BIN/kube-scheduler-gpuclass"
+	echo "$sum" >"$BIN/kube-scheduler-gpuclass.sum"
+}
+
 build_kwok() {
 	[[ -x $BIN/kwok ]] && return
 	log "building kwok $KWOK_VERSION"
@@ -94,9 +122,31 @@ fetch_argo_crds() {
 	chmod u+w "$out"/*.yaml
 }
 
+build_argo_controller() {
+	[[ -x $BIN/workflow-controller ]] && return
+	local dir=$CACHE/argo-build src
+	log "building Argo workflow-controller $ARGO_VERSION"
+	mkdir -p "$dir" && cd "$dir"
+	if [[ ! -f go.mod ]]; then
+		go mod init jikken-test/argo-build >&2
+		src=$(GOFLAGS= go mod download -json "github.com/argoproj/argo-workflows/v3@$ARGO_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+		# "replace a => b v" lines of upstream's go.mod, as go mod edit wants them: a=b@v
+		sed -n 's/^replace \([^ ]*\) => \([^ ]*\) \([^ ]*\)$/\1=\2@\3/p' "$src" | while read -r r; do
+			go mod edit -replace "$r"
+		done
+	fi
+	go get "github.com/argoproj/argo-workflows/v3@$ARGO_VERSION" >&2
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/workflow-controller.tmp" \
+		github.com/argoproj/argo-workflows/v3/cmd/workflow-controller >&2
+	mv "$BIN/workflow-controller.tmp" "$BIN/workflow-controller"
+}
+
 fetch_argo_crds
 build_etcd
 build_kwok
 build_k8s
+build_plugin_scheduler
+# Last: the control plane's tests need it less, and it is the longest build after them.
+build_argo_controller
 ln -sfn "$CACHE/argo-crds" "$BIN/argo-crds"
 echo "$BIN"

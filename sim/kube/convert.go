@@ -79,16 +79,22 @@ func (p *Pod) Submit() (float64, error) {
 // containers, at least the largest init container, plus overhead. A container with limits but
 // no requests requests its limits, as the API server defaults it.
 func (p *Pod) Requests(names *sim.Names) (sim.Resources, error) {
+	return p.requests(names, false)
+}
+
+// requests sums the containers' requests; with nonZero, a container that sets no CPU or
+// memory request (nor limit) counts kube-scheduler's scoring defaults instead.
+func (p *Pod) requests(names *sim.Names, nonZero bool) (sim.Resources, error) {
 	var total, initMax sim.Resources
 	for i := range p.Spec.Containers {
-		r, err := containerRequests(&p.Spec.Containers[i], names)
+		r, err := containerRequests(&p.Spec.Containers[i], names, nonZero)
 		if err != nil {
 			return total, fmt.Errorf("container %d: %w", i, err)
 		}
 		total.Add(&r)
 	}
 	for i := range p.Spec.InitContainers {
-		r, err := containerRequests(&p.Spec.InitContainers[i], names)
+		r, err := containerRequests(&p.Spec.InitContainers[i], names, nonZero)
 		if err != nil {
 			return total, fmt.Errorf("init container %d: %w", i, err)
 		}
@@ -109,7 +115,7 @@ func (p *Pod) Requests(names *sim.Names) (sim.Resources, error) {
 	return total, nil
 }
 
-func containerRequests(c *Container, names *sim.Names) (sim.Resources, error) {
+func containerRequests(c *Container, names *sim.Names, nonZero bool) (sim.Resources, error) {
 	q := map[string]string{}
 	for k, v := range c.Resources.Limits {
 		q[k] = v
@@ -117,7 +123,16 @@ func containerRequests(c *Container, names *sim.Names) (sim.Resources, error) {
 	for k, v := range c.Resources.Requests {
 		q[k] = v
 	}
-	return names.Parse(q)
+	r, err := names.Parse(q)
+	if nonZero {
+		if _, ok := q[sim.CPU]; !ok {
+			r[sim.CPUIndex] = sim.DefaultCPURequest
+		}
+		if _, ok := q[sim.Memory]; !ok {
+			r[sim.MemoryIndex] = sim.DefaultMemoryRequest
+		}
+	}
+	return r, err
 }
 
 // ToSim converts the manifest into a simulator pod (without its submit time).
@@ -126,12 +141,16 @@ func (p *Pod) ToSim(names *sim.Names) (*sim.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
+	nz, err := p.requests(names, true)
+	if err != nil {
+		return nil, err
+	}
 	d, err := p.Duration()
 	if err != nil {
 		return nil, err
 	}
 	sp := &sim.Pod{Name: p.Metadata.Name, Namespace: p.Metadata.Namespace, Labels: p.Metadata.Labels,
-		Requests: req, Duration: d, NodeSelector: p.Spec.NodeSelector}
+		Requests: req, NonZero: [2]int64{nz[sim.CPUIndex], nz[sim.MemoryIndex]}, Duration: d, NodeSelector: p.Spec.NodeSelector}
 	if sp.Namespace == "" {
 		sp.Namespace = "default"
 	}

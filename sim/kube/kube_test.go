@@ -87,6 +87,14 @@ func TestReadPods(t *testing.T) {
 	if q.Duration != 15*sim.Second {
 		t.Errorf("simSpec duration %v, want 15s", q.Duration)
 	}
+	// Scoring counts 200Mi for each container without a memory request (the sidecar here;
+	// the init container's 200Mi is below the containers' sum).
+	if want := [2]int64{4000, (8<<30 + 200<<20) * 1000}; p.NonZero != want {
+		t.Errorf("non-zero requests %v, want %v", p.NonZero, want)
+	}
+	if want := [2]int64{1000, 200 << 20 * 1000}; q.NonZero != want {
+		t.Errorf("non-zero requests %v, want %v", q.NonZero, want)
+	}
 }
 
 func TestReadPodsErrors(t *testing.T) {

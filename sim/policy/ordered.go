@@ -405,7 +405,7 @@ func (o *ordered) fits(c *sim.Cluster) bool {
 		k := keyIndex(p)
 		for _, n := range nodes {
 			f := &o.free[n.ID]
-			if !n.Schedulable() || !p.Requests.Fits(f) || !p.ToleratesNode(n) || !p.MatchesNode(n) {
+			if !n.Accepts(p) || !p.Requests.Fits(f) || !p.ToleratesNode(n) || !p.MatchesNode(n) {
 				continue
 			}
 			if left := f[k] - p.Requests[k]; best == nil || left < bestLeft {

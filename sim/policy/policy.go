@@ -270,7 +270,7 @@ func reservation(c *sim.Cluster, head *sim.Pod) (sim.Time, *sim.Node) {
 	best, bestNode := sim.Never, (*sim.Node)(nil)
 	var ends []*sim.Pod
 	for _, n := range c.Nodes() {
-		if !n.Schedulable() || !head.ToleratesNode(n) || !head.MatchesNode(n) || !head.Requests.Fits(&n.Capacity) {
+		if !n.Accepts(head) || !head.ToleratesNode(n) || !head.MatchesNode(n) || !head.Requests.Fits(&n.Capacity) {
 			continue
 		}
 		free := n.Free()

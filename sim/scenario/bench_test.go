@@ -41,6 +41,28 @@ func BenchmarkPhilly(b *testing.B) {
 	}
 }
 
+// BenchmarkHosted runs the philly preset under kube-framework: kube-scheduler's default
+// plugins as framework plugins, hosted by sim/kubehost (v1 objects, NodeInfo views, CycleState
+// and statuses per attempt). Run the 1,000-node case with -bench 'Hosted/1000'
+// -benchtime 1x; pods/s counts the pods the simulation scheduled and ran per wall second.
+func BenchmarkHosted(b *testing.B) {
+	for _, c := range []struct{ nodes, jobs int }{{100, 10000}, {1000, 100000}} {
+		b.Run(fmt.Sprintf("%dx8/%d", c.nodes, c.jobs), func(b *testing.B) {
+			for range b.N {
+				built, err := Build(phillyScenario(c.nodes, c.jobs, KubeFramework), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := built.Engine.Run(); err != nil {
+					b.Fatal(err)
+				}
+				pods := len(built.Engine.Cluster().Pods())
+				b.ReportMetric(float64(pods)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+			}
+		})
+	}
+}
+
 // lasGangsScenario is the gang benchmark of bench/sim: gavel's workload, 5,000 jobs at offered
 // load 1.3 under las. On 32 nodes x 4 GPUs its 8-GPU jobs are two-node gangs; on 4 nodes x 32
 // GPUs (the same GPUs) there are no gangs.

@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,13 +17,19 @@ import (
 
 	"github.com/jikken-dev/jikken/sim"
 	"github.com/jikken-dev/jikken/sim/kube"
+	"github.com/jikken-dev/jikken/sim/kubehost"
 	"github.com/jikken-dev/jikken/sim/policy"
 	"github.com/jikken-dev/jikken/sim/scheduler"
 	"github.com/jikken-dev/jikken/sim/submitter"
 )
 
 // Profiles lists the scheduler profiles a scenario may name.
-func Profiles() []string { return append([]string{"kube-default"}, policy.Names...) }
+func Profiles() []string {
+	return append([]string{"kube-default", KubeFramework}, policy.Names...)
+}
+
+// KubeFramework is the profile that runs kube-scheduler framework plugins (sim/kubehost).
+const KubeFramework = "kube-framework"
 
 // Random streams of one seed: each component draws from its own, so adding a submitter or
 // switching the scheduler leaves the other components' draws unchanged.
@@ -41,6 +49,12 @@ type Options struct {
 	// MaxMemory caps the memory the run's records may take, in bytes (default
 	// DefaultMaxMemory; negative: no cap). A scenario expected to need more is refused.
 	MaxMemory int64
+	// Plugins are the custom plugins this program provides, by name: kube-default profiles
+	// may list them at any extension point and give them args in scheduler.pluginConfig.
+	Plugins map[string]scheduler.PluginFactory
+	// FrameworkPlugins are the kube-scheduler framework plugins this program provides, by
+	// name: kube-framework profiles may list them next to the stock ones.
+	FrameworkPlugins map[string]kubehost.PluginFactory
 }
 
 // DefaultMaxMemory is the default cap on a run's records: pods and samples.
@@ -168,13 +182,14 @@ type builder struct {
 	// the memory estimate.
 	pods    float64
 	horizon float64
+	opts    Options
 }
 
 func (b *builder) rng(stream uint64) *sim.Rand { return sim.NewRand(b.seed, stream) }
 
 // Build validates the scenario and builds its engine.
 func Build(sc *Scenario, o Options) (*Built, error) {
-	b := &builder{sc: sc, names: sim.NewNames(), seed: sc.Seed}
+	b := &builder{sc: sc, names: sim.NewNames(), seed: sc.Seed, opts: o}
 	if o.Seed != 0 {
 		b.seed = o.Seed
 	}
@@ -415,14 +430,17 @@ func (b *builder) scheduler(profile string) (sim.Scheduler, error) {
 	if profile == "kube-default" {
 		return b.framework()
 	}
+	if profile == KubeFramework {
+		return b.hosted()
+	}
 	if profile == "remote" {
 		return b.remoteScheduler()
 	}
 	if !slices.Contains(policy.Names, profile) {
 		return nil, fmt.Errorf("scheduler.profile: %q is unknown; use one of %s, remote", profile, strings.Join(Profiles(), ", "))
 	}
-	if !b.lenient && (s.Plugins != nil || len(s.Extenders) > 0 || s.ScoringStrategy != nil) {
-		return nil, fmt.Errorf("scheduler.plugins/extenders/scoringStrategy: only the kube-default profile has plugins; profile %q does not use them", profile)
+	if !b.lenient && (s.Plugins != nil || len(s.Extenders) > 0 || s.ScoringStrategy != nil || len(s.PluginConfig) > 0) {
+		return nil, fmt.Errorf("scheduler.plugins/pluginConfig/extenders/scoringStrategy: only the kube-default and kube-framework profiles have plugins; profile %q does not use them", profile)
 	}
 	pl, err := policy.NewPlacement(s.Placement)
 	if err != nil {
@@ -551,6 +569,11 @@ func (b *builder) framework() (sim.Scheduler, error) {
 		return nil, err
 	}
 	p.Quotas = quotas
+	if pl := s.Plugins; pl != nil && !b.lenient {
+		if pl.PreEnqueue != nil || pl.PreScore != nil || pl.Permit != nil || pl.PreBind != nil || pl.PostBind != nil || pl.MultiPoint != nil {
+			return nil, fmt.Errorf("scheduler.plugins: preEnqueue, preScore, permit, preBind, postBind and multiPoint are extension points of kube-scheduler framework plugins; use profile %s", KubeFramework)
+		}
+	}
 	if pl := s.Plugins; pl != nil {
 		if pl.QueueSort != "" {
 			p.QueueSort = pl.QueueSort
@@ -582,6 +605,9 @@ func (b *builder) framework() (sim.Scheduler, error) {
 		for _, r := range ss.Resources {
 			p.ScoringResources = append(p.ScoringResources, scheduler.ResourceRef{Name: r.Name, Weight: r.Weight})
 		}
+	}
+	if err := b.customPlugins(&p); err != nil {
+		return nil, err
 	}
 	exts, err := b.extenders()
 	if err != nil {
@@ -1106,4 +1132,182 @@ func readSamples(path string) ([]float64, error) {
 		return nil, fmt.Errorf("%s: no samples after the header row", path)
 	}
 	return out, nil
+}
+
+// customPlugins makes the custom plugins the profile names with their pluginConfig args.
+func (b *builder) customPlugins(p *scheduler.Profile) error {
+	args := map[string]json.RawMessage{}
+	for i, pc := range b.sc.Scheduler.PluginConfig {
+		f := fmt.Sprintf("scheduler.pluginConfig[%d]", i)
+		if pc.Name == "" {
+			return fmt.Errorf("%s: name is empty", f)
+		}
+		if _, dup := args[pc.Name]; dup {
+			return fmt.Errorf("%s: plugin %q is configured twice", f, pc.Name)
+		}
+		args[pc.Name] = pc.Args
+		switch _, custom := b.opts.Plugins[pc.Name]; {
+		case custom:
+		case pc.Name == scheduler.NodeResourcesFitName:
+			if err := fitArgs(p, pc.Args, b.sc.Scheduler.ScoringStrategy != nil); err != nil {
+				return fmt.Errorf("%s.args: %w", f, err)
+			}
+		case pc.Name == scheduler.BalancedAllocationName:
+			var a struct {
+				Resources []PluginRef `json:"resources"`
+			}
+			if err := strictJSON(pc.Args, &a); err != nil {
+				return fmt.Errorf("%s.args: %w", f, err)
+			}
+			p.BalancedResources = nil
+			for _, r := range a.Resources {
+				p.BalancedResources = append(p.BalancedResources, scheduler.ResourceRef{Name: r.Name, Weight: r.Weight})
+			}
+		default:
+			return fmt.Errorf("%s: %q is not a custom plugin of this program (custom plugins: %s), nor NodeResourcesFit or NodeResourcesBalancedAllocation, the stock plugins with args; a plugin written in Go needs a jikken built with it (cmd/jikken/app.WithSimPlugin, docs/sim.md)", f, pc.Name, b.customList())
+		}
+	}
+	for _, name := range p.Names() {
+		factory, ok := b.opts.Plugins[name]
+		if !ok {
+			continue // a stock plugin, or unknown: scheduler.New names the point
+		}
+		pl, err := factory(args[name])
+		if err != nil {
+			return fmt.Errorf("scheduler.pluginConfig: plugin %s: %w", name, err)
+		}
+		if pl == nil || pl.Name() != name {
+			got := "nil"
+			if pl != nil {
+				got = fmt.Sprintf("%q", pl.Name())
+			}
+			return fmt.Errorf("scheduler.plugins: the factory registered as %q made a plugin named %s", name, got)
+		}
+		if p.Custom == nil {
+			p.Custom = map[string]scheduler.Plugin{}
+		}
+		p.Custom[name] = pl
+	}
+	return nil
+}
+
+func (b *builder) customList() string {
+	if len(b.opts.Plugins) == 0 {
+		return "none"
+	}
+	var names []string
+	for n := range b.opts.Plugins {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// fitArgs applies NodeResourcesFit's args as kube-scheduler's NodeResourcesFitArgs spells
+// them: {scoringStrategy: {type, resources}}.
+func fitArgs(p *scheduler.Profile, raw json.RawMessage, strategySet bool) error {
+	var a struct {
+		ScoringStrategy *ScoringStrategy `json:"scoringStrategy"`
+	}
+	if err := strictJSON(raw, &a); err != nil {
+		return err
+	}
+	if a.ScoringStrategy == nil {
+		return nil
+	}
+	if strategySet {
+		return errors.New("scoringStrategy is set both here and under scheduler.scoringStrategy; keep one")
+	}
+	p.ScoringStrategy = a.ScoringStrategy.Type
+	p.ScoringResources = nil
+	for _, r := range a.ScoringStrategy.Resources {
+		p.ScoringResources = append(p.ScoringResources, scheduler.ResourceRef{Name: r.Name, Weight: r.Weight})
+	}
+	return nil
+}
+
+// strictJSON decodes plugin args, refusing unknown fields (a misspelt field would otherwise be
+// ignored silently).
+func strictJSON(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// hosted builds the kube-framework profile: kube-scheduler framework plugins, the stock ones
+// and those compiled into this program, run by sim/kubehost.
+func (b *builder) hosted() (sim.Scheduler, error) {
+	s := b.sc.Scheduler
+	if !b.lenient {
+		switch {
+		case s.Placement != "":
+			return nil, fmt.Errorf("scheduler.placement: %s places with score plugins; configure NodeResourcesFit's scoringStrategy instead", KubeFramework)
+		case len(s.Extenders) > 0:
+			return nil, fmt.Errorf("scheduler.extenders: the %s profile has no extenders; use kube-default, or a framework plugin", KubeFramework)
+		case len(s.Quotas) > 0:
+			return nil, fmt.Errorf("scheduler.quotas: the %s profile has no UserQuota plugin; use kube-default", KubeFramework)
+		}
+	}
+	p := kubehost.Profile{PercentageOfNodesToScore: s.PercentageOfNodesToScore, Args: map[string]json.RawMessage{}}
+	for i, pc := range s.PluginConfig {
+		if pc.Name == "" {
+			return nil, fmt.Errorf("scheduler.pluginConfig[%d]: name is empty", i)
+		}
+		if _, dup := p.Args[pc.Name]; dup {
+			return nil, fmt.Errorf("scheduler.pluginConfig[%d]: plugin %q is configured twice", i, pc.Name)
+		}
+		p.Args[pc.Name] = pc.Args
+	}
+	if ss := s.ScoringStrategy; ss != nil && !b.lenient {
+		if _, set := p.Args[kubehost.NodeResourcesFitName]; set {
+			return nil, errors.New("scheduler.scoringStrategy: NodeResourcesFit's args in pluginConfig set it too; keep one")
+		}
+		raw, err := json.Marshal(map[string]any{"scoringStrategy": ss})
+		if err != nil {
+			return nil, err
+		}
+		p.Args[kubehost.NodeResourcesFitName] = raw
+	}
+	if pl := s.Plugins; pl != nil && !b.lenient {
+		names := func(list []string) []kubehost.PluginRef {
+			if list == nil {
+				return nil
+			}
+			out := []kubehost.PluginRef{}
+			for _, n := range list {
+				out = append(out, kubehost.PluginRef{Name: n})
+			}
+			return out
+		}
+		weighted := func(list []PluginRef) []kubehost.PluginRef {
+			if list == nil {
+				return nil
+			}
+			out := []kubehost.PluginRef{}
+			for _, r := range list {
+				out = append(out, kubehost.PluginRef{Name: r.Name, Weight: r.Weight})
+			}
+			return out
+		}
+		p.Plugins = kubehost.Plugins{PreEnqueue: names(pl.PreEnqueue), PreFilter: names(pl.PreFilter), Filter: names(pl.Filter),
+			PreScore: names(pl.PreScore), Score: weighted(pl.Score), Reserve: names(pl.Reserve), Permit: names(pl.Permit),
+			PreBind: names(pl.PreBind), Bind: names(pl.Bind), PostBind: names(pl.PostBind), MultiPoint: weighted(pl.MultiPoint)}
+		if pl.QueueSort != "" {
+			p.Plugins.QueueSort = names([]string{pl.QueueSort})
+		}
+		if pl.PostFilter != nil {
+			p.Plugins.PostFilter = names(*pl.PostFilter)
+		}
+	}
+	if b.lenient {
+		p.Args = nil
+	}
+	h, err := kubehost.New(p, b.opts.FrameworkPlugins, b.names, b.rng(streamScheduler))
+	if err != nil {
+		return nil, fmt.Errorf("scheduler.plugins: %w", err)
+	}
+	return h, nil
 }

@@ -208,13 +208,17 @@ type ChoiceSpec struct {
 
 // Scheduler selects and configures the scheduler.
 type Scheduler struct {
-	// Profile is kube-default (the framework) or a policy: fifo, fifo-backfill, sjf, srtf, las,
-	// las-time, gittins, drf. "remote" uses Remote.
+	// Profile is kube-default (the framework), kube-framework (kube-scheduler framework plugins
+	// hosted by sim/kubehost) or a policy: fifo, fifo-backfill, sjf, srtf, las, las-time,
+	// gittins, drf. "remote" uses Remote.
 	Profile string `json:"profile"`
 	// Placement is the policies' node choice: pack (default), spread, consolidated, first-fit.
 	Placement string `json:"placement,omitempty"`
 	// Plugins overrides the framework's extension points (kube-default only).
-	Plugins                  *Plugins                     `json:"plugins,omitempty"`
+	Plugins *Plugins `json:"plugins,omitempty"`
+	// PluginConfig passes arguments to custom plugins, as KubeSchedulerConfiguration's
+	// pluginConfig does.
+	PluginConfig             []PluginConfig               `json:"pluginConfig,omitempty"`
 	ScoringStrategy          *ScoringStrategy             `json:"scoringStrategy,omitempty"`
 	PercentageOfNodesToScore int                          `json:"percentageOfNodesToScore,omitempty"`
 	Extenders                []Extender                   `json:"extenders,omitempty"`
@@ -245,15 +249,29 @@ type Gittins struct {
 	Quantum float64 `json:"quantum,omitempty"`
 }
 
-// Plugins lists plugins per extension point; a nil list keeps the profile's default.
+// Plugins lists plugins per extension point; a nil list keeps the profile's default. PreEnqueue,
+// PreScore, Permit, PreBind, PostBind and MultiPoint (plugins that join every point they
+// implement) belong to the kube-framework profile only.
 type Plugins struct {
+	PreEnqueue []string    `json:"preEnqueue,omitempty"`
 	QueueSort  string      `json:"queueSort,omitempty"`
 	PreFilter  []string    `json:"preFilter,omitempty"`
 	Filter     []string    `json:"filter,omitempty"`
+	PreScore   []string    `json:"preScore,omitempty"`
 	Score      []PluginRef `json:"score,omitempty"`
 	Reserve    []string    `json:"reserve,omitempty"`
+	Permit     []string    `json:"permit,omitempty"`
 	PostFilter *[]string   `json:"postFilter,omitempty"`
+	PreBind    []string    `json:"preBind,omitempty"`
 	Bind       []string    `json:"bind,omitempty"`
+	PostBind   []string    `json:"postBind,omitempty"`
+	MultiPoint []PluginRef `json:"multiPoint,omitempty"`
+}
+
+// PluginConfig is one custom plugin's arguments, handed to its factory as JSON.
+type PluginConfig struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // PluginRef is a score plugin and its weight.

@@ -163,7 +163,7 @@ func TestInvariantsOnRandomScenarios(t *testing.T) {
 }
 
 func TestDeterminism(t *testing.T) {
-	for _, profile := range []string{"kube-default", "las", "drf"} {
+	for _, profile := range []string{"kube-default", KubeFramework, "las", "drf"} {
 		a, _ := runScenario(t, mustParse(t, randomScenario(3, profile)), Options{})
 		b, _ := runScenario(t, mustParse(t, randomScenario(3, profile)), Options{})
 		if a.DeterminismHash != b.DeterminismHash {
@@ -173,6 +173,40 @@ func TestDeterminism(t *testing.T) {
 		if c.DeterminismHash == a.DeterminismHash {
 			t.Errorf("%s: different seeds gave the same hash", profile)
 		}
+	}
+}
+
+// The hosted default plugins are sim/scheduler's, so hosting them must not change a decision:
+// on a philly workload (no priorities, so no preemption; no gangs), kube-framework places every pod
+// where kube-default does, at the same time. Any difference comes from the host's own part:
+// the scan order, the percentage of nodes scored, PreScore skips, weights, tie draws.
+func TestHostedDefaultsMatchKubeDefault(t *testing.T) {
+	// Nodes of 128 GPUs take philly's largest jobs whole: no gangs, which the hosted profile
+	// would place member by member (it has no coscheduling plugin).
+	scenario := func(profile string) *Scenario {
+		return mustParse(t, fmt.Sprintf(`
+seed: 42
+cluster:
+  nodeGroups:
+    - {name: gpu, count: 120, capacity: {cpu: "1024", memory: 8Ti, nvidia.com/gpu: "128"}}
+workload:
+  - preset: {name: philly, jobs: 4000, load: 0.95}
+scheduler: {profile: %s}
+`, profile))
+	}
+	_, a := runScenario(t, scenario("kube-default"), Options{})
+	_, b := runScenario(t, scenario(KubeFramework), Options{})
+	diff := 0
+	for i, p := range a.Pods() {
+		q := b.Pods()[i]
+		if p.LastNode != q.LastNode || p.FirstStart != q.FirstStart {
+			if diff++; diff <= 3 {
+				t.Errorf("pod %s: kube-default ran it on %s at %v, kube-framework on %s at %v", p.Name, p.LastNode, p.FirstStart, q.LastNode, q.FirstStart)
+			}
+		}
+	}
+	if diff > 0 || len(a.Pods()) != len(b.Pods()) {
+		t.Errorf("%d of %d pods differ (%d vs %d pods)", diff, len(a.Pods()), len(a.Pods()), len(b.Pods()))
 	}
 }
 
@@ -214,6 +248,16 @@ scheduler: {profile: kube-default}
 		{"bad event type", `scheduler:`, "events: [{at: 10, type: explode, node: g-0}]\nscheduler:", `events[0].type: "explode" is unknown`},
 		{"bad placement", `{profile: kube-default}`, `{profile: fifo, placement: random}`, `scheduler.placement: placement "random" is unknown`},
 		{"bad weight", `{profile: kube-default}`, `{profile: kube-default, plugins: {score: [{name: NodeResourcesFit, weight: -1}]}}`, `weight -1 is negative`},
+		{"misspelt plugin args", `{profile: kube-default}`, `{profile: kube-default, pluginConfig: [{name: NodeResourcesBalancedAllocation, args: {resource: [{name: cpu}]}}]}`, `scheduler.pluginConfig[0].args: json: unknown field "resource"`},
+		{"two scoring strategies", `{profile: kube-default}`, `{profile: kube-default, scoringStrategy: {type: MostAllocated}, pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: LeastAllocated}}}]}`, `scoringStrategy is set both here and under scheduler.scoringStrategy`},
+		{"args for an argless plugin", `{profile: kube-default}`, `{profile: kube-default, pluginConfig: [{name: TaintToleration, args: {}}]}`, `"TaintToleration" is not a custom plugin of this program (custom plugins: none), nor NodeResourcesFit`},
+		{"plugin args twice", `{profile: kube-default}`, `{profile: kube-default, pluginConfig: [{name: NodeResourcesFit}, {name: NodeResourcesFit}]}`, `scheduler.pluginConfig[1]: plugin "NodeResourcesFit" is configured twice`},
+		{"framework point in kube-default", `{profile: kube-default}`, `{profile: kube-default, plugins: {permit: [Pair]}}`, `permit, preBind, postBind and multiPoint are extension points of kube-scheduler framework plugins; use profile kube-framework`},
+		{"hosted unknown plugin", `{profile: kube-default}`, `{profile: kube-framework, plugins: {multiPoint: [{name: GPUClass}]}}`, `scheduler.plugins: multiPoint plugin "GPUClass" is unknown; known framework plugins: DefaultBinder, NodeAffinity, NodeResourcesBalancedAllocation, NodeResourcesFit, NodeUnschedulable, PrioritySort, TaintToleration (a plugin of your own joins a jikken built with it: cmd/jikken/app.WithFrameworkPlugin)`},
+		{"hosted wrong point", `{profile: kube-default}`, `{profile: kube-framework, plugins: {permit: [NodeAffinity]}}`, `plugin "NodeAffinity" does not implement the permit extension point`},
+		{"hosted args unused", `{profile: kube-default}`, `{profile: kube-framework, plugins: {score: []}, pluginConfig: [{name: NodeResourcesBalancedAllocation, args: {resources: [{name: cpu}]}}]}`, `pluginConfig names "NodeResourcesBalancedAllocation", which no extension point uses`},
+		{"hosted misspelt args", `{profile: kube-default}`, `{profile: kube-framework, pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {kind: MostAllocated}}}]}`, `plugin NodeResourcesFit: args: json: unknown field "kind"`},
+		{"hosted extenders", `{profile: kube-default}`, `{profile: kube-framework, extenders: [{urlPrefix: "http://x"}]}`, `scheduler.extenders: the kube-framework profile has no extenders`},
 		{"two sources", `- poisson:`, `- preset: {name: gavel, jobs: 3}
     poisson:`, `workload[0]: set exactly one of`},
 	}
@@ -414,5 +458,55 @@ func TestGittinsLearnsFromTheWorkload(t *testing.T) {
 	g, _ := runScenario(t, mustParse(t, y), Options{Profile: "gittins"})
 	if a.Pods == 0 || g.Pods != a.Pods || g.Jobs != a.Jobs || g.JobsUnfinished != 0 {
 		t.Fatalf("fifo ran %d pods (%d jobs), gittins %d (%d, %d unfinished)", a.Pods, a.Jobs, g.Pods, g.Jobs, g.JobsUnfinished)
+	}
+}
+
+// NodeResourcesFit and NodeResourcesBalancedAllocation take their args as in a
+// KubeSchedulerConfiguration: the same strategy through pluginConfig or scoringStrategy gives
+// the same run, and BalancedAllocation's resource list is its own.
+func TestStockPluginArgs(t *testing.T) {
+	base := `
+seed: 1
+cluster:
+  nodeGroups:
+    - {name: g, count: 3, capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4"}}
+workload:
+  - poisson: {rate: 0.1, count: 40, shape: {gpus: 1, duration: 100}}
+scheduler:
+  profile: kube-default
+`
+	run := func(extra string) string {
+		t.Helper()
+		sc, err := Parse([]byte(base + extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Build(sc, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Engine.Run(); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		for _, p := range b.Engine.Cluster().Pods() {
+			out.WriteString(p.LastNode + " ")
+		}
+		return out.String()
+	}
+	viaStrategy := run("  scoringStrategy: {type: MostAllocated, resources: [{name: nvidia.com/gpu}]}\n")
+	viaArgs := run("  pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated, resources: [{name: nvidia.com/gpu}]}}}]\n")
+	if viaStrategy != viaArgs {
+		t.Errorf("scoringStrategy and NodeResourcesFit args differ:\n%s\n%s", viaStrategy, viaArgs)
+	}
+	if spread := run(""); spread == viaArgs {
+		t.Errorf("MostAllocated through pluginConfig placed as LeastAllocated: %s", spread)
+	}
+	sc, err := Parse([]byte(base + "  pluginConfig: [{name: NodeResourcesBalancedAllocation, args: {resources: [{name: cpu}, {name: nvidia.com/gpu}]}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(sc, Options{}); err != nil {
+		t.Errorf("BalancedAllocation args: %v", err)
 	}
 }

@@ -210,13 +210,19 @@ type Framework struct {
 	members  []*sim.Pod
 	// reqIDs numbers the distinct request vectors seen, so score-cache entries compare one
 	// integer instead of a whole vector.
-	reqIDs map[sim.Resources]uint32
+	reqIDs map[reqKey]uint32
 	// exhaustive turns off the free-GPU index and the score cache; tests use it to check
 	// that both leave results unchanged.
 	exhaustive bool
 	// fitFilters records that NodeResourcesFit filters, so the free-capacity bound may
 	// short-cut a scan.
 	fitFilters bool
+}
+
+// reqKey is what a RequestScorer's score depends on besides the node.
+type reqKey struct {
+	requests sim.Resources
+	nonZero  [2]int64
 }
 
 func (f *Framework) cmp(a, b *sim.Pod) int {
@@ -387,22 +393,26 @@ func (f *Framework) bindPod(c *sim.Cluster, p *sim.Pod, n *sim.Node) error {
 	return c.Bind(p, n)
 }
 
-// numFeasibleNodesToFind follows kube-scheduler: all nodes below 100, otherwise an adaptive
-// percentage (50% minus 1% per 125 nodes, at least 5%) unless one is configured, never fewer
-// than 100 nodes.
-func (f *Framework) numFeasibleNodesToFind(all int) int {
-	if all < 100 || f.percentage >= 100 {
+// NumFeasibleNodesToFind follows kube-scheduler: all nodes below 100, otherwise an adaptive
+// percentage (50% minus 1% per 125 nodes, at least 5%) unless percentage is set (1..100),
+// never fewer than 100 nodes.
+func NumFeasibleNodesToFind(all, percentage int) int {
+	if all < 100 || percentage >= 100 {
 		return all
 	}
-	pct := f.percentage
+	pct := percentage
 	if pct <= 0 {
 		pct = max(50-all/125, 5)
 	}
 	return max(all*pct/100, 100)
 }
 
+func (f *Framework) numFeasibleNodesToFind(all int) int {
+	return NumFeasibleNodesToFind(all, f.percentage)
+}
+
 func (f *Framework) passesFilters(st *State, p *sim.Pod, n *sim.Node) bool {
-	if !n.Schedulable() {
+	if !n.Accepts(p) {
 		return false
 	}
 	for _, pl := range f.filter {
@@ -420,7 +430,10 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 	if all == 0 {
 		return f.feasible
 	}
-	if f.fitFilters && !f.exhaustive && !p.Requests.Fits(c.MaxFree()) {
+	// The free-capacity bound and the free-GPU index cover schedulable nodes only; a pod that
+	// tolerates the unschedulable taint may also go to cordoned ones, so it takes a full scan.
+	shortcut := f.fitFilters && !f.exhaustive && !p.Tolerates(&sim.UnschedulableTaint)
+	if shortcut && !p.Requests.Fits(c.MaxFree()) {
 		// The free-capacity bound proves no node fits, so skip the scan: with NodeResourcesFit
 		// among the filters a full scan would reach the same outcome.
 		return f.feasible
@@ -428,7 +441,7 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 	want := f.numFeasibleNodesToFind(all)
 	start := f.next % all
 	processed := all
-	if set := c.NodesWithFreeGPUs(int(p.Requests[sim.GPUIndex] / sim.Milli)); f.fitFilters && set != nil && !f.exhaustive {
+	if set := c.NodesWithFreeGPUs(int(p.Requests[sim.GPUIndex] / sim.Milli)); shortcut && set != nil {
 		// Visit only nodes with enough whole GPUs free, in the same circular order from start;
 		// the others would fail NodeResourcesFit, so the feasible list and the next start
 		// index come out as a full scan would leave them.
@@ -503,17 +516,19 @@ func (f *Framework) extenderFilter(c *sim.Cluster, p *sim.Pod, nodes []*sim.Node
 	return nodes, nil
 }
 
-func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node) (*sim.Node, error) {
+// scoreNodes fills f.total with each node's weighted score for p.
+func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node) error {
 	k := len(nodes)
 	f.total = slices.Grow(f.total[:0], k)[:k]
 	clear(f.total)
 	for len(f.scores) < len(f.score) {
 		f.scores = append(f.scores, nil)
 	}
-	req, ok := f.reqIDs[p.Requests]
+	key := reqKey{p.Requests, p.NonZero}
+	req, ok := f.reqIDs[key]
 	if !ok {
 		req = uint32(len(f.reqIDs) + 1)
-		f.reqIDs[p.Requests] = req
+		f.reqIDs[key] = req
 	}
 	for i := range f.score {
 		ws := &f.score[i]
@@ -554,7 +569,7 @@ func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 			if e.IsIgnorable() {
 				continue
 			}
-			return nil, err
+			return err
 		}
 		for j := range s {
 			if j < k {
@@ -562,19 +577,75 @@ func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 			}
 		}
 	}
-	// Ties are broken by reservoir sampling with the framework's own seeded generator, as
-	// kube-scheduler does with its global one.
+	return nil
+}
+
+func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node) (*sim.Node, error) {
+	if err := f.scoreNodes(c, st, p, nodes); err != nil {
+		return nil, err
+	}
+	return nodes[Best(f.total[:len(nodes)], f.rng)], nil
+}
+
+// Best returns the index of the highest total, ties broken by reservoir sampling with rng, as
+// kube-scheduler's selectHost breaks them with its global generator: the same totals and the
+// same generator state give the same node.
+func Best(totals []int64, rng *rand.Rand) int {
 	best, ties := 0, 1
-	for j := 1; j < k; j++ {
+	for j := 1; j < len(totals); j++ {
 		switch {
-		case f.total[j] > f.total[best]:
+		case totals[j] > totals[best]:
 			best, ties = j, 1
-		case f.total[j] == f.total[best]:
+		case totals[j] == totals[best]:
 			ties++
-			if f.rng.IntN(ties) == 0 {
+			if rng.IntN(ties) == 0 {
 				best = j
 			}
 		}
 	}
-	return nodes[best], nil
+	return best
+}
+
+// NodeScore is a feasible node and its weighted total score.
+type NodeScore struct {
+	Node  *sim.Node
+	Score int64
+}
+
+// Scores runs p's pre-filters, filters and scores against the cluster as it is, without
+// placing p or moving the next scan's start: the feasible nodes (all of them, whatever
+// percentageOfNodesToScore says) with their weighted totals. The highest total is where p
+// would go, a random one among equals. It explains a decision and lets tests compare one with
+// kube-scheduler's.
+func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod) ([]NodeScore, error) {
+	st := &State{}
+	st.reset(c)
+	for _, pl := range f.preFilter {
+		if s := pl.PreFilter(st, p); !s.IsSuccess() {
+			return nil, asError(pl, s)
+		}
+	}
+	var nodes []*sim.Node
+	for _, n := range c.Nodes() {
+		if f.passesFilters(st, p, n) {
+			nodes = append(nodes, n)
+		}
+	}
+	if len(nodes) > 0 && len(f.extenders) > 0 {
+		var err error
+		if nodes, err = f.extenderFilter(c, p, nodes); err != nil {
+			return nil, err
+		}
+	}
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	if err := f.scoreNodes(c, st, p, nodes); err != nil {
+		return nil, err
+	}
+	out := make([]NodeScore, len(nodes))
+	for i, n := range nodes {
+		out[i] = NodeScore{Node: n, Score: f.total[i]}
+	}
+	return out, nil
 }

@@ -37,6 +37,9 @@ func (PrioritySort) Less(a, b *sim.Pod) bool {
 type ResourceWeight struct {
 	Index  int
 	Weight int64
+	// Extended marks a resource kube-scheduler scores only for pods that request it (extended
+	// resources such as nvidia.com/gpu; not cpu, memory or ephemeral-storage).
+	Extended bool
 }
 
 // Scoring strategies of NodeResourcesFit.
@@ -47,7 +50,10 @@ const (
 
 // NodeResourcesFit filters nodes without room for the pod's requests and scores by the
 // fraction of each resource left (LeastAllocated: spread) or used (MostAllocated: pack) after
-// placing it, averaged with the resource weights.
+// placing it, averaged with the resource weights. As in kube-scheduler, CPU and memory count
+// each pod's NonZeroRequests (so pods without requests still spread), a resource the node
+// lacks is left out of the average, and an extended resource is left out for pods that do
+// not request it.
 type NodeResourcesFit struct {
 	Strategy  string
 	Resources []ResourceWeight
@@ -69,17 +75,29 @@ func (*NodeResourcesFit) DependsOnRequestsOnly() {}
 
 // Score implements ScorePlugin.
 func (pl *NodeResourcesFit) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
+	nzCPU, nzMem := p.NonZeroRequests()
 	var sum, weights int64
 	for _, rw := range pl.Resources {
+		var req, used int64
+		switch rw.Index {
+		case sim.CPUIndex:
+			req, used = nzCPU, n.NonZeroAllocated[0]
+		case sim.MemoryIndex:
+			req, used = nzMem, n.NonZeroAllocated[1]
+		default:
+			req, used = p.Requests[rw.Index], n.Allocated[rw.Index]
+		}
 		capacity := n.Capacity[rw.Index]
-		req := n.Allocated[rw.Index] + p.Requests[rw.Index]
+		if capacity == 0 || req == 0 && rw.Extended {
+			continue
+		}
+		total := used + req
 		var s int64
-		if capacity > 0 && req <= capacity {
-			if pl.Strategy == MostAllocated {
-				s = req * MaxNodeScore / capacity
-			} else {
-				s = (capacity - req) * MaxNodeScore / capacity
-			}
+		if pl.Strategy == MostAllocated {
+			// Defaulted requests may add up past the capacity; upstream clamps.
+			s = min(total, capacity) * MaxNodeScore / capacity
+		} else if total <= capacity {
+			s = (capacity - total) * MaxNodeScore / capacity
 		}
 		sum += s * rw.Weight
 		weights += rw.Weight
@@ -90,8 +108,12 @@ func (pl *NodeResourcesFit) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
 	return sum / weights
 }
 
-// BalancedAllocation favours nodes whose resources end up used in equal fractions: the score
-// is (1 - standard deviation of the fractions) x 100.
+// BalancedAllocation favours placements that leave a node's resources used in more equal
+// fractions. Since Kubernetes 1.36 it scores the change the pod makes: with b the balance
+// (1 - standard deviation of the used fractions) x 100, the score is
+// 50 + (50 + b(after) - b(before)) / 2, so 75 means no change. It looks at its own resource
+// list (cpu and memory by default), the pods' actual requests, and skips pods that request
+// none of them.
 type BalancedAllocation struct {
 	Resources []ResourceWeight
 }
@@ -102,30 +124,51 @@ func (*BalancedAllocation) Name() string { return BalancedAllocationName }
 // DependsOnRequestsOnly implements RequestScorer.
 func (*BalancedAllocation) DependsOnRequestsOnly() {}
 
-// Score implements ScorePlugin.
-func (pl *BalancedAllocation) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
-	var fr [sim.MaxResources]float64
-	k := 0
-	var mean float64
+// SkipScore implements ScoreSkipper: a pod without requests (best effort) is not scored, so
+// such pods do not all pile onto the most balanced node.
+func (pl *BalancedAllocation) SkipScore(_ *State, p *sim.Pod) bool {
 	for _, rw := range pl.Resources {
-		capacity := n.Capacity[rw.Index]
-		if capacity == 0 {
-			continue
+		if p.Requests[rw.Index] != 0 {
+			return false
 		}
-		f := math.Min(1, float64(n.Allocated[rw.Index]+p.Requests[rw.Index])/float64(capacity))
-		fr[k] = f
-		mean += f
-		k++
 	}
-	if k == 0 {
+	return true
+}
+
+// Score implements ScorePlugin.
+func (pl *BalancedAllocation) Score(st *State, p *sim.Pod, n *sim.Node) int64 {
+	if pl.SkipScore(st, p) {
 		return 0
 	}
+	var after, before [sim.MaxResources]float64
+	k := 0
+	for _, rw := range pl.Resources {
+		capacity := n.Capacity[rw.Index]
+		req := p.Requests[rw.Index]
+		if capacity == 0 || req == 0 && rw.Extended {
+			continue
+		}
+		used := n.Allocated[rw.Index]
+		after[k] = math.Min(1, float64(used+req)/float64(capacity))
+		before[k] = math.Min(1, float64(used)/float64(capacity))
+		k++
+	}
+	return MaxNodeScore/2 + (MaxNodeScore/2+balance(after[:k])-balance(before[:k]))/2
+}
+
+// balance is (1 - standard deviation of the fractions) x 100, truncated.
+func balance(fr []float64) int64 {
 	var std float64
-	if k == 2 {
+	switch k := len(fr); {
+	case k == 2:
 		std = math.Abs(fr[0]-fr[1]) / 2
-	} else {
+	case k > 2:
+		var mean float64
+		for _, f := range fr {
+			mean += f
+		}
 		mean /= float64(k)
-		for _, f := range fr[:k] {
+		for _, f := range fr {
 			std += (f - mean) * (f - mean)
 		}
 		std = math.Sqrt(std / float64(k))
@@ -253,9 +296,8 @@ func (DefaultBinder) Bind(*State, *sim.Pod, *sim.Node) *Status { return nil }
 
 // DefaultPreemption evicts lower-priority pods so a pod that fits nowhere can run. For each
 // node that passes the non-resource filters it removes every lower-priority pod, then
-// reprieves them from the highest priority down while the pod still fits; it picks the node
-// whose highest victim priority is lowest, then the smallest sum of victim priorities, then
-// the fewest victims, then the first node. Victims lose their work. Unlike kube-scheduler,
+// reprieves them from the highest priority down while the pod still fits; it picks a node as
+// compareCandidates orders them. Victims lose their work. Unlike kube-scheduler,
 // which nominates the node and waits for graceful termination, the pod binds at once, since
 // eviction is instantaneous here.
 type DefaultPreemption struct {
@@ -306,7 +348,7 @@ func (pl *DefaultPreemption) PostFilter(st *State, p *sim.Pod) (*sim.Node, *Stat
 }
 
 func (pl *DefaultPreemption) victims(st *State, p *sim.Pod, n *sim.Node) []*sim.Pod {
-	if !n.Schedulable() {
+	if !n.Accepts(p) {
 		return nil
 	}
 	free := n.Free()
@@ -350,9 +392,14 @@ func (pl *DefaultPreemption) victims(st *State, p *sim.Pod, n *sim.Node) []*sim.
 	return victims
 }
 
+// compareCandidates orders preemption candidates as kube-scheduler's pickOneNodeForPreemption
+// does (no PodDisruptionBudgets here): the lowest highest victim priority, then the lowest
+// sum of victim priorities each offset by 2^31 (so evicting fewer pods wins even at negative
+// priorities), then the fewest victims, then the node whose earliest-started victim of the
+// highest priority started latest; upstream then takes any, here the first node.
 func compareCandidates(a, b Candidate) int {
-	ha, sa := victimStats(a.Victims)
-	hb, sb := victimStats(b.Victims)
+	ha, sa, ta := victimStats(a.Victims)
+	hb, sb, tb := victimStats(b.Victims)
 	if c := cmp.Compare(ha, hb); c != 0 {
 		return c
 	}
@@ -362,16 +409,26 @@ func compareCandidates(a, b Candidate) int {
 	if c := cmp.Compare(len(a.Victims), len(b.Victims)); c != 0 {
 		return c
 	}
+	if c := cmp.Compare(tb, ta); c != 0 {
+		return c
+	}
 	return cmp.Compare(a.Node.ID, b.Node.ID)
 }
 
-func victimStats(v []*sim.Pod) (highest int32, sum int64) {
+// victimStats returns the highest victim priority, the offset sum of priorities and the
+// earliest start among the victims of the highest priority.
+func victimStats(v []*sim.Pod) (highest int32, sum int64, earliest sim.Time) {
 	highest = math.MinInt32
 	for _, p := range v {
-		highest = max(highest, p.Priority)
-		sum += int64(p.Priority)
+		sum += int64(p.Priority) + math.MaxInt32 + 1
+		switch {
+		case p.Priority > highest:
+			highest, earliest = p.Priority, p.Start
+		case p.Priority == highest:
+			earliest = min(earliest, p.Start)
+		}
 	}
-	return highest, sum
+	return highest, sum, earliest
 }
 
 // UserQuotaName names the UserQuota plugin.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -36,6 +37,9 @@ type Profile struct {
 	// weighs (default cpu and memory with weight 1, as kube-scheduler).
 	ScoringStrategy  string
 	ScoringResources []ResourceRef
+	// BalancedResources are the resources NodeResourcesBalancedAllocation compares (its own
+	// args in kube-scheduler, not the scoring strategy's): default cpu and memory.
+	BalancedResources []ResourceRef
 	// PercentageOfNodesToScore is kube-scheduler's knob: 0 is adaptive, 100 scans every node.
 	PercentageOfNodesToScore int
 	Extenders                []Extender
@@ -48,9 +52,10 @@ type Profile struct {
 
 // KubeDefault returns the default profile: PrioritySort; NodeResourcesFit (LeastAllocated),
 // NodeResourcesBalancedAllocation, TaintToleration and NodeAffinity with kube-scheduler's
-// default weights (1, 1, 3, 2); DefaultPreemption; DefaultBinder. Plugins of the real default
-// profile that need objects the simulator does not model (ports, volumes, inter-pod affinity,
-// topology spread, image locality) are left out.
+// default weights (1, 1, 3, 2) and v1.37's score formulas; DefaultPreemption; DefaultBinder.
+// Plugins of the real default profile that need objects the simulator does not model (ports,
+// volumes, inter-pod affinity, topology spread, image locality) are left out; sim/fidelity
+// checks the profile against the real kube-scheduler.
 func KubeDefault() Profile {
 	return Profile{
 		QueueSort: PrioritySortName,
@@ -76,7 +81,7 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 	if rng == nil {
 		return nil, fmt.Errorf("scheduler: no random generator; pass sim.NewRand(seed, stream)")
 	}
-	f := &Framework{percentage: p.PercentageOfNodesToScore, rng: rng, extenders: p.Extenders, gangs: map[string]bool{}, reqIDs: map[sim.Resources]uint32{}}
+	f := &Framework{percentage: p.PercentageOfNodesToScore, rng: rng, extenders: p.Extenders, gangs: map[string]bool{}, reqIDs: map[reqKey]uint32{}}
 	if f.percentage < 0 || f.percentage > 100 {
 		return nil, fmt.Errorf("percentageOfNodesToScore %d must be within 0..100", f.percentage)
 	}
@@ -87,29 +92,19 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 	if strategy != LeastAllocated && strategy != MostAllocated {
 		return nil, fmt.Errorf("scoringStrategy %q is unknown; use %s or %s", strategy, LeastAllocated, MostAllocated)
 	}
-	res := []ResourceWeight{{sim.CPUIndex, 1}, {sim.MemoryIndex, 1}}
-	if len(p.ScoringResources) > 0 {
-		res = res[:0]
-		for _, r := range p.ScoringResources {
-			i, err := names.Index(r.Name)
-			if err != nil {
-				return nil, fmt.Errorf("scoring resource: %w", err)
-			}
-			w := r.Weight
-			if w == 0 {
-				w = 1
-			}
-			if w < 0 {
-				return nil, fmt.Errorf("scoring resource %s: weight %d is negative", r.Name, w)
-			}
-			res = append(res, ResourceWeight{i, w})
-		}
+	res, err := ResourceWeights(names, p.ScoringResources, "scoring resource")
+	if err != nil {
+		return nil, err
+	}
+	balanced, err := ResourceWeights(names, p.BalancedResources, "balanced allocation resource")
+	if err != nil {
+		return nil, err
 	}
 	fit := &NodeResourcesFit{Strategy: strategy, Resources: res}
 	stock := map[string]Plugin{
 		PrioritySortName:       PrioritySort{},
 		NodeResourcesFitName:   fit,
-		BalancedAllocationName: &BalancedAllocation{Resources: res},
+		BalancedAllocationName: &BalancedAllocation{Resources: balanced},
 		TaintTolerationName:    &TaintToleration{},
 		NodeAffinityName:       NodeAffinity{},
 		DefaultPreemptionName:  &DefaultPreemption{fw: f},
@@ -131,7 +126,7 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 			known = append(known, k)
 		}
 		slices.Sort(known)
-		return nil, fmt.Errorf("%s plugin %q is unknown; known plugins: %s", point, name, strings.Join(known, ", "))
+		return nil, fmt.Errorf("%s plugin %q is unknown; known plugins: %s (a plugin written in Go joins through Profile.Custom; for jikken sim, build jikken with it: cmd/jikken/app.WithSimPlugin)", point, name, strings.Join(known, ", "))
 	}
 	wrong := func(point, name string) error {
 		return fmt.Errorf("plugin %q does not implement the %s extension point", name, point)
@@ -225,4 +220,60 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 		f.bind = append(f.bind, x)
 	}
 	return f, nil
+}
+
+// ResourceWeights resolves a scoring resource list; an empty list means cpu and memory with
+// weight 1, kube-scheduler's default. "pods" is dropped: kube-scheduler's scorers find no
+// allocatable scalar of that name and leave it out.
+func ResourceWeights(names *sim.Names, refs []ResourceRef, what string) ([]ResourceWeight, error) {
+	if len(refs) == 0 {
+		return []ResourceWeight{{Index: sim.CPUIndex, Weight: 1}, {Index: sim.MemoryIndex, Weight: 1}}, nil
+	}
+	var res []ResourceWeight
+	for _, r := range refs {
+		if r.Weight < 0 {
+			return nil, fmt.Errorf("%s %s: weight %d is negative", what, r.Name, r.Weight)
+		}
+		if r.Name == sim.PodsR {
+			continue
+		}
+		i, err := names.Index(r.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		w := r.Weight
+		if w == 0 {
+			w = 1
+		}
+		native := r.Name == sim.CPU || r.Name == sim.Memory || r.Name == "ephemeral-storage"
+		res = append(res, ResourceWeight{Index: i, Weight: w, Extended: !native})
+	}
+	return res, nil
+}
+
+// PluginFactory makes a custom plugin from its arguments: the JSON of the plugin's entry in a
+// scenario's pluginConfig (null when it has none), like a kube-scheduler plugin factory
+// receiving its args. A binary registers factories by name (see docs/sim.md, "Own plugins").
+type PluginFactory func(args json.RawMessage) (Plugin, error)
+
+// Names returns every plugin name the profile uses, in extension-point order, each once.
+func (p *Profile) Names() []string {
+	var out []string
+	add := func(names ...string) {
+		for _, n := range names {
+			if n != "" && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	add(p.QueueSort)
+	add(p.PreFilter...)
+	add(p.Filter...)
+	for _, r := range p.Score {
+		add(r.Name)
+	}
+	add(p.Reserve...)
+	add(p.PostFilter...)
+	add(p.Bind...)
+	return out
 }

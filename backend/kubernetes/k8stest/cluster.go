@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,6 +66,15 @@ type Options struct {
 	NodeMonitorGrace time.Duration
 	// APIOnly starts etcd and the API server only (benchmarks of submission).
 	APIOnly bool
+	// SchedulerArgs are extra kube-scheduler flags, such as --vmodule=schedule_one=10 to log
+	// every node's score (scheduler.log in Dir).
+	SchedulerArgs []string
+	// SchedulerConfig, if set, is a KubeSchedulerConfiguration (YAML) for kube-scheduler's
+	// --config, without clientConnection: Start adds the kubeconfig.
+	SchedulerConfig string
+	// Scheduler is the kube-scheduler binary's name in $JIKKEN_K8S_BIN (default kube-scheduler),
+	// such as kube-scheduler-gpuclass, built with an example plugin by scripts/ci/k8s.sh.
+	Scheduler string
 }
 
 // Cluster is a running control plane.
@@ -82,7 +92,10 @@ type Cluster struct {
 // stops them when the test ends.
 func Start(t testing.TB, o Options) *Cluster {
 	t.Helper()
-	need := Binaries
+	if o.Scheduler == "" {
+		o.Scheduler = "kube-scheduler"
+	}
+	need := append(slices.DeleteFunc(slices.Clone(Binaries), func(b string) bool { return b == "kube-scheduler" }), o.Scheduler)
 	if o.APIOnly {
 		need = []string{"etcd", "kube-apiserver"}
 	}
@@ -150,9 +163,18 @@ func Start(t testing.TB, o Options) *Cluster {
 		"--service-account-private-key-file="+key, "--use-service-account-credentials=false",
 		"--node-monitor-period=1s", "--node-monitor-grace-period="+o.NodeMonitorGrace.String(),
 		"--concurrent-job-syncs=20", "--kube-api-qps=500", "--kube-api-burst=1000")
-	c.run(t, filepath.Join(bin, "kube-scheduler"), "scheduler",
-		"--kubeconfig="+c.Kubeconfig, "--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port="+schedPort, "--leader-elect=false")
+	schedArgs := o.SchedulerArgs
+	if o.SchedulerConfig != "" {
+		path := filepath.Join(dir, "scheduler-config.yaml")
+		cfg := strings.TrimRight(o.SchedulerConfig, "\n") + "\nclientConnection:\n  kubeconfig: " + strconv.Quote(c.Kubeconfig) + "\n"
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		schedArgs = append(schedArgs, "--config="+path)
+	}
+	c.run(t, filepath.Join(bin, o.Scheduler), "scheduler", append([]string{
+		"--kubeconfig=" + c.Kubeconfig, "--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port=" + schedPort, "--leader-elect=false"}, schedArgs...)...)
 
 	stages := strings.NewReplacer("{{DELAY}}", strconv.Itoa(o.DelayMS), "{{JITTER}}", strconv.Itoa(o.JitterMS), "{{DIGEST}}", FakeDigest).Replace(stagesTemplate)
 	stagesFile := filepath.Join(dir, "kwok.yaml")
@@ -286,11 +308,21 @@ func (c *Cluster) waitReady(t testing.TB) {
 
 func (c *Cluster) run(t testing.TB, path, name string, args ...string) {
 	t.Helper()
+	c.runEnv(t, nil, path, name, args...)
+}
+
+// runEnv starts a component with env added to this process's environment, its output in
+// Dir/NAME.log.
+func (c *Cluster) runEnv(t testing.TB, env []string, path, name string, args ...string) {
+	t.Helper()
 	logf, err := os.Create(filepath.Join(c.Dir, name+".log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(path, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {

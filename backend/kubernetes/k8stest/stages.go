@@ -7,9 +7,9 @@ import (
 
 // Stages are the KWOK stage configs the tests use. Pods pass through: Pending -> Running
 // (pod-run) -> Succeeded (pod-succeed) or Failed (pod-fail), each after DelayMS. A pod fails when
-// it has the label jikken-test/outcome=fail, or =fail-once on attempt 1 (label
-// jikken.dev/attempt=1); a pod labelled =bad-image never pulls its image; =hang never ends, =hang-once
-// only on attempt 1. A label
+// it has the label jikken-test/outcome=fail (exit code 3) or =exit-1 (exit code 1), or =fail-once
+// on attempt 1 (label jikken.dev/attempt=1, or an Argo step's first try); a pod labelled
+// =bad-image never pulls its image; =hang never ends, =hang-once only on attempt 1. A label
 // jikken-test/delay ("30s") overrides how long a pod runs. Containers report the image ID
 // IMAGE@sha256:FakeDigest, as a kubelet reports the digest it ran. Nodes are made Ready once. A node
 // labelled jikken-test/lost is reported NotReady, as a kubelet whose container runtime died
@@ -212,10 +212,25 @@ const (
       values: ['fail-once', 'hang-once']
     - key: '.metadata.labels["jikken.dev/attempt"]'
       operator: NotIn
-      values: ['1']`
+      values: ['1']
+` + notFirstArgoTry
+	// An Argo step's tries are pods of nodes named STEP(0), STEP(1), ...
+	argoFirstTry    = `'(.metadata.annotations["workflows.argoproj.io/node-name"] // "") | endswith("(0)")'`
+	notFirstArgoTry = `    - key: ` + argoFirstTry + `
+      operator: NotIn
+      values: ['true']`
+	firstArgoTryFails = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail-once']
+    - key: ` + argoFirstTry + `
+      operator: In
+      values: ['true']`
 	alwaysFails = `    - key: '.metadata.labels["jikken-test/outcome"]'
       operator: In
       values: ['fail']`
+	exitsWith1 = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['exit-1']`
 	firstAttemptFails = `    - key: '.metadata.labels["jikken-test/outcome"]'
       operator: In
       values: ['fail-once']
@@ -228,4 +243,6 @@ var stagesTemplate = baseStages +
 	endStage("pod-succeed", noOutcome, 0, "Completed", "Succeeded") +
 	endStage("pod-succeed-on-retry", laterAttempt, 0, "Completed", "Succeeded") +
 	endStage("pod-fail", alwaysFails, 3, "Error", "Failed") +
-	endStage("pod-fail-first-attempt", firstAttemptFails, 3, "Error", "Failed")
+	endStage("pod-exit-1", exitsWith1, 1, "Error", "Failed") +
+	endStage("pod-fail-first-attempt", firstAttemptFails, 3, "Error", "Failed") +
+	endStage("pod-fail-first-argo-try", firstArgoTryFails, 3, "Error", "Failed")

@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -363,7 +363,7 @@ func summarize(ctx context.Context, runs store.Runs, m *store.Manifest, recs map
 			images[r.Image] = orDefault(d, "(digest not recorded)")
 		}
 	}
-	for _, img := range sortedKeys(images) {
+	for _, img := range slices.Sorted(maps.Keys(images)) {
 		add(&s.Images, img, images[img])
 	}
 	params := paramNames(m)
@@ -396,19 +396,10 @@ func trialCounts(m *store.Manifest, recs map[string]*store.TrialRecord) string {
 		counts[st]++
 	}
 	var parts []string
-	for _, st := range sortedKeys(counts) {
+	for _, st := range slices.Sorted(maps.Keys(counts)) {
 		parts = append(parts, strconv.Itoa(counts[st])+" "+st)
 	}
 	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func orDefault(s, d string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -28,6 +29,7 @@ type Options struct {
 	Params     string // path to write JIKKEN_PARAMS_JSON to (default $JIKKEN_PARAMS)
 	NoScan     bool
 	Record     bool
+	Scratch    bool
 	FlushEvery time.Duration
 	Argv       []string
 }
@@ -49,7 +51,12 @@ and are removed from CMD's environment: the trial never sees them.
 
 With JIKKEN_PARAMS_JSON set, its content is written to $JIKKEN_PARAMS first. With --record (for
 workflows that run without a jikken runner) it also writes the trial's record, trial.json, whose
-base fields come from JIKKEN_RECORD_JSON.`,
+base fields come from JIKKEN_RECORD_JSON.
+
+With --scratch (a batch node that does not share the runner's folders: the slurm backend with
+an S3 store), CMD's output folder, params and logs are in a fresh temporary folder of this
+machine, removed once they are uploaded, whatever JIKKEN_OUTPUT_DIR and JIKKEN_PARAMS said; a
+--workdir this machine does not have becomes that folder.`,
 		Example: `  jikken trial-exec --store s3://bucket/runs -- python train.py
   jikken trial-exec install /jikken-bin/jikken
   jikken trial-exec code /code`,
@@ -74,6 +81,7 @@ base fields come from JIKKEN_RECORD_JSON.`,
 	fl.BoolVar(&o.NoScan, "no-stdout-metrics", false, "do not turn ::metric lines of stdout into metrics.jsonl (the runner does it)")
 	fl.BoolVar(&o.Record, "record", false, "also write trial.json (for workflows without a jikken runner)")
 	fl.DurationVar(&o.FlushEvery, "flush-every", 10*time.Second, "upload the growing logs this often (0: only at the end)")
+	fl.BoolVar(&o.Scratch, "scratch", false, "put the output folder, params and logs in a temporary folder of this machine, removed at the end")
 	cmd.AddCommand(newInstallCmd(), newCodeCmd())
 	return cmd
 }
@@ -81,6 +89,21 @@ base fields come from JIKKEN_RECORD_JSON.`,
 func run(ctx context.Context, o *Options) error {
 	if len(o.Argv) == 0 {
 		return cmdutil.UsageError("no command: jikken trial-exec [flags] -- CMD [ARG...]")
+	}
+	env := os.Environ()
+	if o.Scratch {
+		dir, err := os.MkdirTemp("", "jikken-trial-")
+		if err != nil {
+			return fmt.Errorf("trial-exec: make a scratch folder: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		o.OutputDir, o.Params, o.LogDir = filepath.Join(dir, "out"), filepath.Join(dir, "params.json"), filepath.Join(dir, "logs")
+		// Later entries win: CMD sees the scratch paths.
+		env = append(env, "JIKKEN_OUTPUT_DIR="+o.OutputDir, "JIKKEN_PARAMS="+o.Params)
+		if _, err := os.Stat(o.Workdir); o.Workdir != "" && err != nil {
+			fmt.Fprintf(o.f.IO.ErrOut, "jikken trial-exec: the working directory %s is not on this machine; running in %s\n", o.Workdir, dir)
+			o.Workdir = dir
+		}
 	}
 	if o.Run == "" || o.Trial == "" || o.OutputDir == "" {
 		return cmdutil.UsageError("trial-exec needs --run, --trial and --output-dir (or JIKKEN_RUN_ID, JIKKEN_TRIAL and JIKKEN_OUTPUT_DIR)")
@@ -90,7 +113,7 @@ func run(ctx context.Context, o *Options) error {
 		return err
 	}
 	eo := executor.Options{
-		Argv: o.Argv, Dir: o.Workdir, Env: os.Environ(),
+		Argv: o.Argv, Dir: o.Workdir, Env: env,
 		Store: blob, RunID: o.Run, Trial: o.Trial, Attempt: o.Attempt,
 		OutputDir: o.OutputDir, LogDir: o.LogDir, ParamsPath: o.Params,
 		ScanStdoutMetrics: !o.NoScan,

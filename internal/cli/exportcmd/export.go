@@ -128,6 +128,11 @@ func runArgo(ctx context.Context, o *ArgoOptions) error {
 	if err != nil {
 		return err
 	}
+	// status reads the Workflow back by these; resume and kill refuse the run with its name.
+	m.Options.Backend = map[string]string{"workflow": wf.Metadata.Name}
+	if o.Namespace != "" {
+		m.Options.Backend["namespace"] = o.Namespace
+	}
 	var y []byte
 	if o.Format == "json" {
 		if y, err = json.MarshalIndent(wf, "", "  "); err == nil {
@@ -157,7 +162,7 @@ func runArgo(ctx context.Context, o *ArgoOptions) error {
 		return err
 	}
 	abs, _ := filepath.Abs(o.Out)
-	fmt.Fprintf(o.f.IO.ErrOut, "run %s: %d trials written to %s; submit with: argo submit %s\n", runID, len(m.Trials), abs, o.Out)
+	fmt.Fprintf(o.f.IO.ErrOut, "run %s: %d trials written to %s; submit with: argo submit %s (workflow %s)\n", runID, len(m.Trials), abs, o.Out, wf.Metadata.Name)
 	return nil
 }
 

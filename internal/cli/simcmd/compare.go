@@ -77,7 +77,7 @@ func runCompare(ctx context.Context, o *compareOptions) error {
 			if err != nil {
 				return err
 			}
-			r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: p, Seed: o.seed, MaxMemory: limit}, true)
+			r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: p, Seed: o.seed, MaxMemory: limit, Plugins: o.f.SimPlugins, FrameworkPlugins: o.f.FrameworkPlugins}, true)
 			if err != nil {
 				return err
 			}

@@ -75,7 +75,7 @@ spellings '-o OUTDIR', --output-dir and --format still work, with a warning.)`,
 	out = cmdutil.AddPathOutput(cmd, "dir", "", "folder to write the results to (created if missing)", "text", "json")
 	cmdutil.DeprecatedAlias(cmd, "output-dir", "dir")
 	cmdutil.DeprecatedAlias(cmd, "format", "output")
-	cmd.Flags().StringVar(&o.profile, "profile", "", "scheduler profile overriding the scenario's (kube-default, fifo, fifo-backfill, sjf, srtf, las, las-time, gittins, drf)")
+	cmd.Flags().StringVar(&o.profile, "profile", "", "scheduler profile overriding the scenario's (kube-default, kube-framework, fifo, fifo-backfill, sjf, srtf, las, las-time, gittins, drf)")
 	_ = cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions(scenario.Profiles(), cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "seed overriding the scenario's")
 	cmd.Flags().StringVar(&o.timeline, "timeline-format", "csv", "timeline file format: csv or jsonl")
@@ -210,7 +210,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed, MaxMemory: limit}, o.progress)
+	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed, MaxMemory: limit, Plugins: o.f.SimPlugins, FrameworkPlugins: o.f.FrameworkPlugins}, o.progress)
 	if err != nil {
 		return err
 	}

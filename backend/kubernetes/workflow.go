@@ -1,0 +1,65 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// WorkflowGVR is Argo's Workflow resource.
+var WorkflowGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "workflows"}
+
+// WorkflowState is how an Argo Workflow stands, as its controller wrote it.
+type WorkflowState struct {
+	Namespace, Name string
+	// Phase is Argo's: Pending, Running, Succeeded, Failed or Error ("" before the controller
+	// has seen the workflow).
+	Phase   string
+	Message string
+	// Progress is Argo's "done/total" count of the workflow's pods.
+	Progress string
+}
+
+// ReadWorkflow reads the Workflow an exported run became, with the kubeconfig (default: the
+// usual loading rules) in namespace (default: the kubeconfig context's). It gives up after
+// timeout: it is asked while printing a status, which must not hang on an unreachable cluster.
+func ReadWorkflow(ctx context.Context, kubeconfig, namespace, name string, timeout time.Duration) (*WorkflowState, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	rc, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	if namespace == "" {
+		if namespace, _, err = cc.Namespace(); err != nil || namespace == "" {
+			namespace = "default"
+		}
+	}
+	rc.Timeout, rc.UserAgent = timeout, "jikken"
+	dc, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	u, err := dc.Resource(WorkflowGVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read workflow %s/%s: %w", namespace, name, err)
+	}
+	return workflowState(u), nil
+}
+
+func workflowState(u *unstructured.Unstructured) *WorkflowState {
+	w := &WorkflowState{Namespace: u.GetNamespace(), Name: u.GetName()}
+	w.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+	w.Message, _, _ = unstructured.NestedString(u.Object, "status", "message")
+	w.Progress, _, _ = unstructured.NestedString(u.Object, "status", "progress")
+	return w
+}

@@ -1,0 +1,216 @@
+//go:build unix
+
+package k8sbench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/jikken-dev/jikken/backend/kubernetes/k8stest"
+)
+
+// apiProxy sits between `jikken run` and the API server: it counts the requests the runner
+// sends and notes when it created its first and last Job, without touching the runner.
+type apiProxy struct {
+	srv         *httptest.Server
+	url         string
+	requests    atomic.Int64
+	mu          sync.Mutex
+	first, last time.Time
+	jobsCreated int
+}
+
+func startProxy(b *testing.B, cfg *rest.Config) *apiProxy {
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport, rp.FlushInterval = rt, -1
+	p := &apiProxy{}
+	// TLS with HTTP/2, as a real API server speaks: over plain HTTP client-go would fall back
+	// to HTTP/1.1, one connection per request in flight, which no user's runner does.
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.requests.Add(1)
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/jobs") {
+			now := time.Now()
+			p.mu.Lock()
+			if p.first.IsZero() {
+				p.first = now
+			}
+			p.last = now
+			p.jobsCreated++
+			p.mu.Unlock()
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	p.srv.EnableHTTP2 = true
+	p.srv.StartTLS()
+	b.Cleanup(p.srv.Close)
+	p.url = p.srv.URL
+	return p
+}
+
+// kubeconfig points jikken at the proxy (which adds the credentials).
+func (p *apiProxy) kubeconfig(b *testing.B, dir string) string {
+	path := filepath.Join(dir, "kubeconfig")
+	cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: bench, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: bench, user: {}}]
+contexts: [{name: bench, context: {cluster: bench, user: bench, namespace: default}}]
+current-context: bench
+`, p.url)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkJikkenRun runs `jikken run` exactly as a user does: the jikken binary, default
+// client settings, a matrix of N seeds (JIKKEN_BENCH_TRIALS, default 1000) with -j N, on a real
+// control plane with 20 KWOK nodes whose pods run 1 s. It reports the submission time (first
+// to last Job created, and from the runner's start to the last Job), API requests per trial,
+// the runner's peak resident memory, and the time from the last pod's end to the run's end.
+func BenchmarkJikkenRun(b *testing.B) {
+	n := benchTrials(b)
+	c := benchCluster(b, n)
+	bin, exp := buildJikken(b, n)
+	for iter := range b.N {
+		r := runJikken(b, c, bin, exp, n, iter)
+		b.ReportMetric(r.submit.Seconds(), "submit-s")
+		b.ReportMetric(r.sinceStart.Seconds(), "start-to-last-create-s")
+		b.ReportMetric(r.reqs, "req/trial")
+		b.ReportMetric(r.rss, "runner-MB")
+		b.ReportMetric(r.tail.Seconds(), "last-pod-to-end-s")
+		b.ReportMetric(r.jobTail.Seconds(), "last-job-complete-to-end-s")
+		b.ReportMetric(r.wall.Seconds(), "run-s")
+		b.Logf("jikken run, %d trials: Jobs created in %.2fs (%.2fs from the runner's start), %.3f requests/trial, runner peak RSS %.0f MB, run ended %.2fs after the last pod and %.2fs after the last Job was marked Complete, whole run %.1fs",
+			n, r.submit.Seconds(), r.sinceStart.Seconds(), r.reqs, r.rss, r.tail.Seconds(), r.jobTail.Seconds(), r.wall.Seconds())
+	}
+}
+
+func benchTrials(b *testing.B) int {
+	n := 1000
+	if s := os.Getenv("JIKKEN_BENCH_TRIALS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return n
+}
+
+// benchCluster starts the control plane with 20 KWOK nodes with room for n pods, whose pods
+// run 1 s.
+func benchCluster(b *testing.B, n int) *k8stest.Cluster {
+	c := k8stest.Start(b, k8stest.Options{DelayMS: 1000})
+	var nodes []k8stest.Node
+	for i := range 20 {
+		nodes = append(nodes, k8stest.Node{Name: fmt.Sprintf("n%02d", i), Pods: n/20 + 50, CPU: "1000", Memory: "4Ti"})
+	}
+	c.AddNodes(b, nodes...)
+	return c
+}
+
+// buildJikken builds the jikken binary and writes a matrix of n seeds.
+func buildJikken(b *testing.B, n int) (bin, exp string) {
+	dir := b.TempDir()
+	bin = filepath.Join(dir, "jikken")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jikken-dev/jikken/cmd/jikken").CombinedOutput(); err != nil {
+		b.Fatalf("build jikken: %v\n%s", err, out)
+	}
+	exp = filepath.Join(dir, "bench.jsonnet")
+	if err := os.WriteFile(exp, []byte(fmt.Sprintf("{ name: 'bench', defaults: { image: 'example.com/trainer:1' }, matrix: { name: 'train', seeds: %d, cmd: 'train' } }\n", n)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return bin, exp
+}
+
+// runResult is what one run of n trials measured.
+type runResult struct {
+	submit, sinceStart, wall time.Duration
+	reqs, rss                float64
+	tail, jobTail            time.Duration
+}
+
+// runJikken runs `jikken run -j n` on the matrix through a counting proxy.
+func runJikken(b *testing.B, c *k8stest.Cluster, bin, exp string, n, iter int) runResult {
+	p := startProxy(b, c.Config)
+	dir := b.TempDir()
+	cmd := exec.Command(bin, "run", exp, "--backend", "kubernetes", "--kubeconfig", p.kubeconfig(b, dir), "-j", strconv.Itoa(n), "-o", "json")
+	cmd.Env = append(os.Environ(), "JIKKEN_STORE="+filepath.Join(dir, fmt.Sprintf("store-%d", iter)), "JIKKEN_K8S_ALLOW_LOCAL_STORE=1", "JIKKEN_K8S_PENDING_TIMEOUT=10m")
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	end := time.Now()
+	if err != nil {
+		b.Fatalf("jikken run: %v\n%.2000s", err, out)
+	}
+	if !strings.Contains(string(out), `"status": "succeeded"`) {
+		b.Fatalf("run did not succeed: %.2000s", out)
+	}
+	p.mu.Lock()
+	r := runResult{submit: p.last.Sub(p.first), sinceStart: p.last.Sub(start), wall: end.Sub(start)}
+	created := p.jobsCreated
+	p.mu.Unlock()
+	if created != n {
+		b.Fatalf("%d Jobs created for %d trials", created, n)
+	}
+	r.rss = float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024 // KiB on Linux
+	lastPod, lastJob := lastEnds(b, c, "app.kubernetes.io/managed-by=jikken")
+	r.tail, r.jobTail = end.Sub(lastPod), end.Sub(lastJob)
+	r.reqs = float64(p.requests.Load()) / float64(n)
+	return r
+}
+
+// lastEnds reads, after the run, when the last pod ended (its trial container's finishedAt) and
+// when the Job controller marked the last Job Complete (completionTime): between the two is the
+// cluster's own work (the Job controller removes each pod's finalizer and updates each Job).
+// Both are to the second.
+func lastEnds(b *testing.B, c *k8stest.Cluster, selector string) (pod, job time.Time) {
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: selector}
+	pods, err := c.Client.CoreV1().Pods("default").List(ctx, sel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.FinishedAt.After(pod) {
+				pod = t.FinishedAt.Time
+			}
+		}
+	}
+	jobs, err := c.Client.BatchV1().Jobs("default").List(ctx, sel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, j := range jobs.Items {
+		if t := j.Status.CompletionTime; t != nil && t.After(job) {
+			job = t.Time
+		}
+	}
+	return pod, job
+}
