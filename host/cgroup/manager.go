@@ -303,23 +303,30 @@ func (m *Manager) Create(run, trial string, attempt int, l Limits) (*Group, erro
 			continue
 		}
 		runDir := filepath.Join(h.base, m.name, escape(run))
-		if err := m.makeRunDir(runDir); err != nil {
-			g.Remove()
-			return nil, err
-		}
 		dir := filepath.Join(runDir, leafName)
-		err := os.Mkdir(dir, 0o755)
-		if os.IsExist(err) {
-			old := &Group{v2: m.v2, parts: []part{{h.kind, dir}}}
-			old.Kill()
-			err = removeDir(dir)
-			if err == nil {
-				err = os.Mkdir(dir, 0o755)
+		var err error
+		// The last group of the run (or, on v1, of any run) removes the folders it was in; one
+		// being made there at that moment makes them again.
+		for try := 0; try == 0 || isNotExist(err) && try < 8; try++ {
+			if err = m.makeRunDir(runDir); err != nil {
+				continue
+			}
+			err = os.Mkdir(dir, 0o755)
+			if os.IsExist(err) {
+				old := &Group{v2: m.v2, parts: []part{{h.kind, dir}}}
+				old.Kill()
+				err = removeDir(dir)
+				if err == nil {
+					err = os.Mkdir(dir, 0o755)
+				}
+			}
+			if err != nil {
+				err = fmt.Errorf("cgroup: make %s: %w", dir, err)
 			}
 		}
 		if err != nil {
 			g.Remove()
-			return nil, fmt.Errorf("cgroup: make %s: %w", dir, err)
+			return nil, err
 		}
 		g.parts = append(g.parts, part{h.kind, dir})
 	}

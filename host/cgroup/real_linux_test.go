@@ -360,3 +360,36 @@ func TestRealPrune(t *testing.T) {
 		t.Errorf("Prune removed a group in use")
 	}
 }
+
+// Attempts of one run made and removed at once all get their groups: removing the last group
+// of a run removes the run's folder, and an attempt being made in it at that moment makes the
+// folder again rather than failing (it failed with "no such file or directory", one attempt in
+// a few hundred, under a runner starting and ending attempts of a run at once).
+func TestRealCreateWhileOthersRemove(t *testing.T) {
+	m := realManager(t)
+	run := testRun(t)
+	t.Cleanup(func() { _ = m.Prune(run) })
+	const workers, rounds = 4, 150
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			var err error
+			for i := range rounds {
+				var g *Group
+				g, err = m.Create(run, fmt.Sprintf("t%d", w), i, Limits{Memory: 64 << 20})
+				if err != nil {
+					break
+				}
+				if err = g.Remove(); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
