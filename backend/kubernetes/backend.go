@@ -338,7 +338,9 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	adopted, ok := b.adoptees[a.RunID+"/"+a.Trial.Name]
 	delete(b.adoptees, a.RunID+"/"+a.Trial.Name)
 	b.mu.Unlock()
-	if ok {
+	// The runner re-attaches to the attempt it adopted; a later attempt (the adopted one had
+	// already ended in the record) is a new Job.
+	if ok && adopted.attempt == a.N {
 		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted.job, "attempt", adopted.attempt)
 		p := w.attach(adopted.job, a)
 		p.seen = true // it was listed live: its disappearance is an end, not a lag of the cache
@@ -525,6 +527,10 @@ func CodeOf(m *store.Manifest) (*codeRef, error) {
 }
 
 // Live implements runner.Backend: the run's Jobs that have not finished, found by label.
+// Those of trials in the plan are not listed but kept for Start to re-attach to, the newest
+// attempt of each trial; so is a trial's newest Job that finished while no runner watched it,
+// whose end and outputs (the executor stored them) Start then collects instead of running the
+// trial again.
 func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, error) {
 	list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(runID)})
 	if err != nil {
@@ -533,22 +539,37 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 	var out []runner.LiveTrial
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	newest := map[string]*batchv1.Job{}
 	for i := range list.Items {
 		j := &list.Items[i]
-		if finished(j) || j.DeletionTimestamp != nil {
+		trial := j.Annotations[AnnotationTrial]
+		if j.DeletionTimestamp != nil || !b.planned[trial] {
 			continue
 		}
-		trial := j.Annotations[AnnotationTrial]
-		n, _ := strconv.Atoi(j.Labels[LabelAttempt])
-		if b.planned[trial] {
-			if _, taken := b.adoptees[runID+"/"+trial]; !taken {
-				b.adoptees[runID+"/"+trial] = adoptee{job: j.Name, attempt: n}
-				continue
-			}
+		if _, taken := b.adoptees[runID+"/"+trial]; taken {
+			continue
 		}
-		out = append(out, runner.LiveTrial{RunID: runID, Trial: trial, Attempt: n, Handle: "job:" + j.Namespace + "/" + j.Name})
+		if o := newest[trial]; o == nil || jobAttempt(j) > jobAttempt(o) {
+			newest[trial] = j
+		}
+	}
+	for trial, j := range newest {
+		b.adoptees[runID+"/"+trial] = adoptee{job: j.Name, attempt: jobAttempt(j)}
+	}
+	for i := range list.Items {
+		j := &list.Items[i]
+		if finished(j) || j.DeletionTimestamp != nil || newest[j.Annotations[AnnotationTrial]] == j {
+			continue
+		}
+		out = append(out, runner.LiveTrial{RunID: runID, Trial: j.Annotations[AnnotationTrial], Attempt: jobAttempt(j), Handle: "job:" + j.Namespace + "/" + j.Name})
 	}
 	return out, nil
+}
+
+// jobAttempt is the attempt a Job of jikken's runs.
+func jobAttempt(j *batchv1.Job) int {
+	n, _ := strconv.Atoi(j.Labels[LabelAttempt])
+	return n
 }
 
 // Adopted implements runner.Adopter: the attempts of the run's live Jobs that Live left out,

@@ -387,7 +387,8 @@ func TestLiveAndReattach(t *testing.T) {
 	if live, err := resumed.Live(ctx, "r1"); err != nil || len(live) != 0 {
 		t.Fatalf("Live after Check = %+v, %v", live, err)
 	}
-	p, err := resumed.Start(ctx, attempt(t, "r1", trial("a"), 2))
+	// The core starts the adopted attempt under its own number (runner/core: Adopted).
+	p, err := resumed.Start(ctx, attempt(t, "r1", trial("a"), 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,6 +410,56 @@ func TestLiveAndReattach(t *testing.T) {
 	}
 	if jobs, _ := cs.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{}); len(jobs.Items) != 1 || jobs.Items[0].Labels[LabelRun] != "other-run" {
 		t.Errorf("kill must leave other runs alone: %v", jobs.Items)
+	}
+}
+
+// TestResumeCollectsJobFinishedWhileNoRunnerWatched: a Job that completed while its runner was
+// dead is re-attached and its end collected, not run again (a resumed runner used to see no
+// live Job and create a second one, TestClusterResumeReattaches's rare failure); a trial whose
+// newest Job is attempt 1 but which the record says must start attempt 2 gets a new Job.
+func TestResumeCollectsJobFinishedWhileNoRunnerWatched(t *testing.T) {
+	ctx := context.Background()
+	old, cs, blob := newFake(t)
+	for _, name := range []string{"done", "again"} {
+		if _, err := old.Start(ctx, attempt(t, "r1", trial(name), 1)); err != nil {
+			t.Fatal(err)
+		}
+		j, err := cs.BatchV1().Jobs("default").Get(ctx, JobName("r1", name, 1), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		setJobCondition(t, cs, j, batchv1.JobComplete, "")
+	}
+	resumed := NewForClient(cs, Config{Namespace: "default", StoreURL: "s3://b", Store: blob, ExecutorImage: "x"})
+	if err := resumed.Check(ctx, []experiment.Trial{trial("done"), trial("again")}); err != nil {
+		t.Fatal(err)
+	}
+	if live, err := resumed.Live(ctx, "r1"); err != nil || len(live) != 0 {
+		t.Fatalf("Live = %+v, %v: finished Jobs are not to be stopped", live, err)
+	}
+	if got := resumed.Adopted("r1"); got["done"] != 1 || got["again"] != 1 {
+		t.Fatalf("Adopted = %v, want both trials' attempt 1", got)
+	}
+	p, err := resumed.Start(ctx, attempt(t, "r1", trial("done"), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Handle() != "job:default/"+JobName("r1", "done", 1) {
+		t.Errorf("re-attached to %s", p.Handle())
+	}
+	if e := wait(t, p); e.Code != 0 || e.Err != nil {
+		t.Errorf("the finished Job's end: %+v, want success", e)
+	}
+	p2, err := resumed.Start(ctx, attempt(t, "r1", trial("again"), 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.Handle() != "job:default/"+JobName("r1", "again", 2) {
+		t.Errorf("attempt 2 runs as %s, want a Job of its own", p2.Handle())
+	}
+	jobs, _ := cs.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{LabelSelector: RunSelector("r1")})
+	if len(jobs.Items) != 3 {
+		t.Errorf("%d Jobs for run r1, want 3 (done@1, again@1, again@2)", len(jobs.Items))
 	}
 }
 

@@ -326,10 +326,24 @@ func TestClusterKillDeletesOnlyThisRun(t *testing.T) {
 // Job exists, and resumes the run here: the live Jobs are re-attached, none is created twice,
 // and each trial's record lists one attempt.
 func TestClusterResumeReattaches(t *testing.T) {
+	testResume(t, "8s", false)
+}
+
+// A Job that finished while no runner watched it is collected by the resumed runner, not run
+// again (TestClusterResumeReattaches failed about once in 30 runs when the machine was so slow
+// that a Job completed before the resumed runner listed the run's Jobs).
+func TestClusterResumeCollectsJobsFinishedMeanwhile(t *testing.T) {
+	testResume(t, "4s", true)
+}
+
+// testResume runs six trials of delay in a child runner, SIGKILLs it once every Job exists
+// (after they have all completed, with finishFirst), resumes the run and checks that the
+// resumed runner re-attached to the same Jobs, one attempt each.
+func testResume(t *testing.T, delay string, finishFirst bool) {
 	e := setup(t, k8stest.Options{}, k8stest.Node{Name: "n0"})
 	var trials []experiment.Trial
 	for i := range 6 {
-		trials = append(trials, fakeTrial(fmt.Sprintf("t%d", i), map[string]string{"jikken-test/delay": "8s"}))
+		trials = append(trials, fakeTrial(fmt.Sprintf("t%d", i), map[string]string{"jikken-test/delay": delay}))
 	}
 	m := e.manifest(t, "run-resume", trials, 6)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunner$")
@@ -344,6 +358,21 @@ func TestClusterResumeReattaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
+	if finishFirst {
+		waitUntil(t, "every Job to complete", func() bool {
+			list, err := e.c.Client.BatchV1().Jobs("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector(m.RunID)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := 0
+			for _, j := range list.Items {
+				if j.Status.Succeeded > 0 {
+					done++
+				}
+			}
+			return done == 6
+		})
+	}
 	before := jobsOf(t, e, m.RunID)
 	sum := e.execute(t, e.backend(t, nil), m)
 	if sum.Status != store.Succeeded || sum.Counts.Succeeded != 6 {
