@@ -39,6 +39,13 @@ type Pod struct {
 	Tolerations  []Toleration
 	NodeSelector map[string]string
 	Affinity     *NodeAffinity
+	// HostPorts are the ports the pod binds on its node (kube-scheduler's NodePorts filter);
+	// PodAffinity and PodAntiAffinity place it relative to other pods (InterPodAffinity);
+	// TopologySpread spreads matching pods over topology domains (PodTopologySpread).
+	HostPorts       []HostPort
+	PodAffinity     *PodAffinity
+	PodAntiAffinity *PodAffinity
+	TopologySpread  []TopologySpreadConstraint
 	// Gang names a pod group of GangSize members of which GangMin (0: all) must start
 	// together, or is empty; GangTimeout, if positive, lets members placed early hold their
 	// resources that long while the rest find room (see Gang).

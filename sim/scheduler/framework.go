@@ -183,6 +183,13 @@ type ScoreSkipper interface {
 	SkipScore(s *State, p *sim.Pod) bool
 }
 
+// PreScorer is a score plugin that prepares, once per attempt, what its scores need from the
+// feasible nodes (kube-scheduler's PreScore). Returning true skips the plugin for this pod: it
+// would give every node the same score. Score and NormalizeScore follow in the order of nodes.
+type PreScorer interface {
+	PreScore(s *State, p *sim.Pod, nodes []*sim.Node) (skip bool)
+}
+
 // Framework runs one profile: a plugin set per extension point. It implements sim.Scheduler
 // by attempting every pending pod once per pass, in queue-sort order, without head-of-line
 // blocking (like kube-scheduler, which moves an unschedulable pod aside and goes on).
@@ -325,7 +332,17 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 				break
 			}
 		}
-		if n == nil || !f.passesFilters(st, p, n) {
+		if n == nil {
+			return nil, nil
+		}
+		// Preemption changed the cluster: what the pre-filters computed (other pods' spread and
+		// affinity) must be computed again before the node is checked.
+		for _, pl := range f.preFilter {
+			if s := pl.PreFilter(st, p); !s.IsSuccess() {
+				return nil, asError(pl, s)
+			}
+		}
+		if !f.passesFilters(st, p, n) {
 			return nil, nil
 		}
 	case len(feasible) == 1:
@@ -533,6 +550,9 @@ func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 	for i := range f.score {
 		ws := &f.score[i]
 		if sk, ok := ws.plugin.(ScoreSkipper); ok && !f.exhaustive && sk.SkipScore(st, p) {
+			continue
+		}
+		if ps, ok := ws.plugin.(PreScorer); ok && ps.PreScore(st, p, nodes) {
 			continue
 		}
 		s := slices.Grow(f.scores[i][:0], k)[:k]

@@ -1,0 +1,238 @@
+package scheduler
+
+import (
+	"math"
+
+	"github.com/jikken-dev/jikken/sim"
+)
+
+var (
+	statusSpreadLabel = &Status{Code: UnschedulableAndUnresolvable, Reason: "node(s) didn't match pod topology spread constraints (missing required label)"}
+	statusSpread      = &Status{Code: Unschedulable, Reason: "node(s) didn't match pod topology spread constraints"}
+)
+
+// PodTopologySpread enforces the pod's topology spread constraints as kube-scheduler's plugin
+// of that name does. DoNotSchedule constraints filter: placing the pod in a node's domain must
+// keep (pods matching in that domain + 1 if the pod matches) - (fewest in any eligible domain)
+// within maxSkew, the fewest counting as 0 while fewer than minDomains domains are eligible.
+// ScheduleAnyway constraints score: per constraint, (matching pods in the node's domain) x
+// ln(domains among the feasible nodes + 2) + maxSkew - 1, summed and rounded, then reversed
+// so the emptiest domain scores 100. Eligible nodes carry every constraint's topology key and,
+// by default, match the pod's node selector and required node affinity (nodeAffinityPolicy
+// Honor) whatever their taints (nodeTaintsPolicy Ignore). Only pods of the pod's namespace
+// count.
+//
+// The cluster-level default constraints apply upstream to pods that a Service, ReplicaSet,
+// StatefulSet or ReplicationController selects; the simulator has none of these objects, so a
+// pod without constraints of its own is skipped, as upstream skips a pod no such object
+// selects.
+type PodTopologySpread struct {
+	// Filter state, from PreFilter: the DoNotSchedule constraints, the matching pods per
+	// domain of each, and the fewest in an eligible domain.
+	hard     []sim.TopologySpreadConstraint
+	counts   []map[string]int
+	minMatch []int
+	// Score state, from PreScore: the ScheduleAnyway constraints, the matching pods per domain
+	// of each (not for hostname, counted on the node itself), the weight of each, and which
+	// feasible nodes lack a topology key.
+	soft    []sim.TopologySpreadConstraint
+	domains []map[string]int64
+	weights []float64
+	ignored []bool
+}
+
+// Name implements Plugin.
+func (*PodTopologySpread) Name() string { return PodTopologySpreadName }
+
+// constraints appends the pod's constraints with the given action to dst[:0].
+func constraints(dst []sim.TopologySpreadConstraint, p *sim.Pod, action string) []sim.TopologySpreadConstraint {
+	dst = dst[:0]
+	for _, c := range p.TopologySpread {
+		if c.WhenUnsatisfiable == action {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func hasKeys(n *sim.Node, cs []sim.TopologySpreadConstraint) bool {
+	for i := range cs {
+		if _, ok := n.Labels[cs[i].TopologyKey]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// includes reports whether n counts for constraint c of pod p under its node inclusion
+// policies.
+func includes(c *sim.TopologySpreadConstraint, p *sim.Pod, n *sim.Node) bool {
+	if c.NodeAffinityPolicy != sim.PolicyIgnore && !p.MatchesNode(n) {
+		return false
+	}
+	if c.NodeTaintsPolicy == sim.PolicyHonor && !p.ToleratesNode(n) {
+		return false
+	}
+	return true
+}
+
+// matching counts the pods on n in namespace ns that sel selects. An empty selector counts
+// none, as upstream's countPodsMatchSelector.
+func matching(n *sim.Node, sel *sim.LabelSelector, ns string) int {
+	if sel == nil || sel.Empty() {
+		return 0
+	}
+	k := 0
+	for _, q := range n.Pods() {
+		if q.Namespace == ns && sel.Matches(q.Labels) {
+			k++
+		}
+	}
+	return k
+}
+
+// PreFilter implements PreFilterPlugin.
+func (pl *PodTopologySpread) PreFilter(st *State, p *sim.Pod) *Status {
+	pl.hard = constraints(pl.hard, p, sim.DoNotSchedule)
+	if len(pl.hard) == 0 {
+		return nil
+	}
+	pl.counts = pl.counts[:0]
+	for range pl.hard {
+		pl.counts = append(pl.counts, map[string]int{})
+	}
+	for _, n := range st.Cluster.Nodes() {
+		if n.Removed || !hasKeys(n, pl.hard) {
+			continue
+		}
+		for i := range pl.hard {
+			c := &pl.hard[i]
+			if includes(c, p, n) {
+				pl.counts[i][n.Labels[c.TopologyKey]] += matching(n, c.Selector, p.Namespace)
+			}
+		}
+	}
+	pl.minMatch = pl.minMatch[:0]
+	for i, c := range pl.hard {
+		low := math.MaxInt32
+		for _, k := range pl.counts[i] {
+			low = min(low, k)
+		}
+		if len(pl.counts[i]) < int(max(c.MinDomains, 1)) {
+			low = 0
+		}
+		pl.minMatch = append(pl.minMatch, low)
+	}
+	return nil
+}
+
+// Filter implements FilterPlugin.
+func (pl *PodTopologySpread) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
+	for i := range pl.hard {
+		c := &pl.hard[i]
+		v, ok := n.Labels[c.TopologyKey]
+		if !ok {
+			return statusSpreadLabel
+		}
+		self := 0
+		if c.Selector.Matches(p.Labels) {
+			self = 1
+		}
+		if pl.counts[i][v]+self-pl.minMatch[i] > int(c.MaxSkew) {
+			return statusSpread
+		}
+	}
+	return nil
+}
+
+// PreScore implements PreScorer.
+func (pl *PodTopologySpread) PreScore(st *State, p *sim.Pod, nodes []*sim.Node) bool {
+	pl.soft = constraints(pl.soft, p, sim.ScheduleAnyway)
+	if len(pl.soft) == 0 {
+		return true
+	}
+	pl.domains = pl.domains[:0]
+	for range pl.soft {
+		pl.domains = append(pl.domains, map[string]int64{})
+	}
+	pl.ignored = pl.ignored[:0]
+	ignored := 0
+	for _, n := range nodes {
+		skip := !hasKeys(n, pl.soft)
+		pl.ignored = append(pl.ignored, skip)
+		if skip {
+			ignored++
+			continue
+		}
+		for i := range pl.soft {
+			if key := pl.soft[i].TopologyKey; key != sim.HostnameLabel {
+				pl.domains[i][n.Labels[key]] += 0
+			}
+		}
+	}
+	pl.weights = pl.weights[:0]
+	for i := range pl.soft {
+		size := len(pl.domains[i])
+		if pl.soft[i].TopologyKey == sim.HostnameLabel {
+			size = len(nodes) - ignored
+		}
+		pl.weights = append(pl.weights, math.Log(float64(size+2)))
+	}
+	for _, n := range st.Cluster.Nodes() {
+		if n.Removed || !hasKeys(n, pl.soft) {
+			continue
+		}
+		for i := range pl.soft {
+			c := &pl.soft[i]
+			if !includes(c, p, n) {
+				continue
+			}
+			v := n.Labels[c.TopologyKey]
+			if k, ok := pl.domains[i][v]; ok {
+				pl.domains[i][v] = k + int64(matching(n, c.Selector, p.Namespace))
+			}
+		}
+	}
+	return false
+}
+
+// Score implements ScorePlugin: lower means fewer matching pods where the node is.
+func (pl *PodTopologySpread) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
+	if !hasKeys(n, pl.soft) {
+		return 0
+	}
+	var s float64
+	for i := range pl.soft {
+		c := &pl.soft[i]
+		v := n.Labels[c.TopologyKey]
+		var k int64
+		if c.TopologyKey == sim.HostnameLabel {
+			k = int64(matching(n, c.Selector, p.Namespace))
+		} else {
+			k = pl.domains[i][v]
+		}
+		s += float64(k)*pl.weights[i] + float64(c.MaxSkew-1)
+	}
+	return int64(math.Round(s))
+}
+
+// NormalizeScore implements ScoreNormalizer: 100 x (highest + lowest - score) / highest, every
+// node 100 if the highest is 0, and 0 for nodes without the topology keys.
+func (pl *PodTopologySpread) NormalizeScore(_ *State, _ *sim.Pod, s []int64) {
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for i, v := range s {
+		if !pl.ignored[i] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	for i, v := range s {
+		switch {
+		case pl.ignored[i]:
+			s[i] = 0
+		case hi == 0:
+			s[i] = MaxNodeScore
+		default:
+			s[i] = MaxNodeScore * (hi + lo - v) / hi
+		}
+	}
+}
