@@ -14,6 +14,7 @@ const (
 )
 
 var (
+	statusSkip         = &Status{Code: Skip}
 	statusPortsTaken   = &Status{Code: Unschedulable, Reason: "node(s) didn't have free ports for the requested pod ports"}
 	statusAffinity     = &Status{Code: UnschedulableAndUnresolvable, Reason: "node(s) didn't match pod affinity rules"}
 	statusAntiAffinity = &Status{Code: Unschedulable, Reason: "node(s) didn't match pod anti-affinity rules"}
@@ -26,6 +27,14 @@ type NodePorts struct{}
 
 // Name implements Plugin.
 func (NodePorts) Name() string { return NodePortsName }
+
+// PreFilter implements PreFilterPlugin: a pod without host ports skips the filter.
+func (NodePorts) PreFilter(_ *State, p *sim.Pod) *Status {
+	if len(p.HostPorts) == 0 {
+		return statusSkip
+	}
+	return nil
+}
 
 // Filter implements FilterPlugin.
 func (NodePorts) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
@@ -57,7 +66,7 @@ type topologyPair struct{ key, value string }
 //
 // PreFilter counts matching pods per domain once per attempt, as upstream; the plugin keeps
 // that state itself, since the framework runs one attempt at a time. When neither the pod nor
-// any placed pod has terms that matter, everything is skipped in O(1).
+// any placed pod has terms that matter, the filter and the score are skipped in O(1).
 type InterPodAffinity struct {
 	active bool
 	// existingAnti counts, per domain, placed pods with a required anti-affinity term that
@@ -112,7 +121,7 @@ func (pl *InterPodAffinity) PreFilter(st *State, p *sim.Pod) *Status {
 	req, anti := requiredAffinity(p), requiredAntiAffinity(p)
 	pl.active = len(req) > 0 || len(anti) > 0 || c.PodsWithRequiredAntiAffinity() > 0
 	if !pl.active {
-		return nil
+		return statusSkip
 	}
 	if pl.existingAnti == nil {
 		pl.existingAnti, pl.affinity, pl.anti = map[topologyPair]int{}, map[topologyPair]int{}, map[topologyPair]int{}
@@ -147,7 +156,9 @@ func (pl *InterPodAffinity) PreFilter(st *State, p *sim.Pod) *Status {
 			}
 		}
 	}
-	pl.active = len(req) > 0 || len(anti) > 0 || len(pl.existingAnti) > 0
+	if pl.active = len(req) > 0 || len(anti) > 0 || len(pl.existingAnti) > 0; !pl.active {
+		return statusSkip
+	}
 	return nil
 }
 

@@ -362,7 +362,7 @@ func (pl *DefaultPreemption) victims(st *State, p *sim.Pod, n *sim.Node) []*sim.
 	if len(lower) == 0 || !p.Requests.Fits(&free) {
 		return nil
 	}
-	for _, f := range pl.fw.filter {
+	for _, f := range pl.fw.active {
 		if _, isFit := f.(*NodeResourcesFit); isFit {
 			continue
 		}

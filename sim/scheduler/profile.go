@@ -61,7 +61,7 @@ type Profile struct {
 func KubeDefault() Profile {
 	return Profile{
 		QueueSort: PrioritySortName,
-		PreFilter: []string{PodTopologySpreadName, InterPodAffinityName},
+		PreFilter: []string{NodePortsName, PodTopologySpreadName, InterPodAffinityName},
 		Filter: []string{TaintTolerationName, NodeAffinityName, NodePortsName, NodeResourcesFitName,
 			PodTopologySpreadName, InterPodAffinityName},
 		Score: []PluginRef{
@@ -182,6 +182,7 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 			f.preFilter = append(f.preFilter, pf)
 		}
 	}
+	f.active = slices.Clone(f.filter)
 	for _, r := range p.Score {
 		pl, err := lookup("score", r.Name)
 		if err != nil {
@@ -198,7 +199,12 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 		if w == 0 {
 			w = 1
 		}
-		f.score = append(f.score, weightedScore{plugin: x, weight: w})
+		ws := weightedScore{plugin: x, weight: w}
+		ws.skipper, _ = x.(ScoreSkipper)
+		ws.preScorer, _ = x.(PreScorer)
+		ws.normalizer, _ = x.(ScoreNormalizer)
+		_, ws.byRequest = x.(RequestScorer)
+		f.score = append(f.score, ws)
 	}
 	for _, n := range p.Reserve {
 		pl, err := lookup("reserve", n)

@@ -95,7 +95,7 @@ func matching(n *sim.Node, sel *sim.LabelSelector, ns string) int {
 func (pl *PodTopologySpread) PreFilter(st *State, p *sim.Pod) *Status {
 	pl.hard = constraints(pl.hard, p, sim.DoNotSchedule)
 	if len(pl.hard) == 0 {
-		return nil
+		return statusSkip
 	}
 	pl.counts = pl.counts[:0]
 	for range pl.hard {
