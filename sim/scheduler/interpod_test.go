@@ -302,7 +302,7 @@ func TestInterPodAffinitySpreadsReplicas(t *testing.T) {
 	var list podList
 	for i := range 5 {
 		p := labelled("app", "db")
-		p.Name, p.Namespace, p.Duration = fmt.Sprintf("db-%d", i), "default", 3600 * sim.Second
+		p.Name, p.Namespace, p.Duration = fmt.Sprintf("db-%d", i), "default", 3600*sim.Second
 		p.PodAntiAffinity = requiredTerm(sim.HostnameLabel, selects("app", "db"))
 		list = append(list, p)
 	}
