@@ -126,7 +126,7 @@ type decision struct {
 // top-scored nodes: kube-scheduler breaks equal scores at random, so a tie is agreement.
 // JIKKEN_FIDELITY_PODS sets the number of pods (default 300).
 func TestClusterKubeDefaultFidelity(t *testing.T) {
-	fidelity(t, 300, "", scheduler.KubeDefault())
+	fidelity(t, 300, pods, "", scheduler.KubeDefault())
 }
 
 // TestClusterMostAllocatedGPUFidelity repeats the comparison with a bin-packing profile that
@@ -135,7 +135,7 @@ func TestClusterMostAllocatedGPUFidelity(t *testing.T) {
 	p := scheduler.KubeDefault()
 	p.ScoringStrategy = scheduler.MostAllocated
 	p.ScoringResources = []scheduler.ResourceRef{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}, {Name: "nvidia.com/gpu", Weight: 3}}
-	fidelity(t, 200, `apiVersion: kubescheduler.config.k8s.io/v1
+	fidelity(t, 200, pods, `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
@@ -151,9 +151,9 @@ profiles:
 `, p)
 }
 
-// fidelity runs n pods (JIKKEN_FIDELITY_PODS overrides) through kube-scheduler configured by
-// config (empty: its defaults) and through the simulator's profile.
-func fidelity(t *testing.T, n int, config string, profile scheduler.Profile) {
+// fidelity runs n pods made by gen (JIKKEN_FIDELITY_PODS overrides n) through kube-scheduler
+// configured by config (empty: its defaults) and through the simulator's profile.
+func fidelity(t *testing.T, n int, gen func(seed uint64, n int) []*corev1.Pod, config string, profile scheduler.Profile) {
 	if s := os.Getenv("JIKKEN_FIDELITY_PODS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v <= 0 {
@@ -171,7 +171,7 @@ func fidelity(t *testing.T, n int, config string, profile scheduler.Profile) {
 	// by a departure), so decisions are taken at every fill level, not on a full cluster.
 	churn := rand.New(rand.NewPCG(1, 8))
 	var decisions, live []decision
-	for _, p := range pods(1, n) {
+	for _, p := range gen(1, n) {
 		created, err := c.Client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("create pod %s: %v", p.Name, err)
@@ -293,7 +293,12 @@ func contains(s []string, v string) bool {
 }
 
 func describe(p *corev1.Pod) string {
-	b, _ := json.Marshal(p.Spec.Containers)
+	b, _ := json.Marshal(struct {
+		Labels     map[string]string                 `json:"labels,omitempty"`
+		Containers []corev1.Container                `json:"containers"`
+		Affinity   *corev1.Affinity                  `json:"affinity,omitempty"`
+		Spread     []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	}{p.Labels, p.Spec.Containers, p.Spec.Affinity, p.Spec.TopologySpreadConstraints})
 	return string(b)
 }
 
