@@ -48,6 +48,15 @@ var (
 type State struct {
 	Cluster *sim.Cluster
 	data    map[string]any
+	// removed are pods preemption is weighing as victims: filters treat them as gone.
+	removed []*sim.Pod
+}
+
+// Removed reports whether preemption treats q as gone from its node in this check. A filter
+// that looks at the pods on a node skips these; one that counts pods in its pre-filter
+// implements PreFilterExtensions instead.
+func (s *State) Removed(q *sim.Pod) bool {
+	return len(s.removed) > 0 && slices.Contains(s.removed, q)
 }
 
 // Read returns what a plugin stored under key in this attempt.
@@ -67,6 +76,7 @@ func (s *State) Write(key string, v any) {
 func (s *State) reset(c *sim.Cluster) {
 	s.Cluster = c
 	clear(s.data)
+	s.removed = s.removed[:0]
 }
 
 // Plugin is anything registered at an extension point.
@@ -92,6 +102,14 @@ type PreFilterPlugin interface {
 type FilterPlugin interface {
 	Plugin
 	Filter(s *State, p *sim.Pod, n *sim.Node) *Status
+}
+
+// PreFilterExtensions lets preemption update what a plugin's pre-filter counted when it weighs
+// the node without a pod (RemovePod) and with it again (AddPod), as kube-scheduler's
+// extensions of the same name.
+type PreFilterExtensions interface {
+	RemovePod(s *State, p, gone *sim.Pod, n *sim.Node)
+	AddPod(s *State, p, back *sim.Pod, n *sim.Node)
 }
 
 // ScorePlugin ranks feasible nodes. Scores must end in [0, MaxNodeScore], after NormalizeScore

@@ -37,11 +37,14 @@ func (NodePorts) PreFilter(_ *State, p *sim.Pod) *Status {
 }
 
 // Filter implements FilterPlugin.
-func (NodePorts) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
+func (NodePorts) Filter(st *State, p *sim.Pod, n *sim.Node) *Status {
 	if len(p.HostPorts) == 0 {
 		return nil
 	}
 	for _, q := range n.Pods() {
+		if len(q.HostPorts) == 0 || st.Removed(q) {
+			continue
+		}
 		for _, used := range q.HostPorts {
 			for _, want := range p.HostPorts {
 				if want.Conflicts(used) {
@@ -109,9 +112,14 @@ func matchesAll(terms []sim.PodAffinityTerm, owner, target *sim.Pod) bool {
 	return true
 }
 
-func count(m map[topologyPair]int, n *sim.Node, key string) {
+// count adds d to the domain of n for key, dropping domains that reach 0: the filter tells
+// an empty map from one with counts.
+func count(m map[topologyPair]int, n *sim.Node, key string, d int) {
 	if v, ok := n.Labels[key]; ok {
-		m[topologyPair{key, v}]++
+		tp := topologyPair{key, v}
+		if m[tp] += d; m[tp] == 0 {
+			delete(m, tp)
+		}
 	}
 }
 
@@ -135,7 +143,7 @@ func (pl *InterPodAffinity) PreFilter(st *State, p *sim.Pod) *Status {
 				terms := requiredAntiAffinity(q)
 				for i := range terms {
 					if terms[i].Matches(q, p) {
-						count(pl.existingAnti, n, terms[i].TopologyKey)
+						count(pl.existingAnti, n, terms[i].TopologyKey, 1)
 					}
 				}
 			}
@@ -146,12 +154,12 @@ func (pl *InterPodAffinity) PreFilter(st *State, p *sim.Pod) *Status {
 		for _, q := range n.Pods() {
 			if matchesAll(req, p, q) {
 				for i := range req {
-					count(pl.affinity, n, req[i].TopologyKey)
+					count(pl.affinity, n, req[i].TopologyKey, 1)
 				}
 			}
 			for i := range anti {
 				if anti[i].Matches(p, q) {
-					count(pl.anti, n, anti[i].TopologyKey)
+					count(pl.anti, n, anti[i].TopologyKey, 1)
 				}
 			}
 		}
@@ -160,6 +168,40 @@ func (pl *InterPodAffinity) PreFilter(st *State, p *sim.Pod) *Status {
 		return statusSkip
 	}
 	return nil
+}
+
+// RemovePod implements PreFilterExtensions.
+func (pl *InterPodAffinity) RemovePod(_ *State, p, gone *sim.Pod, n *sim.Node) {
+	pl.update(p, gone, n, -1)
+}
+
+// AddPod implements PreFilterExtensions.
+func (pl *InterPodAffinity) AddPod(_ *State, p, back *sim.Pod, n *sim.Node) {
+	pl.update(p, back, n, 1)
+}
+
+// update adds d times what placed pod q on n counts for p.
+func (pl *InterPodAffinity) update(p, q *sim.Pod, n *sim.Node, d int) {
+	if !pl.active {
+		return
+	}
+	terms := requiredAntiAffinity(q)
+	for i := range terms {
+		if terms[i].Matches(q, p) {
+			count(pl.existingAnti, n, terms[i].TopologyKey, d)
+		}
+	}
+	req, anti := requiredAffinity(p), requiredAntiAffinity(p)
+	if matchesAll(req, p, q) {
+		for i := range req {
+			count(pl.affinity, n, req[i].TopologyKey, d)
+		}
+	}
+	for i := range anti {
+		if anti[i].Matches(p, q) {
+			count(pl.anti, n, anti[i].TopologyKey, d)
+		}
+	}
 }
 
 // Filter implements FilterPlugin.

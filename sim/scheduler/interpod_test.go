@@ -409,3 +409,94 @@ func TestPodTopologySpreadScore(t *testing.T) {
 		t.Errorf("empty: %v, want %v", got, want)
 	}
 }
+
+// stages submits its first batch at time 0 and the second a second later.
+type stages [2][]*sim.Pod
+
+func (s *stages) Step(now sim.Time, _ sim.Status) ([]*sim.Pod, sim.Time, error) {
+	if now == 0 && s[0] != nil {
+		p := s[0]
+		s[0] = nil
+		return p, sim.Second, nil
+	}
+	p := s[1]
+	s[1] = nil
+	return p, sim.Never, nil
+}
+
+// A pod kept off every node by lower-priority pods' ports, or by its anti-affinity to them,
+// preempts one of them, as upstream's preemption judges the node without its victims.
+func TestPreemptionResolvesPlacementConflicts(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		low, high func() *sim.Pod
+	}{
+		{"host port", func() *sim.Pod {
+			p := labelled("app", "low")
+			p.HostPorts = []sim.HostPort{{Port: 80}}
+			return p
+		}, func() *sim.Pod {
+			p := labelled()
+			p.HostPorts = []sim.HostPort{{Port: 80}}
+			return p
+		}},
+		{"anti-affinity", func() *sim.Pod { return labelled("app", "low") }, func() *sim.Pod {
+			p := labelled()
+			p.PodAntiAffinity = requiredTerm(sim.HostnameLabel, selects("app", "low"))
+			return p
+		}},
+		{"low pods' anti-affinity", func() *sim.Pod {
+			p := labelled("app", "low")
+			p.PodAntiAffinity = requiredTerm(zoneKey, selects("app", "high"))
+			return p
+		}, func() *sim.Pod { return labelled("app", "high") }},
+		// Zone a holds 2, zone b 1, and with fewer than 3 zones the minimum counts as 0: the
+		// pod fits nowhere, but does in zone b once b1's pod is gone.
+		{"spread", func() *sim.Pod { return labelled("app", "web") }, func() *sim.Pod {
+			p := labelled("app", "web")
+			p.TopologySpread = []sim.TopologySpreadConstraint{spread(sim.DoNotSchedule, 1, zoneKey, selects("app", "web"))}
+			p.TopologySpread[0].MinDomains = 3
+			return p
+		}},
+	} {
+		names := sim.NewNames()
+		var capacity sim.Resources
+		capacity[sim.CPUIndex], capacity[sim.MemoryIndex], capacity[sim.PodsIndex] = 64*sim.Milli, 256<<30*sim.Milli, 110*sim.Milli
+		var nodes []sim.NodeSpec
+		for _, n := range topologyNodes[:3] {
+			nodes = append(nodes, sim.NodeSpec{Name: n.name, Capacity: capacity, Labels: map[string]string{zoneKey: n.zone}})
+		}
+		fw, err := scheduler.New(scheduler.KubeDefault(), names, sim.NewRand(1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st stages
+		for i := range nodes {
+			p := c.low()
+			p.Name, p.Namespace, p.Duration, p.Priority = fmt.Sprintf("low-%d", i), "default", 3600*sim.Second, 1
+			// One per node: the low pods carry no constraint among themselves.
+			p.NodeSelector = map[string]string{sim.HostnameLabel: nodes[i].Name}
+			st[0] = append(st[0], p)
+		}
+		high := c.high()
+		high.Name, high.Namespace, high.Duration, high.Priority = "high", "default", 3600*sim.Second, 10
+		st[1] = []*sim.Pod{high}
+		lows := slices.Clone(st[0])
+		e, err := sim.New(sim.Config{Names: names, Nodes: nodes, Scheduler: fw, Rand: sim.NewRand(1, 0), Submitters: []sim.Submitter{&st}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := e.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		preempted := 0
+		for _, p := range lows {
+			preempted += p.Preemptions
+		}
+		if high.Phase != sim.Running || preempted != 1 {
+			t.Errorf("%s: high pod %s, %d low pods preempted; want it running after one preemption", c.name, high.Phase, preempted)
+		}
+	}
+}

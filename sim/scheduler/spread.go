@@ -113,17 +113,48 @@ func (pl *PodTopologySpread) PreFilter(st *State, p *sim.Pod) *Status {
 		}
 	}
 	pl.minMatch = pl.minMatch[:0]
-	for i, c := range pl.hard {
-		low := math.MaxInt32
-		for _, k := range pl.counts[i] {
-			low = min(low, k)
-		}
-		if len(pl.counts[i]) < int(max(c.MinDomains, 1)) {
-			low = 0
-		}
-		pl.minMatch = append(pl.minMatch, low)
+	for i := range pl.hard {
+		pl.minMatch = append(pl.minMatch, pl.lowest(i))
 	}
 	return nil
+}
+
+// lowest returns the fewest matching pods in an eligible domain of constraint i, 0 while
+// there are fewer domains than minDomains.
+func (pl *PodTopologySpread) lowest(i int) int {
+	if len(pl.counts[i]) < int(max(pl.hard[i].MinDomains, 1)) {
+		return 0
+	}
+	low := math.MaxInt32
+	for _, k := range pl.counts[i] {
+		low = min(low, k)
+	}
+	return low
+}
+
+// RemovePod implements PreFilterExtensions.
+func (pl *PodTopologySpread) RemovePod(_ *State, p, gone *sim.Pod, n *sim.Node) {
+	pl.update(p, gone, n, -1)
+}
+
+// AddPod implements PreFilterExtensions.
+func (pl *PodTopologySpread) AddPod(_ *State, p, back *sim.Pod, n *sim.Node) {
+	pl.update(p, back, n, 1)
+}
+
+// update adds d for placed pod q on n to the domains it counts in.
+func (pl *PodTopologySpread) update(p, q *sim.Pod, n *sim.Node, d int) {
+	if q.Namespace != p.Namespace || !hasKeys(n, pl.hard) {
+		return
+	}
+	for i := range pl.hard {
+		c := &pl.hard[i]
+		if !c.Selector.Matches(q.Labels) || !includes(c, p, n) {
+			continue
+		}
+		pl.counts[i][n.Labels[c.TopologyKey]] += d
+		pl.minMatch[i] = pl.lowest(i)
+	}
 }
 
 // Filter implements FilterPlugin.
