@@ -20,7 +20,7 @@ const zoneKey = "topology.kubernetes.io/zone"
 // preferred pod affinity and anti-affinity, and topology spread constraints on zones and
 // hosts. As in TestClusterKubeDefaultFidelity, every node's total score must agree.
 func TestClusterAffinitySpreadFidelity(t *testing.T) {
-	fidelity(t, 150, placementPods, "", scheduler.KubeDefault())
+	fidelity(t, 250, placementPods, "", scheduler.KubeDefault())
 }
 
 func selector(kv ...string) *metav1.LabelSelector {
