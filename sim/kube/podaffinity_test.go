@@ -2,6 +2,7 @@ package kube
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,5 +102,90 @@ func TestPlacementFieldErrors(t *testing.T) {
 		if _, err := pods[0].ToSim(sim.NewNames()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to say %q", c.to, err, c.want)
 		}
+	}
+}
+
+const selected = `apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {selector: {app: web}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: tier, namespace: default}
+spec: {selector: {tier: front}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: elsewhere, namespace: other}
+spec: {selector: {app: web}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: headless-without-selector}
+spec: {}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web-7f}
+spec: {selector: {matchLabels: {app: web, pod-template-hash: 7f}}}
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: old}
+spec: {selector: {app: old}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-7f-a
+  labels: {app: web, tier: front, pod-template-hash: 7f}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-7f, controller: true}]
+spec: {containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: old-a
+  labels: {app: old}
+  ownerReferences: [{apiVersion: v1, kind: ReplicationController, name: old, controller: true}]
+spec: {containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bare, labels: {app: db}}
+spec: {containers: [{name: c}]}
+`
+
+// The default spread selector merges the selectors of the Services in the pod's namespace
+// that select it and adds its controller's, as kube-scheduler's DefaultSelector.
+func TestSpreadSelector(t *testing.T) {
+	m, err := Read([]byte(selected))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Pods) != 3 || len(m.Services) != 4 || len(m.Controllers) != 2 {
+		t.Fatalf("read %d pods, %d services, %d controllers; want 3, 4, 2", len(m.Pods), len(m.Services), len(m.Controllers))
+	}
+	want := []*sim.LabelSelector{
+		{MatchLabels: map[string]string{"app": "web", "tier": "front"}, MatchExpressions: []sim.NodeSelectorRequirement{
+			{Key: "app", Operator: "In", Values: []string{"web"}}, {Key: "pod-template-hash", Operator: "In", Values: []string{"7f"}}}},
+		{MatchLabels: map[string]string{"app": "old"}},
+		nil,
+	}
+	for i := range m.Pods {
+		got, err := m.SpreadSelector(&m.Pods[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != nil {
+			slices.SortFunc(got.MatchExpressions, func(a, b sim.NodeSelectorRequirement) int { return strings.Compare(a.Key, b.Key) })
+		}
+		if !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("%s: %+v, want %+v", m.Pods[i].Metadata.Name, got, want[i])
+		}
+	}
+	if _, err := Read([]byte("kind: Deployment\nmetadata: {name: x}\n")); err == nil || !strings.Contains(err.Error(), "Services, ReplicaSets") {
+		t.Errorf("a Deployment: %v", err)
 	}
 }

@@ -7,6 +7,17 @@ type ObjectMeta struct {
 	UID         string            `json:"uid,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// OwnerReferences name the pod's controller, whose selector kube-scheduler's default
+	// topology spread uses.
+	OwnerReferences []OwnerReference `json:"ownerReferences,omitempty"`
+}
+
+// OwnerReference mirrors metav1.OwnerReference.
+type OwnerReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Controller *bool  `json:"controller,omitempty"`
 }
 
 // Pod is the subset of v1.Pod the simulator reads and writes.

@@ -500,3 +500,26 @@ func TestPreemptionResolvesPlacementConflicts(t *testing.T) {
 		}
 	}
 }
+
+// Worked case of the default constraints (ScheduleAnyway, maxSkew 3 per host and 5 per
+// zone) for a pod its Service selects, with web pods 2 on a1 and 1 on b1. No node is left out
+// for lacking a key. Host weight ln(4 + 2) = 1.792, zone weight ln(3 + 2) = 1.609 (zones a, b
+// and c1's empty value). a1: 2 x 1.792 + 2 + 2 x 1.609 + 4 = 12.80 -> 13; a2: 2 + 7.22 ->
+// 9; b1: 3.79 + 5.61 -> 9; c1, without a zone, only its host part: 2. Normalised
+// 100 x (13 + 2 - s) / 13: 15, 46, 46, 100.
+func TestPodTopologySpreadDefaultConstraints(t *testing.T) {
+	p := labelled("app", "web")
+	p.DefaultSpread = selects("app", "web")
+	got := scores(t, only(scheduler.PodTopologySpreadName), nil, p, webs("a1", "a1", "b1")...)
+	if want := map[string]int64{"a1": 15, "a2": 46, "b1": 46, "c1": 100}; !maps.Equal(got, want) {
+		t.Errorf("default constraints: %v, want %v", got, want)
+	}
+	// Constraints of its own replace the defaults.
+	p = labelled("app", "web")
+	p.DefaultSpread = selects("app", "web")
+	p.TopologySpread = []sim.TopologySpreadConstraint{spread(sim.ScheduleAnyway, 1, zoneKey, selects("app", "web"))}
+	got = scores(t, only(scheduler.PodTopologySpreadName), nil, p, webs("a1", "a1", "b1")...)
+	if want := map[string]int64{"a1": 33, "a2": 33, "b1": 100, "c1": 0}; !maps.Equal(got, want) {
+		t.Errorf("own constraints: %v, want %v", got, want)
+	}
+}

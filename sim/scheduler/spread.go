@@ -22,10 +22,11 @@ var (
 // Honor) whatever their taints (nodeTaintsPolicy Ignore). Only pods of the pod's namespace
 // count.
 //
-// The cluster-level default constraints apply upstream to pods that a Service, ReplicaSet,
-// StatefulSet or ReplicationController selects; the simulator has none of these objects, so a
-// pod without constraints of its own is skipped, as upstream skips a pod no such object
-// selects.
+// A pod without constraints of its own whose Services or controller select it (its
+// DefaultSpread) gets the cluster's default constraints, as upstream's system defaulting:
+// ScheduleAnyway with maxSkew 3 per host and 5 per zone, over the pods DefaultSpread selects.
+// Nodes without a topology key then still score, on the constraints whose key they have. Other
+// pods without constraints are skipped.
 type PodTopologySpread struct {
 	// Filter state, from PreFilter: the DoNotSchedule constraints, the matching pods per
 	// domain of each, and the fewest in an eligible domain.
@@ -39,6 +40,19 @@ type PodTopologySpread struct {
 	domains []map[string]int64
 	weights []float64
 	ignored []bool
+	// allKeys is false for the default constraints: nodes lacking a key are not ignored.
+	allKeys bool
+}
+
+// ZoneLabel is the well-known zone label of the default spread constraints.
+const ZoneLabel = "topology.kubernetes.io/zone"
+
+// defaultConstraints are kube-scheduler's system defaults, for pods whose Services or
+// controller select them.
+func defaultConstraints(dst []sim.TopologySpreadConstraint, sel *sim.LabelSelector) []sim.TopologySpreadConstraint {
+	return append(dst[:0],
+		sim.TopologySpreadConstraint{MaxSkew: 3, TopologyKey: sim.HostnameLabel, WhenUnsatisfiable: sim.ScheduleAnyway, Selector: sel},
+		sim.TopologySpreadConstraint{MaxSkew: 5, TopologyKey: ZoneLabel, WhenUnsatisfiable: sim.ScheduleAnyway, Selector: sel})
 }
 
 // Name implements Plugin.
@@ -179,6 +193,10 @@ func (pl *PodTopologySpread) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {
 // PreScore implements PreScorer.
 func (pl *PodTopologySpread) PreScore(st *State, p *sim.Pod, nodes []*sim.Node) bool {
 	pl.soft = constraints(pl.soft, p, sim.ScheduleAnyway)
+	pl.allKeys = true
+	if len(p.TopologySpread) == 0 && p.DefaultSpread != nil && !p.DefaultSpread.Empty() {
+		pl.soft, pl.allKeys = defaultConstraints(pl.soft, p.DefaultSpread), false
+	}
 	if len(pl.soft) == 0 {
 		return true
 	}
@@ -189,7 +207,7 @@ func (pl *PodTopologySpread) PreScore(st *State, p *sim.Pod, nodes []*sim.Node) 
 	pl.ignored = pl.ignored[:0]
 	ignored := 0
 	for _, n := range nodes {
-		skip := !hasKeys(n, pl.soft)
+		skip := pl.allKeys && !hasKeys(n, pl.soft)
 		pl.ignored = append(pl.ignored, skip)
 		if skip {
 			ignored++
@@ -210,7 +228,7 @@ func (pl *PodTopologySpread) PreScore(st *State, p *sim.Pod, nodes []*sim.Node) 
 		pl.weights = append(pl.weights, math.Log(float64(size+2)))
 	}
 	for _, n := range st.Cluster.Nodes() {
-		if n.Removed || !hasKeys(n, pl.soft) {
+		if n.Removed || pl.allKeys && !hasKeys(n, pl.soft) {
 			continue
 		}
 		for i := range pl.soft {
@@ -229,13 +247,16 @@ func (pl *PodTopologySpread) PreScore(st *State, p *sim.Pod, nodes []*sim.Node) 
 
 // Score implements ScorePlugin: lower means fewer matching pods where the node is.
 func (pl *PodTopologySpread) Score(_ *State, p *sim.Pod, n *sim.Node) int64 {
-	if !hasKeys(n, pl.soft) {
+	if pl.allKeys && !hasKeys(n, pl.soft) {
 		return 0
 	}
 	var s float64
 	for i := range pl.soft {
 		c := &pl.soft[i]
-		v := n.Labels[c.TopologyKey]
+		v, ok := n.Labels[c.TopologyKey]
+		if !ok {
+			continue
+		}
 		var k int64
 		if c.TopologyKey == sim.HostnameLabel {
 			k = int64(matching(n, c.Selector, p.Namespace))
