@@ -20,7 +20,22 @@ const zoneKey = "topology.kubernetes.io/zone"
 // preferred pod affinity and anti-affinity, and topology spread constraints on zones and
 // hosts. As in TestClusterKubeDefaultFidelity, every node's total score must agree.
 func TestClusterAffinitySpreadFidelity(t *testing.T) {
-	fidelity(t, 250, placementPods, "", scheduler.KubeDefault())
+	fidelity(t, 250, placementPods, placementServices(), "", scheduler.KubeDefault())
+}
+
+// placementServices select the agents and the caches, so those without constraints of their
+// own get kube-scheduler's default spread constraints (the caches have none).
+func placementServices() []*corev1.Service {
+	var out []*corev1.Service
+	for _, app := range []string{"agent", "cache"} {
+		out = append(out, &corev1.Service{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: "default"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": app}, ClusterIP: corev1.ClusterIPNone,
+				Ports: []corev1.ServicePort{{Port: 80}}},
+		})
+	}
+	return out
 }
 
 func selector(kv ...string) *metav1.LabelSelector {
