@@ -531,6 +531,7 @@ type Cluster struct {
 	lastT    Time
 	stats    Stats
 	nodesUp  int
+	affinity affinityCounts
 }
 
 func (c *Cluster) push(e event) {
@@ -753,7 +754,7 @@ func (c *Cluster) addNode(s *NodeSpec) (*Node, error) {
 		}
 	}
 	c.version++
-	n := &Node{ID: len(c.nodes), Name: s.Name, Group: s.Group, Labels: s.Labels, Taints: s.Taints,
+	n := &Node{ID: len(c.nodes), Name: s.Name, Group: s.Group, Labels: hostnameLabelled(s.Labels, s.Name), Taints: s.Taints,
 		Capacity: s.Capacity, Up: true}
 	c.nodesUp++
 	c.nodes = append(c.nodes, n)
@@ -764,6 +765,24 @@ func (c *Cluster) addNode(s *NodeSpec) (*Node, error) {
 	c.loosenMaxFree(n)
 	c.dirty = true
 	return n, nil
+}
+
+// HostnameLabel is the label the kubelet gives every node, its name; pod affinity and topology
+// spread use it as the per-node topology.
+const HostnameLabel = "kubernetes.io/hostname"
+
+// hostnameLabelled returns labels with HostnameLabel set to name unless the spec sets it, in
+// a new map: node groups share one label map among their nodes.
+func hostnameLabelled(labels map[string]string, name string) map[string]string {
+	if _, ok := labels[HostnameLabel]; ok {
+		return labels
+	}
+	out := make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	out[HostnameLabel] = name
+	return out
 }
 
 func (c *Cluster) admit(p *Pod) error {
@@ -858,6 +877,7 @@ func (c *Cluster) place(p *Pod, n *Node) {
 	}
 	u.Add(&p.Requests)
 	c.reindex(n)
+	c.trackAffinity(p, n, 1)
 	p.Node = n
 	p.nodeSlot = len(n.pods)
 	n.pods = append(n.pods, p)
@@ -873,6 +893,7 @@ func (c *Cluster) unplace(p *Pod) {
 	n.Version++
 	c.allocated.Sub(&p.Requests)
 	c.userAlloc[p.User].Sub(&p.Requests)
+	c.trackAffinity(p, n, -1)
 	last := len(n.pods) - 1
 	moved := n.pods[last]
 	n.pods[p.nodeSlot] = moved

@@ -23,7 +23,8 @@ type Node struct {
 	Cordoned bool
 	Removed  bool
 
-	pods []*Pod
+	pods     []*Pod
+	affinity affinityCounts
 }
 
 // Schedulable reports whether the node accepts new pods.

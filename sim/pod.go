@@ -39,6 +39,17 @@ type Pod struct {
 	Tolerations  []Toleration
 	NodeSelector map[string]string
 	Affinity     *NodeAffinity
+	// HostPorts are the ports the pod binds on its node (kube-scheduler's NodePorts filter);
+	// PodAffinity and PodAntiAffinity place it relative to other pods (InterPodAffinity);
+	// TopologySpread spreads matching pods over topology domains (PodTopologySpread).
+	HostPorts       []HostPort
+	PodAffinity     *PodAffinity
+	PodAntiAffinity *PodAffinity
+	TopologySpread  []TopologySpreadConstraint
+	// DefaultSpread, when set, selects the pods of the Services and the controller that the
+	// pod belongs to; kube-scheduler's default spread constraints (per host and per zone)
+	// apply to them when the pod has no constraints of its own.
+	DefaultSpread *LabelSelector
 	// Gang names a pod group of GangSize members of which GangMin (0: all) must start
 	// together, or is empty; GangTimeout, if positive, lets members placed early hold their
 	// resources that long while the rest find room (see Gang).

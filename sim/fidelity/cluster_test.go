@@ -2,6 +2,7 @@ package fidelity_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,7 +127,7 @@ type decision struct {
 // top-scored nodes: kube-scheduler breaks equal scores at random, so a tie is agreement.
 // JIKKEN_FIDELITY_PODS sets the number of pods (default 300).
 func TestClusterKubeDefaultFidelity(t *testing.T) {
-	fidelity(t, 300, "", scheduler.KubeDefault())
+	fidelity(t, 300, pods, nil, "", scheduler.KubeDefault())
 }
 
 // TestClusterMostAllocatedGPUFidelity repeats the comparison with a bin-packing profile that
@@ -135,7 +136,7 @@ func TestClusterMostAllocatedGPUFidelity(t *testing.T) {
 	p := scheduler.KubeDefault()
 	p.ScoringStrategy = scheduler.MostAllocated
 	p.ScoringResources = []scheduler.ResourceRef{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 1}, {Name: "nvidia.com/gpu", Weight: 3}}
-	fidelity(t, 200, `apiVersion: kubescheduler.config.k8s.io/v1
+	fidelity(t, 200, pods, nil, `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
@@ -151,9 +152,10 @@ profiles:
 `, p)
 }
 
-// fidelity runs n pods (JIKKEN_FIDELITY_PODS overrides) through kube-scheduler configured by
-// config (empty: its defaults) and through the simulator's profile.
-func fidelity(t *testing.T, n int, config string, profile scheduler.Profile) {
+// fidelity runs n pods made by gen (JIKKEN_FIDELITY_PODS overrides n) through kube-scheduler
+// configured by config (empty: its defaults) and through the simulator's profile. The
+// services are created first; both schedulers see them (default topology spread).
+func fidelity(t *testing.T, n int, gen func(seed uint64, n int) []*corev1.Pod, services []*corev1.Service, config string, profile scheduler.Profile) {
 	if s := os.Getenv("JIKKEN_FIDELITY_PODS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v <= 0 {
@@ -167,11 +169,16 @@ func fidelity(t *testing.T, n int, config string, profile scheduler.Profile) {
 	c.AddNodes(t, nodes()...)
 	ctx := context.Background()
 	nodeObjs := settledNodes(t, c)
+	for _, svc := range services {
+		if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create service %s: %v", svc.Name, err)
+		}
+	}
 	// Pods leave as well as arrive (a seeded share of bindings and every rejection is followed
 	// by a departure), so decisions are taken at every fill level, not on a full cluster.
 	churn := rand.New(rand.NewPCG(1, 8))
 	var decisions, live []decision
-	for _, p := range pods(1, n) {
+	for _, p := range gen(1, n) {
 		created, err := c.Client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("create pod %s: %v", p.Name, err)
@@ -206,7 +213,7 @@ func fidelity(t *testing.T, n int, config string, profile scheduler.Profile) {
 	realScores := loggedScores(t, filepath.Join(c.Dir, "scheduler.log"))
 	var same, tie, differ, unschedulable, scored, equalScores int
 	for i, d := range decisions {
-		top, scores, simScores := simTop(t, profile, nodeObjs.Items, d.before, d.pod)
+		top, scores, simScores := simTop(t, profile, nodeObjs.Items, d.before, d.pod, services)
 		if real := realScores[d.pod.Name]; len(real) > 0 {
 			// kube-scheduler skips scoring when one node is feasible; it logged the others.
 			scored++
@@ -293,7 +300,12 @@ func contains(s []string, v string) bool {
 }
 
 func describe(p *corev1.Pod) string {
-	b, _ := json.Marshal(p.Spec.Containers)
+	b, _ := json.Marshal(struct {
+		Labels     map[string]string                 `json:"labels,omitempty"`
+		Containers []corev1.Container                `json:"containers"`
+		Affinity   *corev1.Affinity                  `json:"affinity,omitempty"`
+		Spread     []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	}{p.Labels, p.Spec.Containers, p.Spec.Affinity, p.Spec.TopologySpreadConstraints})
 	return string(b)
 }
 
@@ -359,14 +371,14 @@ func (s *submitAll) Step(sim.Time, sim.Status) ([]*sim.Pod, sim.Time, error) {
 
 // simTop builds the simulator's cluster from the real nodes and the pods bound so far, and
 // returns the nodes with the highest kube-default score for p, and all scores for the log.
-func simTop(t *testing.T, profile scheduler.Profile, nodes []corev1.Node, bound []decision, p *corev1.Pod) ([]string, string, map[string]int64) {
+func simTop(t *testing.T, profile scheduler.Profile, nodes []corev1.Node, bound []decision, p *corev1.Pod, services []*corev1.Service) ([]string, string, map[string]int64) {
 	t.Helper()
 	names := sim.NewNames()
 	specs := simNodes(t, names, nodes)
 	r := &replay{bound: map[string]string{}, target: p.Name}
 	var list submitAll
 	for _, d := range append(bound, decision{pod: p}) {
-		list = append(list, toSim(t, names, d.pod))
+		list = append(list, toSim(t, names, d.pod, services...))
 		r.bound[d.pod.Name] = d.node
 	}
 	fw, err := scheduler.New(profile, names, sim.NewRand(1, 1))
@@ -455,19 +467,30 @@ func loggedScores(t *testing.T, path string) map[string]map[string]int64 {
 }
 
 // toSim converts the pod the API server stored through the simulator's manifest reader, the
-// path `jikken sim` takes for pod manifests.
-func toSim(t *testing.T, names *sim.Names, p *corev1.Pod) *sim.Pod {
+// path `jikken sim` takes for Pod manifests, with the services in the same file.
+func toSim(t *testing.T, names *sim.Names, p *corev1.Pod, services ...*corev1.Service) *sim.Pod {
 	t.Helper()
+	var docs [][]byte
+	for _, svc := range services {
+		b, err := json.Marshal(svc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := kube.ReadPods(b)
+	m, err := kube.Read(bytes.Join(append(docs, b), []byte("\n---\n")))
 	if err != nil {
 		t.Fatalf("read %s: %v", p.Name, err)
 	}
-	sp, err := ks[0].ToSim(names)
+	sp, err := m.Pods[0].ToSim(names)
 	if err != nil {
+		t.Fatalf("convert %s: %v", p.Name, err)
+	}
+	if sp.DefaultSpread, err = m.SpreadSelector(&m.Pods[0]); err != nil {
 		t.Fatalf("convert %s: %v", p.Name, err)
 	}
 	return sp

@@ -30,20 +30,54 @@ type occupant struct {
 }
 
 // preemptionCase is a full cluster and a 4-GPU pod of priority "high" that fits nowhere.
+// occupant and preemptor, if set, change the pods: the preemptor may then be kept out by
+// ports or affinity instead of resources.
 type preemptionCase struct {
 	name      string
 	occupants []occupant
+	occupant  func(i int, p *corev1.Pod)
+	preemptor func(p *corev1.Pod)
 }
 
 // Worked cases of kube-scheduler's choice of the node to preempt on, each on three 4-GPU nodes.
 var preemptionCases = []preemptionCase{
 	// n1 holds two pods of priority -5, n2 one: upstream sums priorities offset by 2^31, so
 	// evicting one pod wins (a plain sum, -10 < -5, would pick n1).
-	{"fewer negative victims", []occupant{{"n1", 2, "minus5", 0}, {"n1", 2, "minus5", 0}, {"n2", 4, "minus5", 0}, {"n3", 4, "ten", 0}}},
+	{"fewer negative victims", []occupant{{"n1", 2, "minus5", 0}, {"n1", 2, "minus5", 0}, {"n2", 4, "minus5", 0}, {"n3", 4, "ten", 0}}, nil, nil},
 	// Lowest highest-victim priority first.
-	{"lowest priority", []occupant{{"n1", 4, "ten", 0}, {"n2", 4, "zero", 0}, {"n3", 4, "ten", 0}}},
+	{"lowest priority", []occupant{{"n1", 4, "ten", 0}, {"n2", 4, "zero", 0}, {"n3", 4, "ten", 0}}, nil, nil},
 	// Equal priorities and counts: the victim that started latest loses the least work.
-	{"latest start", []occupant{{"n1", 4, "zero", 1500 * time.Millisecond}, {"n3", 4, "zero", 1500 * time.Millisecond}, {"n2", 4, "zero", 0}}},
+	{"latest start", []occupant{{"n1", 4, "zero", 1500 * time.Millisecond}, {"n3", 4, "zero", 1500 * time.Millisecond}, {"n2", 4, "zero", 0}}, nil, nil},
+	// A 2-GPU preemptor fits on n1 and n2 but for its anti-affinity to their pods: evicting
+	// n1's pod of priority 0 beats n3's full node of priority 10.
+	{"anti-affinity", []occupant{{"n1", 2, "zero", 0}, {"n2", 2, "ten", 0}, {"n3", 4, "ten", 0}},
+		func(i int, p *corev1.Pod) {
+			if i < 2 {
+				p.Labels["app"] = "a"
+			}
+		},
+		func(p *corev1.Pod) {
+			twoGPUs(p)
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
+				{LabelSelector: selector("app", "a"), TopologyKey: corev1.LabelHostname}}}}
+		}},
+	// The same with host port 80 taken on n1 and n2.
+	{"host port", []occupant{{"n1", 2, "zero", 0}, {"n2", 2, "ten", 0}, {"n3", 4, "ten", 0}},
+		func(i int, p *corev1.Pod) {
+			if i < 2 {
+				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+			}
+		},
+		func(p *corev1.Pod) {
+			twoGPUs(p)
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+		}},
+}
+
+func twoGPUs(p *corev1.Pod) {
+	g := *resource.NewQuantity(2, resource.DecimalSI)
+	p.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = g
+	p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = g
 }
 
 var priorities = map[string]int32{"minus5": -5, "zero": 0, "ten": 10, "high": 1000}
@@ -72,6 +106,9 @@ func TestClusterPreemptionFidelity(t *testing.T) {
 			for i, o := range pc.occupants {
 				p := gpuPod(ns, fmt.Sprintf("o%d", i), o.gpus, o.priority)
 				p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": o.node}
+				if pc.occupant != nil {
+					pc.occupant(i, p)
+				}
 				if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
@@ -79,6 +116,9 @@ func TestClusterPreemptionFidelity(t *testing.T) {
 				time.Sleep(o.pause)
 			}
 			pre := gpuPod(ns, "preemptor", 4, "high")
+			if pc.preemptor != nil {
+				pc.preemptor(pre)
+			}
 			if _, err := c.Client.CoreV1().Pods(ns).Create(ctx, pre, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}

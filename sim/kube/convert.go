@@ -176,6 +176,18 @@ func (p *Pod) ToSim(names *sim.Names) (*sim.Pod, error) {
 		}
 		sp.Affinity = na
 	}
+	sp.HostPorts = p.Spec.hostPorts()
+	if a := p.Spec.Affinity; a != nil {
+		if sp.PodAffinity, err = podAffinityToSim(a.PodAffinity, p.Metadata.Labels, "podAffinity"); err != nil {
+			return nil, err
+		}
+		if sp.PodAntiAffinity, err = podAffinityToSim(a.PodAntiAffinity, p.Metadata.Labels, "podAntiAffinity"); err != nil {
+			return nil, err
+		}
+	}
+	if sp.TopologySpread, err = spreadToSim(p.Spec.TopologySpreadConstraints, p.Metadata.Labels); err != nil {
+		return nil, err
+	}
 	sp.Gang = p.Metadata.Labels[PodGroupLabel]
 	if s, ok := p.Metadata.Annotations[PodGroupSizeAnnotation]; ok {
 		n, err := strconv.Atoi(s)
@@ -258,6 +270,18 @@ func FromSim(p *sim.Pod, names *sim.Names) Pod {
 		}
 		kp.Spec.Affinity = &Affinity{NodeAffinity: na}
 	}
+	if p.PodAffinity != nil || p.PodAntiAffinity != nil {
+		if kp.Spec.Affinity == nil {
+			kp.Spec.Affinity = &Affinity{}
+		}
+		kp.Spec.Affinity.PodAffinity = podAffinityFromSim(p.PodAffinity)
+		kp.Spec.Affinity.PodAntiAffinity = podAffinityFromSim(p.PodAntiAffinity)
+	}
+	for _, hp := range p.HostPorts {
+		c := &kp.Spec.Containers[0]
+		c.Ports = append(c.Ports, ContainerPort{ContainerPort: hp.Port, HostPort: hp.Port, Protocol: hp.Protocol, HostIP: hp.HostIP})
+	}
+	kp.Spec.TopologySpreadConstraints = spreadFromSim(p.TopologySpread)
 	return kp
 }
 

@@ -7,6 +7,17 @@ type ObjectMeta struct {
 	UID         string            `json:"uid,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// OwnerReferences name the pod's controller, whose selector kube-scheduler's default
+	// topology spread uses.
+	OwnerReferences []OwnerReference `json:"ownerReferences,omitempty"`
+}
+
+// OwnerReference mirrors metav1.OwnerReference.
+type OwnerReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Controller *bool  `json:"controller,omitempty"`
 }
 
 // Pod is the subset of v1.Pod the simulator reads and writes.
@@ -30,6 +41,8 @@ type PodSpec struct {
 	PriorityClassName string            `json:"priorityClassName,omitempty"`
 	SchedulerName     string            `json:"schedulerName,omitempty"`
 	Overhead          map[string]string `json:"overhead,omitempty"`
+	// TopologySpreadConstraints mirror v1.TopologySpreadConstraint.
+	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 }
 
 // PodStatus is the subset of v1.PodStatus the simulator writes.
@@ -42,6 +55,19 @@ type Container struct {
 	Name      string               `json:"name,omitempty"`
 	Image     string               `json:"image,omitempty"`
 	Resources ResourceRequirements `json:"resources,omitempty"`
+	Ports     []ContainerPort      `json:"ports,omitempty"`
+	// RestartPolicy Always makes an init container a sidecar, which runs as long as the pod
+	// (its host ports stay bound).
+	RestartPolicy string `json:"restartPolicy,omitempty"`
+}
+
+// ContainerPort mirrors v1.ContainerPort; only ports with a hostPort matter to scheduling.
+type ContainerPort struct {
+	Name          string `json:"name,omitempty"`
+	ContainerPort int32  `json:"containerPort"`
+	HostPort      int32  `json:"hostPort,omitempty"`
+	Protocol      string `json:"protocol,omitempty"`
+	HostIP        string `json:"hostIP,omitempty"`
 }
 
 // ResourceRequirements holds quantities as strings, as the API serialises them.
@@ -59,9 +85,58 @@ type Toleration struct {
 	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
 }
 
-// Affinity mirrors v1.Affinity; only node affinity is modelled.
+// Affinity mirrors v1.Affinity.
 type Affinity struct {
-	NodeAffinity *NodeAffinity `json:"nodeAffinity,omitempty"`
+	NodeAffinity    *NodeAffinity `json:"nodeAffinity,omitempty"`
+	PodAffinity     *PodAffinity  `json:"podAffinity,omitempty"`
+	PodAntiAffinity *PodAffinity  `json:"podAntiAffinity,omitempty"`
+}
+
+// PodAffinity mirrors v1.PodAffinity and v1.PodAntiAffinity, which have the same fields.
+type PodAffinity struct {
+	RequiredDuringSchedulingIgnoredDuringExecution  []PodAffinityTerm         `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
+}
+
+// PodAffinityTerm mirrors v1.PodAffinityTerm.
+type PodAffinityTerm struct {
+	LabelSelector     *LabelSelector `json:"labelSelector,omitempty"`
+	Namespaces        []string       `json:"namespaces,omitempty"`
+	TopologyKey       string         `json:"topologyKey"`
+	NamespaceSelector *LabelSelector `json:"namespaceSelector,omitempty"`
+	MatchLabelKeys    []string       `json:"matchLabelKeys,omitempty"`
+	MismatchLabelKeys []string       `json:"mismatchLabelKeys,omitempty"`
+}
+
+// WeightedPodAffinityTerm mirrors v1.WeightedPodAffinityTerm.
+type WeightedPodAffinityTerm struct {
+	Weight          int32           `json:"weight"`
+	PodAffinityTerm PodAffinityTerm `json:"podAffinityTerm"`
+}
+
+// LabelSelector mirrors metav1.LabelSelector.
+type LabelSelector struct {
+	MatchLabels      map[string]string          `json:"matchLabels,omitempty"`
+	MatchExpressions []LabelSelectorRequirement `json:"matchExpressions,omitempty"`
+}
+
+// LabelSelectorRequirement mirrors metav1.LabelSelectorRequirement.
+type LabelSelectorRequirement struct {
+	Key      string   `json:"key"`
+	Operator string   `json:"operator"`
+	Values   []string `json:"values,omitempty"`
+}
+
+// TopologySpreadConstraint mirrors v1.TopologySpreadConstraint.
+type TopologySpreadConstraint struct {
+	MaxSkew            int32          `json:"maxSkew"`
+	TopologyKey        string         `json:"topologyKey"`
+	WhenUnsatisfiable  string         `json:"whenUnsatisfiable"`
+	LabelSelector      *LabelSelector `json:"labelSelector,omitempty"`
+	MinDomains         *int32         `json:"minDomains,omitempty"`
+	NodeAffinityPolicy *string        `json:"nodeAffinityPolicy,omitempty"`
+	NodeTaintsPolicy   *string        `json:"nodeTaintsPolicy,omitempty"`
+	MatchLabelKeys     []string       `json:"matchLabelKeys,omitempty"`
 }
 
 // NodeAffinity mirrors v1.NodeAffinity.

@@ -774,16 +774,20 @@ func (b *builder) manifests(path string) ([]submitter.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	pods, err := kube.ReadPods(data)
+	m, err := kube.Read(data)
 	if err != nil {
 		return nil, err
 	}
+	pods := m.Pods
 	jobs := make([]submitter.Job, 0, len(pods))
 	gangs := map[string]int{}
 	names := map[string]int{}
 	for i := range pods {
 		sp, err := pods[i].ToSim(b.names)
 		if err != nil {
+			return nil, fmt.Errorf("pod %d (%s): %w", i, pods[i].Metadata.Name, err)
+		}
+		if sp.DefaultSpread, err = m.SpreadSelector(&pods[i]); err != nil {
 			return nil, fmt.Errorf("pod %d (%s): %w", i, pods[i].Metadata.Name, err)
 		}
 		at, err := pods[i].Submit()

@@ -25,7 +25,8 @@ const (
 	UnschedulableAndUnresolvable
 	// Error aborts the simulation.
 	Error
-	// Skip lets a bind plugin pass the pod to the next binder.
+	// Skip lets a bind plugin pass the pod to the next binder; from a pre-filter, it says the
+	// plugin's filter has nothing to check for this pod.
 	Skip
 )
 
@@ -47,6 +48,15 @@ var (
 type State struct {
 	Cluster *sim.Cluster
 	data    map[string]any
+	// removed are pods preemption is weighing as victims: filters treat them as gone.
+	removed []*sim.Pod
+}
+
+// Removed reports whether preemption treats q as gone from its node in this check. A filter
+// that looks at the pods on a node skips these; one that counts pods in its pre-filter
+// implements PreFilterExtensions instead.
+func (s *State) Removed(q *sim.Pod) bool {
+	return len(s.removed) > 0 && slices.Contains(s.removed, q)
 }
 
 // Read returns what a plugin stored under key in this attempt.
@@ -66,6 +76,7 @@ func (s *State) Write(key string, v any) {
 func (s *State) reset(c *sim.Cluster) {
 	s.Cluster = c
 	clear(s.data)
+	s.removed = s.removed[:0]
 }
 
 // Plugin is anything registered at an extension point.
@@ -80,7 +91,8 @@ type QueueSortPlugin interface {
 	Less(a, b *sim.Pod) bool
 }
 
-// PreFilterPlugin checks a pod once per attempt before any node is looked at.
+// PreFilterPlugin checks a pod once per attempt before any node is looked at, and may compute
+// what the plugin's filter needs; returning Skip leaves the plugin's filter out of the attempt.
 type PreFilterPlugin interface {
 	Plugin
 	PreFilter(s *State, p *sim.Pod) *Status
@@ -90,6 +102,14 @@ type PreFilterPlugin interface {
 type FilterPlugin interface {
 	Plugin
 	Filter(s *State, p *sim.Pod, n *sim.Node) *Status
+}
+
+// PreFilterExtensions lets preemption update what a plugin's pre-filter counted when it weighs
+// the node without a pod (RemovePod) and with it again (AddPod), as kube-scheduler's
+// extensions of the same name.
+type PreFilterExtensions interface {
+	RemovePod(s *State, p, gone *sim.Pod, n *sim.Node)
+	AddPod(s *State, p, back *sim.Pod, n *sim.Node)
 }
 
 // ScorePlugin ranks feasible nodes. Scores must end in [0, MaxNodeScore], after NormalizeScore
@@ -165,6 +185,12 @@ const maxExtenderPriority = 10
 type weightedScore struct {
 	plugin ScorePlugin
 	weight int64
+	// The optional interfaces the plugin implements, asserted once in New rather than on
+	// every attempt.
+	skipper    ScoreSkipper
+	preScorer  PreScorer
+	normalizer ScoreNormalizer
+	byRequest  bool
 	// cache holds, per node ID, the last raw score and what it was computed for; it is
 	// used only for RequestScorer plugins.
 	cache []cachedScore
@@ -183,13 +209,24 @@ type ScoreSkipper interface {
 	SkipScore(s *State, p *sim.Pod) bool
 }
 
+// PreScorer is a score plugin that prepares, once per attempt, what its scores need from the
+// feasible nodes (kube-scheduler's PreScore). Returning true skips the plugin for this pod: it
+// would give every node the same score. Score and NormalizeScore follow in the order of nodes.
+type PreScorer interface {
+	PreScore(s *State, p *sim.Pod, nodes []*sim.Node) (skip bool)
+}
+
 // Framework runs one profile: a plugin set per extension point. It implements sim.Scheduler
 // by attempting every pending pod once per pass, in queue-sort order, without head-of-line
 // blocking (like kube-scheduler, which moves an unschedulable pod aside and goes on).
 type Framework struct {
-	queueSort  QueueSortPlugin
-	preFilter  []PreFilterPlugin
-	filter     []FilterPlugin
+	queueSort QueueSortPlugin
+	preFilter []PreFilterPlugin
+	filter    []FilterPlugin
+	// active are the filters of the current attempt (see preFilters); skipped names the
+	// plugins whose pre-filter returned Skip.
+	active     []FilterPlugin
+	skipped    []string
 	score      []weightedScore
 	reserve    []ReservePlugin
 	bind       []BindPlugin
@@ -297,10 +334,8 @@ func (g *gangCycle) Bind(c *sim.Cluster, p *sim.Pod) error {
 func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*sim.Node, error) {
 	st := &f.state
 	st.reset(c)
-	for _, pl := range f.preFilter {
-		if s := pl.PreFilter(st, p); !s.IsSuccess() {
-			return nil, asError(pl, s)
-		}
+	if ok, err := f.preFilters(st, p); !ok {
+		return nil, err
 	}
 	feasible := f.findFeasible(c, st, p)
 	if len(feasible) > 0 && len(f.extenders) > 0 {
@@ -325,7 +360,15 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 				break
 			}
 		}
-		if n == nil || !f.passesFilters(st, p, n) {
+		if n == nil {
+			return nil, nil
+		}
+		// Preemption changed the cluster: what the pre-filters computed (other pods' spread and
+		// affinity) must be computed again before the node is checked.
+		if ok, err := f.preFilters(st, p); !ok {
+			return nil, err
+		}
+		if !f.passesFilters(st, p, n) {
 			return nil, nil
 		}
 	case len(feasible) == 1:
@@ -352,6 +395,32 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 		return n, nil
 	}
 	return n, f.bindPod(c, p, n)
+}
+
+// preFilters runs the pre-filters and sets the filters of this attempt: a filter whose own
+// pre-filter returned Skip is left out, as kube-scheduler does, so plugins that have nothing
+// to check for the pod cost nothing per node. It reports false when a pre-filter rejected the
+// pod, with the error if that was an Error status.
+func (f *Framework) preFilters(st *State, p *sim.Pod) (bool, error) {
+	skipped := f.skipped[:0]
+	for _, pl := range f.preFilter {
+		s := pl.PreFilter(st, p)
+		if s != nil && s.Code == Skip {
+			skipped = append(skipped, pl.Name())
+			continue
+		}
+		if !s.IsSuccess() {
+			return false, asError(pl, s)
+		}
+	}
+	f.skipped = skipped
+	f.active = f.active[:0]
+	for _, pl := range f.filter {
+		if len(skipped) == 0 || !slices.Contains(skipped, pl.Name()) {
+			f.active = append(f.active, pl)
+		}
+	}
+	return true, nil
 }
 
 func asError(pl Plugin, s *Status) error {
@@ -415,7 +484,7 @@ func (f *Framework) passesFilters(st *State, p *sim.Pod, n *sim.Node) bool {
 	if !n.Accepts(p) {
 		return false
 	}
-	for _, pl := range f.filter {
+	for _, pl := range f.active {
 		if !pl.Filter(st, p, n).IsSuccess() {
 			return false
 		}
@@ -532,12 +601,15 @@ func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 	}
 	for i := range f.score {
 		ws := &f.score[i]
-		if sk, ok := ws.plugin.(ScoreSkipper); ok && !f.exhaustive && sk.SkipScore(st, p) {
+		if ws.skipper != nil && !f.exhaustive && ws.skipper.SkipScore(st, p) {
+			continue
+		}
+		if ws.preScorer != nil && ws.preScorer.PreScore(st, p, nodes) {
 			continue
 		}
 		s := slices.Grow(f.scores[i][:0], k)[:k]
 		f.scores[i] = s
-		if _, ok := ws.plugin.(RequestScorer); ok && !f.exhaustive {
+		if ws.byRequest && !f.exhaustive {
 			if n := len(c.Nodes()); len(ws.cache) < n {
 				ws.cache = append(ws.cache, make([]cachedScore, n-len(ws.cache))...)
 			}
@@ -553,8 +625,8 @@ func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 				s[j] = ws.plugin.Score(st, p, n)
 			}
 		}
-		if nz, ok := ws.plugin.(ScoreNormalizer); ok {
-			nz.NormalizeScore(st, p, s)
+		if ws.normalizer != nil {
+			ws.normalizer.NormalizeScore(st, p, s)
 		}
 		for j := range s {
 			f.total[j] += s[j] * ws.weight
@@ -620,10 +692,8 @@ type NodeScore struct {
 func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod) ([]NodeScore, error) {
 	st := &State{}
 	st.reset(c)
-	for _, pl := range f.preFilter {
-		if s := pl.PreFilter(st, p); !s.IsSuccess() {
-			return nil, asError(pl, s)
-		}
+	if ok, err := f.preFilters(st, p); !ok {
+		return nil, err
 	}
 	var nodes []*sim.Node
 	for _, n := range c.Nodes() {

@@ -362,13 +362,19 @@ func (pl *DefaultPreemption) victims(st *State, p *sim.Pod, n *sim.Node) []*sim.
 	if len(lower) == 0 || !p.Requests.Fits(&free) {
 		return nil
 	}
-	for _, f := range pl.fw.filter {
-		if _, isFit := f.(*NodeResourcesFit); isFit {
-			continue
+	// The other filters judge the node without the lower-priority pods, as upstream removes
+	// them from its copy of the node and from the pre-filters' state: a pod that blocks the
+	// preemptor by its ports, affinity or spread may be a victim too.
+	for _, q := range lower {
+		pl.remove(st, p, q, n)
+	}
+	defer func() {
+		for len(st.removed) > 0 {
+			pl.addBack(st, p, st.removed[len(st.removed)-1], n)
 		}
-		if !f.Filter(st, p, n).IsSuccess() {
-			return nil
-		}
+	}()
+	if !pl.otherFilters(st, p, n) {
+		return nil
 	}
 	// Reprieve the most important victims first; among equals, the longest-running ones.
 	slices.SortStableFunc(lower, func(a, b *sim.Pod) int {
@@ -384,12 +390,51 @@ func (pl *DefaultPreemption) victims(st *State, p *sim.Pod, n *sim.Node) []*sim.
 	for _, q := range lower {
 		free.Sub(&q.Requests)
 		if p.Requests.Fits(&free) {
-			continue
+			pl.addBack(st, p, q, n)
+			if pl.otherFilters(st, p, n) {
+				continue
+			}
+			pl.remove(st, p, q, n)
 		}
 		free.Add(&q.Requests)
 		victims = append(victims, q)
 	}
 	return victims
+}
+
+// otherFilters runs the attempt's filters but NodeResourcesFit, whose part victims does with
+// the node's free resources.
+func (pl *DefaultPreemption) otherFilters(st *State, p *sim.Pod, n *sim.Node) bool {
+	for _, f := range pl.fw.active {
+		if _, isFit := f.(*NodeResourcesFit); isFit {
+			continue
+		}
+		if !f.Filter(st, p, n).IsSuccess() {
+			return false
+		}
+	}
+	return true
+}
+
+// remove and addBack take q off node n, or put it back, in the eyes of the attempt's filters.
+func (pl *DefaultPreemption) remove(st *State, p, q *sim.Pod, n *sim.Node) {
+	st.removed = append(st.removed, q)
+	for _, f := range pl.fw.active {
+		if e, ok := f.(PreFilterExtensions); ok {
+			e.RemovePod(st, p, q, n)
+		}
+	}
+}
+
+func (pl *DefaultPreemption) addBack(st *State, p, q *sim.Pod, n *sim.Node) {
+	if i := slices.Index(st.removed, q); i >= 0 {
+		st.removed = slices.Delete(st.removed, i, i+1)
+	}
+	for _, f := range pl.fw.active {
+		if e, ok := f.(PreFilterExtensions); ok {
+			e.AddPod(st, p, q, n)
+		}
+	}
 }
 
 // compareCandidates orders preemption candidates as kube-scheduler's pickOneNodeForPreemption

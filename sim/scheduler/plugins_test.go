@@ -167,7 +167,7 @@ func TestNormalize(t *testing.T) {
 func TestUnknownPluginAndWrongExtensionPoint(t *testing.T) {
 	p := KubeDefault()
 	p.Filter = append(p.Filter, "Nope")
-	if _, err := New(p, sim.NewNames(), sim.NewRand(1, 1)); err == nil || err.Error() != `filter plugin "Nope" is unknown; known plugins: DefaultBinder, DefaultPreemption, NodeAffinity, NodeResourcesBalancedAllocation, NodeResourcesFit, PrioritySort, TaintToleration, UserQuota (a plugin written in Go joins through Profile.Custom; for jikken sim, build jikken with it: cmd/jikken/app.WithSimPlugin)` {
+	if _, err := New(p, sim.NewNames(), sim.NewRand(1, 1)); err == nil || err.Error() != `filter plugin "Nope" is unknown; known plugins: DefaultBinder, DefaultPreemption, InterPodAffinity, NodeAffinity, NodePorts, NodeResourcesBalancedAllocation, NodeResourcesFit, PodTopologySpread, PrioritySort, TaintToleration, UserQuota (a plugin written in Go joins through Profile.Custom; for jikken sim, build jikken with it: cmd/jikken/app.WithSimPlugin)` {
 		t.Errorf("error = %v", err)
 	}
 	p = KubeDefault()

@@ -50,19 +50,24 @@ type Profile struct {
 	Quotas map[string]sim.Resources
 }
 
-// KubeDefault returns the default profile: PrioritySort; NodeResourcesFit (LeastAllocated),
-// NodeResourcesBalancedAllocation, TaintToleration and NodeAffinity with kube-scheduler's
-// default weights (1, 1, 3, 2) and v1.37's score formulas; DefaultPreemption; DefaultBinder.
-// Plugins of the real default profile that need objects the simulator does not model (ports,
-// volumes, inter-pod affinity, topology spread, image locality) are left out; sim/fidelity
-// checks the profile against the real kube-scheduler.
+// KubeDefault returns the default profile: PrioritySort; the filters TaintToleration,
+// NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread and InterPodAffinity; the
+// scores NodeResourcesFit (LeastAllocated), NodeResourcesBalancedAllocation, TaintToleration,
+// NodeAffinity, PodTopologySpread and InterPodAffinity with kube-scheduler's default weights
+// (1, 1, 3, 2, 2, 2) and v1.37's score formulas; DefaultPreemption; DefaultBinder. Plugins of
+// the real default profile that need objects the simulator does not model (volumes, images,
+// Services for the default spread constraints) are left out; sim/fidelity checks the profile
+// against the real kube-scheduler.
 func KubeDefault() Profile {
 	return Profile{
 		QueueSort: PrioritySortName,
-		Filter:    []string{TaintTolerationName, NodeAffinityName, NodeResourcesFitName},
+		PreFilter: []string{NodePortsName, PodTopologySpreadName, InterPodAffinityName},
+		Filter: []string{TaintTolerationName, NodeAffinityName, NodePortsName, NodeResourcesFitName,
+			PodTopologySpreadName, InterPodAffinityName},
 		Score: []PluginRef{
 			{NodeResourcesFitName, 1}, {BalancedAllocationName, 1},
 			{TaintTolerationName, 3}, {NodeAffinityName, 2},
+			{PodTopologySpreadName, 2}, {InterPodAffinityName, 2},
 		},
 		PostFilter:      []string{DefaultPreemptionName},
 		Bind:            []string{DefaultBinderName},
@@ -73,7 +78,8 @@ func KubeDefault() Profile {
 // StockPlugins lists the plugin names New knows without Custom.
 func StockPlugins() []string {
 	return []string{PrioritySortName, NodeResourcesFitName, BalancedAllocationName, TaintTolerationName,
-		NodeAffinityName, DefaultPreemptionName, DefaultBinderName, UserQuotaName}
+		NodeAffinityName, NodePortsName, InterPodAffinityName, PodTopologySpreadName, DefaultPreemptionName,
+		DefaultBinderName, UserQuotaName}
 }
 
 // New builds a framework from a profile. rng breaks score ties; give it its own stream.
@@ -107,6 +113,9 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 		BalancedAllocationName: &BalancedAllocation{Resources: balanced},
 		TaintTolerationName:    &TaintToleration{},
 		NodeAffinityName:       NodeAffinity{},
+		NodePortsName:          NodePorts{},
+		InterPodAffinityName:   &InterPodAffinity{},
+		PodTopologySpreadName:  &PodTopologySpread{},
 		DefaultPreemptionName:  &DefaultPreemption{fw: f},
 		DefaultBinderName:      DefaultBinder{},
 		UserQuotaName:          &UserQuota{Quotas: p.Quotas},
@@ -167,7 +176,13 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 			f.fitFilters = true
 		}
 		f.filter = append(f.filter, x)
+		// A filter that computes its per-attempt state in PreFilter gets it run even when the
+		// profile lists it as a filter only, as kube-scheduler's multiPoint enables both.
+		if pf, ok := pl.(PreFilterPlugin); ok && !slices.Contains(p.PreFilter, n) {
+			f.preFilter = append(f.preFilter, pf)
+		}
 	}
+	f.active = slices.Clone(f.filter)
 	for _, r := range p.Score {
 		pl, err := lookup("score", r.Name)
 		if err != nil {
@@ -184,7 +199,12 @@ func New(p Profile, names *sim.Names, rng *rand.Rand) (*Framework, error) {
 		if w == 0 {
 			w = 1
 		}
-		f.score = append(f.score, weightedScore{plugin: x, weight: w})
+		ws := weightedScore{plugin: x, weight: w}
+		ws.skipper, _ = x.(ScoreSkipper)
+		ws.preScorer, _ = x.(PreScorer)
+		ws.normalizer, _ = x.(ScoreNormalizer)
+		_, ws.byRequest = x.(RequestScorer)
+		f.score = append(f.score, ws)
 	}
 	for _, n := range p.Reserve {
 		pl, err := lookup("reserve", n)
