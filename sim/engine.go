@@ -514,8 +514,10 @@ type Cluster struct {
 	capacity  Resources
 	// gpuIndex[k-1] is a bitset over node IDs of schedulable nodes with at least k whole
 	// GPUs free, kept up to date on every change, so filters can skip full nodes.
-	gpuIndex    [GPUIndexLevels][]uint64
-	maxFree     Resources
+	gpuIndex [GPUIndexLevels][]uint64
+	maxFree  Resources
+	// free holds every schedulable node's free capacity, so TightenMaxFree is cheap.
+	free        freeTree
 	runningPrio map[int32]int
 	userAlloc   map[string]*Resources
 	users       []string
@@ -620,21 +622,10 @@ func (c *Cluster) Capacity() Resources { return c.capacity }
 // bound exact.
 func (c *Cluster) MaxFree() *Resources { return &c.maxFree }
 
-// TightenMaxFree recomputes MaxFree exactly, in O(nodes). The bound only loosens as pods
+// TightenMaxFree makes MaxFree exact, in O(1) (see freeTree). The bound only loosens as pods
 // start, so schedulers call this after a full scan found no node.
 func (c *Cluster) TightenMaxFree() {
-	var m Resources
-	for _, n := range c.nodes {
-		if !n.Schedulable() {
-			continue
-		}
-		for i := range m {
-			if f := n.Capacity[i] - n.Allocated[i]; f > m[i] {
-				m[i] = f
-			}
-		}
-	}
-	c.maxFree = m
+	c.maxFree = c.free.max()
 }
 
 // GPUIndexLevels is how many whole-GPU levels the free-GPU index tracks; nodes with more free
@@ -652,11 +643,16 @@ func (c *Cluster) NodesWithFreeGPUs(k int) []uint64 {
 	return c.gpuIndex[k-1]
 }
 
+// reindex updates the free-GPU index and the free-capacity tree after n's allocation or
+// state changed; every such change passes through here.
 func (c *Cluster) reindex(n *Node) {
 	free := 0
+	var avail Resources
 	if n.Schedulable() {
 		free = int((n.Capacity[GPUIndex] - n.Allocated[GPUIndex]) / Milli)
+		avail = n.Free()
 	}
+	c.free.set(n.ID, &avail)
 	w, bit := n.ID>>6, uint64(1)<<(n.ID&63)
 	for k := range c.gpuIndex {
 		set := c.gpuIndex[k]

@@ -29,6 +29,9 @@ type runOptions struct {
 	timeline string
 	progress bool
 	memory   memoryFlag
+	// cpuProfile and memProfile name pprof files to write (hidden flags, for bench/sim).
+	cpuProfile string
+	memProfile string
 }
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
@@ -82,6 +85,10 @@ spellings '-o OUTDIR', --output-dir and --format still work, with a warning.)`,
 	_ = cmd.RegisterFlagCompletionFunc("timeline-format", cobra.FixedCompletions([]string{"csv", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
 	o.memory.add(cmd)
+	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	cmd.Flags().StringVar(&o.memProfile, "memprofile", "", "write a heap profile, taken after the simulation and before the output files, to this file")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
+	_ = cmd.Flags().MarkHidden("memprofile")
 	return cmd
 }
 
@@ -210,12 +217,24 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed, MaxMemory: limit, Plugins: o.f.SimPlugins, FrameworkPlugins: o.f.FrameworkPlugins}, o.progress)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("create output folder: %w", err)
+	}
+	if o.memProfile != "" {
+		if err := writeHeapProfile(o.memProfile); err != nil {
+			return err
+		}
 	}
 	c := r.built.Engine.Cluster()
 	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
