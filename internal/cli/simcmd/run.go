@@ -134,6 +134,7 @@ type result struct {
 	summary metrics.Summary
 	built   *scenario.Built
 	rec     *metrics.Recorder
+	jobs    []metrics.Job // the pods grouped into jobs, as summarised
 	rows    int
 }
 
@@ -174,7 +175,8 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 		}
 	}
 	wall := time.Since(start).Seconds()
-	s, err := metrics.Summarize(e.Cluster(), rec.Samples)
+	jobs := metrics.Jobs(e.Cluster().Pods())
+	s, err := metrics.SummarizeJobs(e.Cluster(), rec.Samples, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +191,7 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 	if rows == 0 {
 		rows = 2000
 	}
-	return &result{summary: s, built: b, rec: rec, rows: max(rows, 0)}, nil
+	return &result{summary: s, built: b, rec: rec, jobs: jobs, rows: max(rows, 0)}, nil
 }
 
 // memoryHint names the flag that raises the memory cap.
@@ -240,7 +242,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, metrics.Jobs(c.Pods())) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, r.jobs) }); err != nil {
 		return err
 	}
 	rows := metrics.Downsample(r.rec.Samples, r.rows)
