@@ -517,7 +517,10 @@ type Cluster struct {
 	gpuIndex [GPUIndexLevels][]uint64
 	maxFree  Resources
 	// free holds every schedulable node's free capacity, so TightenMaxFree is cheap.
-	free        freeTree
+	free freeTree
+	// nodeFree[i] is node i's capacity minus allocation: one dense array, so filters that
+	// visit thousands of nodes per pod read one cache line per node.
+	nodeFree    []Resources
 	runningPrio map[int32]int
 	userAlloc   map[string]*Resources
 	users       []string
@@ -628,6 +631,10 @@ func (c *Cluster) TightenMaxFree() {
 	c.maxFree = c.free.max()
 }
 
+// NodeFree returns node id's capacity minus its allocation (Node.Free) from a dense array kept
+// up to date on every change. The vector is owned by the cluster.
+func (c *Cluster) NodeFree(id int) *Resources { return &c.nodeFree[id] }
+
 // GPUIndexLevels is how many whole-GPU levels the free-GPU index tracks; nodes with more free
 // GPUs count in every level.
 const GPUIndexLevels = 16
@@ -653,6 +660,10 @@ func (c *Cluster) reindex(n *Node) {
 		avail = n.Free()
 	}
 	c.free.set(n.ID, &avail)
+	for len(c.nodeFree) <= n.ID {
+		c.nodeFree = append(c.nodeFree, Resources{})
+	}
+	c.nodeFree[n.ID] = n.Free()
 	w, bit := n.ID>>6, uint64(1)<<(n.ID&63)
 	for k := range c.gpuIndex {
 		set := c.gpuIndex[k]

@@ -183,6 +183,13 @@ type ScoreSkipper interface {
 	SkipScore(s *State, p *sim.Pod) bool
 }
 
+// FilterSkipper lets a filter plugin declare, before any node is filtered, that it would pass
+// every node for this pod (kube-scheduler's PreFilter returning Skip, which skips the plugin's
+// Filter). The framework leaves such a filter out of the attempt.
+type FilterSkipper interface {
+	SkipFilter(s *State, p *sim.Pod) bool
+}
+
 // Framework runs one profile: a plugin set per extension point. It implements sim.Scheduler
 // by attempting every pending pod once per pass, in queue-sort order, without head-of-line
 // blocking (like kube-scheduler, which moves an unschedulable pod aside and goes on).
@@ -204,10 +211,13 @@ type Framework struct {
 	state    State
 	queue    []*sim.Pod
 	feasible []*sim.Node
-	scores   [][]int64
-	total    []int64
-	gangs    map[string]bool
-	members  []*sim.Pod
+	// active holds the filters of the current attempt: those that did not declare, through
+	// FilterSkipper, that they pass every node.
+	active  []FilterPlugin
+	scores  [][]int64
+	total   []int64
+	gangs   map[string]bool
+	members []*sim.Pod
 	// reqIDs numbers the distinct request vectors seen, so score-cache entries compare one
 	// integer instead of a whole vector.
 	reqIDs map[reqKey]uint32
@@ -302,6 +312,7 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 			return nil, asError(pl, s)
 		}
 	}
+	f.setActive(st, p)
 	feasible := f.findFeasible(c, st, p)
 	if len(feasible) > 0 && len(f.extenders) > 0 {
 		var err error
@@ -411,11 +422,23 @@ func (f *Framework) numFeasibleNodesToFind(all int) int {
 	return NumFeasibleNodesToFind(all, f.percentage)
 }
 
+// setActive picks the filters of p's attempt into f.active.
+func (f *Framework) setActive(st *State, p *sim.Pod) {
+	f.active = f.active[:0]
+	for _, pl := range f.filter {
+		if sk, ok := pl.(FilterSkipper); ok && !f.exhaustive && sk.SkipFilter(st, p) {
+			continue
+		}
+		f.active = append(f.active, pl)
+	}
+}
+
+// passesFilters runs the attempt's filters (f.active) on n.
 func (f *Framework) passesFilters(st *State, p *sim.Pod, n *sim.Node) bool {
 	if !n.Accepts(p) {
 		return false
 	}
-	for _, pl := range f.filter {
+	for _, pl := range f.active {
 		if !pl.Filter(st, p, n).IsSuccess() {
 			return false
 		}
@@ -445,7 +468,7 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 		// Visit only nodes with enough whole GPUs free, in the same circular order from start;
 		// the others would fail NodeResourcesFit, so the feasible list and the next start
 		// index come out as a full scan would leave them.
-		if last := f.scanSet(st, p, nodes, set, start, want); len(f.feasible) >= want {
+		if last := f.scanSet(c, st, p, nodes, set, start, want); len(f.feasible) >= want {
 			processed = (last-start+all)%all + 1
 		}
 	} else {
@@ -467,8 +490,14 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 }
 
 // scanSet filters the nodes in set from start onwards, wrapping around, until want are
-// feasible; it returns the index of the last node visited.
-func (f *Framework) scanSet(st *State, p *sim.Pod, nodes []*sim.Node, set []uint64, start, want int) int {
+// feasible; it returns the index of the last node visited. The nodes in set are schedulable,
+// so when NodeResourcesFit is the only filter left, a node is feasible exactly when the pod's
+// requests fit its free capacity, which the cluster keeps in a dense array.
+func (f *Framework) scanSet(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node, set []uint64, start, want int) int {
+	fitOnly := false
+	if len(f.active) == 1 {
+		_, fitOnly = f.active[0].(*NodeResourcesFit)
+	}
 	last := -1
 	for _, r := range [2][2]int{{start, len(nodes)}, {0, start}} {
 		lo, hi := r[0], r[1]
@@ -484,7 +513,13 @@ func (f *Framework) scanSet(st *State, p *sim.Pod, nodes []*sim.Node, set []uint
 					break
 				}
 				last = i
-				if f.passesFilters(st, p, nodes[i]) {
+				var ok bool
+				if fitOnly {
+					ok = p.Requests.Fits(c.NodeFree(i))
+				} else {
+					ok = f.passesFilters(st, p, nodes[i])
+				}
+				if ok {
 					f.feasible = append(f.feasible, nodes[i])
 					if len(f.feasible) >= want {
 						return last
@@ -625,6 +660,7 @@ func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod) ([]NodeScore, error) {
 			return nil, asError(pl, s)
 		}
 	}
+	f.setActive(st, p)
 	var nodes []*sim.Node
 	for _, n := range c.Nodes() {
 		if f.passesFilters(st, p, n) {
