@@ -521,6 +521,7 @@ type Cluster struct {
 	// nodeFree[i] is node i's capacity minus allocation: one dense array, so filters that
 	// visit thousands of nodes per pod read one cache line per node.
 	nodeFree    []Resources
+	nodeVersion []uint64 // nodeVersion[i] is node i's Version, dense for the same reason
 	runningPrio map[int32]int
 	userAlloc   map[string]*Resources
 	users       []string
@@ -635,6 +636,9 @@ func (c *Cluster) TightenMaxFree() {
 // up to date on every change. The vector is owned by the cluster.
 func (c *Cluster) NodeFree(id int) *Resources { return &c.nodeFree[id] }
 
+// NodeVersion returns node id's Version from a dense array kept up to date on every change.
+func (c *Cluster) NodeVersion(id int) uint64 { return c.nodeVersion[id] }
+
 // GPUIndexLevels is how many whole-GPU levels the free-GPU index tracks; nodes with more free
 // GPUs count in every level.
 const GPUIndexLevels = 16
@@ -662,8 +666,10 @@ func (c *Cluster) reindex(n *Node) {
 	c.free.set(n.ID, &avail)
 	for len(c.nodeFree) <= n.ID {
 		c.nodeFree = append(c.nodeFree, Resources{})
+		c.nodeVersion = append(c.nodeVersion, 0)
 	}
 	c.nodeFree[n.ID] = n.Free()
+	c.nodeVersion[n.ID] = n.Version
 	w, bit := n.ID>>6, uint64(1)<<(n.ID&63)
 	for k := range c.gpuIndex {
 		set := c.gpuIndex[k]

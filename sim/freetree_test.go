@@ -36,7 +36,8 @@ func TestFreeTreeMatchesScan(t *testing.T) {
 	}
 }
 
-// checkedScheduler compares TightenMaxFree with a scan of the nodes before every pass.
+// checkedScheduler compares TightenMaxFree with a scan of the nodes before every pass, and the
+// dense per-node arrays (NodeFree, NodeVersion) with the nodes.
 type checkedScheduler struct {
 	t      *testing.T
 	inner  Scheduler
@@ -47,10 +48,14 @@ func (s *checkedScheduler) Schedule(c *Cluster) error {
 	s.passes++
 	var want Resources
 	for _, n := range c.Nodes() {
+		free := n.Free()
+		if *c.NodeFree(n.ID) != free || c.NodeVersion(n.ID) != n.Version {
+			s.t.Fatalf("at %v: node %s: NodeFree %v, NodeVersion %d; the node has %v free, version %d",
+				c.Now(), n.Name, *c.NodeFree(n.ID), c.NodeVersion(n.ID), free, n.Version)
+		}
 		if !n.Schedulable() {
 			continue
 		}
-		free := n.Free()
 		for k := range want {
 			want[k] = max(want[k], free[k])
 		}
@@ -80,7 +85,7 @@ func (firstFitScheduler) Schedule(c *Cluster) error {
 }
 
 // TestTightenMaxFreeFollowsNodeEvents runs pods through failures, drains, cordons, additions
-// and removals of nodes, and checks the exact bound before every pass.
+// and removals of nodes, and checks the exact bound and the dense arrays before every pass.
 func TestTightenMaxFreeFollowsNodeEvents(t *testing.T) {
 	node := func(name string, gpus int64) NodeSpec {
 		var r Resources

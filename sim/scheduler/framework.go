@@ -211,6 +211,9 @@ type Framework struct {
 	state    State
 	queue    []*sim.Pod
 	feasible []*sim.Node
+	// ids holds the IDs of the feasible nodes, so scoring finds cached scores without
+	// touching each node.
+	ids []int32
 	// active holds the filters of the current attempt: those that did not declare, through
 	// FilterSkipper, that they pass every node.
 	active  []FilterPlugin
@@ -343,7 +346,13 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 		n = feasible[0]
 	default:
 		var err error
-		if n, err = f.selectHost(c, st, p, feasible); err != nil {
+		ids := f.ids
+		if len(f.extenders) > 0 {
+			// The extenders may have dropped nodes.
+			ids = nodeIDs(ids[:0], feasible)
+			f.ids = ids
+		}
+		if n, err = f.selectHost(c, st, p, feasible, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -448,6 +457,7 @@ func (f *Framework) passesFilters(st *State, p *sim.Pod, n *sim.Node) bool {
 
 func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.Node {
 	f.feasible = f.feasible[:0]
+	f.ids = f.ids[:0]
 	nodes := c.Nodes()
 	all := len(nodes)
 	if all == 0 {
@@ -476,6 +486,7 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 			n := nodes[(start+i)%all]
 			if f.passesFilters(st, p, n) {
 				f.feasible = append(f.feasible, n)
+				f.ids = append(f.ids, int32(n.ID))
 				if len(f.feasible) == want {
 					processed = i + 1
 				}
@@ -521,6 +532,7 @@ func (f *Framework) scanSet(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.
 				}
 				if ok {
 					f.feasible = append(f.feasible, nodes[i])
+					f.ids = append(f.ids, int32(i))
 					if len(f.feasible) >= want {
 						return last
 					}
@@ -551,8 +563,16 @@ func (f *Framework) extenderFilter(c *sim.Cluster, p *sim.Pod, nodes []*sim.Node
 	return nodes, nil
 }
 
-// scoreNodes fills f.total with each node's weighted score for p.
-func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node) error {
+// nodeIDs appends the IDs of nodes to ids.
+func nodeIDs(ids []int32, nodes []*sim.Node) []int32 {
+	for _, n := range nodes {
+		ids = append(ids, int32(n.ID))
+	}
+	return ids
+}
+
+// scoreNodes fills f.total with each node's weighted score for p; ids holds the nodes' IDs.
+func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node, ids []int32) error {
 	k := len(nodes)
 	f.total = slices.Grow(f.total[:0], k)[:k]
 	clear(f.total)
@@ -576,10 +596,10 @@ func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 			if n := len(c.Nodes()); len(ws.cache) < n {
 				ws.cache = append(ws.cache, make([]cachedScore, n-len(ws.cache))...)
 			}
-			for j, n := range nodes {
-				e := &ws.cache[n.ID]
-				if e.req != req || e.version != n.Version {
-					*e = cachedScore{version: n.Version, req: req, score: ws.plugin.Score(st, p, n)}
+			for j, id := range ids {
+				e := &ws.cache[id]
+				if v := c.NodeVersion(int(id)); e.req != req || e.version != v {
+					*e = cachedScore{version: v, req: req, score: ws.plugin.Score(st, p, nodes[j])}
 				}
 				s[j] = e.score
 			}
@@ -615,8 +635,8 @@ func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 	return nil
 }
 
-func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node) (*sim.Node, error) {
-	if err := f.scoreNodes(c, st, p, nodes); err != nil {
+func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node, ids []int32) (*sim.Node, error) {
+	if err := f.scoreNodes(c, st, p, nodes, ids); err != nil {
 		return nil, err
 	}
 	return nodes[Best(f.total[:len(nodes)], f.rng)], nil
@@ -676,7 +696,7 @@ func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod) ([]NodeScore, error) {
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	if err := f.scoreNodes(c, st, p, nodes); err != nil {
+	if err := f.scoreNodes(c, st, p, nodes, nodeIDs(nil, nodes)); err != nil {
 		return nil, err
 	}
 	out := make([]NodeScore, len(nodes))
