@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"slices"
@@ -348,12 +349,38 @@ type FTF struct {
 
 // Summarize computes the summary of a finished run.
 func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
-	return SummarizeJobs(c, samples, Jobs(c.Pods()))
+	s := SummarizeJobs(c, samples, Jobs(c.Pods()))
+	d := NewDigest()
+	if err := WritePods(d, c.Pods()); err != nil {
+		return s, err
+	}
+	var err error
+	s.DeterminismHash, err = d.Sum(samples, c.Names())
+	return s, err
+}
+
+// Digest computes Summary.DeterminismHash from the bytes of pods.csv, so a caller that writes
+// pods.csv anyway hashes it on the way instead of formatting a million rows twice.
+type Digest struct{ h hash.Hash }
+
+// NewDigest returns an empty Digest.
+func NewDigest() *Digest { return &Digest{h: sha256.New()} }
+
+// Write takes the next bytes of pods.csv, as WritePods writes them.
+func (d *Digest) Write(b []byte) (int, error) { return d.h.Write(b) }
+
+// Sum adds the full-resolution timeline of samples and returns the hash, hex-encoded.
+func (d *Digest) Sum(samples []sim.Sample, names *sim.Names) (string, error) {
+	if err := WriteTimelineCSV(d.h, Downsample(samples, 0), names); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(d.h.Sum(nil)), nil
 }
 
 // SummarizeJobs is Summarize given Jobs(c.Pods()), for callers that write the jobs too and
-// need not group a million pods twice.
-func SummarizeJobs(c *sim.Cluster, samples []sim.Sample, jobs []Job) (Summary, error) {
+// need not group a million pods twice. It leaves DeterminismHash empty: such callers write
+// pods.csv through a Digest.
+func SummarizeJobs(c *sim.Cluster, samples []sim.Sample, jobs []Job) Summary {
 	pods := c.Pods()
 	st := c.Stats()
 	names := c.Names()
@@ -494,15 +521,7 @@ func SummarizeJobs(c *sim.Cluster, samples []sim.Sample, jobs []Job) (Summary, e
 	}
 	s.FinishTimeFairness.Max = round(s.FinishTimeFairness.Max)
 	s.LostWorkGPUHours = round(s.LostWorkGPUHours)
-	h := sha256.New()
-	if err := WritePods(h, pods); err != nil {
-		return s, err
-	}
-	if err := WriteTimelineCSV(h, Downsample(samples, 0), names); err != nil {
-		return s, err
-	}
-	s.DeterminismHash = hex.EncodeToString(h.Sum(nil))
-	return s, nil
+	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -176,10 +176,8 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 	}
 	wall := time.Since(start).Seconds()
 	jobs := metrics.Jobs(e.Cluster().Pods())
-	s, err := metrics.SummarizeJobs(e.Cluster(), rec.Samples, jobs)
-	if err != nil {
-		return nil, err
-	}
+	// The determinism hash is left to the caller that writes pods.csv (see runRun).
+	s := metrics.SummarizeJobs(e.Cluster(), rec.Samples, jobs)
 	s.Scenario, s.Scheduler, s.Seed = sc.Name, b.Scheduler, b.Seed
 	s.WallSeconds = round3(wall)
 	if wall > 0 {
@@ -239,10 +237,19 @@ func runRun(ctx context.Context, o *runOptions) error {
 		}
 	}
 	c := r.built.Engine.Cluster()
-	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
+	// jobs.csv first, so the jobs can go before a million pod rows are formatted.
+	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, r.jobs) }); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, r.jobs) }); err != nil {
+	r.jobs = nil
+	// pods.csv is hashed as it is written: the determinism hash covers its bytes.
+	digest := metrics.NewDigest()
+	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error {
+		return metrics.WritePods(io.MultiWriter(w, digest), c.Pods())
+	}); err != nil {
+		return err
+	}
+	if r.summary.DeterminismHash, err = digest.Sum(r.rec.Samples, c.Names()); err != nil {
 		return err
 	}
 	rows := metrics.Downsample(r.rec.Samples, r.rows)
