@@ -111,6 +111,17 @@ func TestJobsInterleavedGangMembers(t *testing.T) {
 			t.Fatalf("jobs %q, want %q", got, want)
 		}
 	}
+	k := 0
+	for j := range EachJob(c.Pods()) {
+		if j.Name != jobs[k].Name || len(j.Pods) != len(jobs[k].Pods) || j.JCT() != jobs[k].JCT() {
+			t.Fatalf("EachJob's job %d is %s (%d pods, JCT %v); Jobs has %s (%d pods, JCT %v)",
+				k, j.Name, len(j.Pods), j.JCT(), jobs[k].Name, len(jobs[k].Pods), jobs[k].JCT())
+		}
+		k++
+	}
+	if k != len(jobs) {
+		t.Fatalf("EachJob yields %d jobs, Jobs %d", k, len(jobs))
+	}
 	_ = append(jobs[1].Pods, jobs[0].Pods[0])
 	if jobs[2].Pods[0].Name != "b" {
 		t.Fatalf("appending to a's pods changed b's to %s", jobs[2].Pods[0].Name)

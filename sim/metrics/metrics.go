@@ -49,23 +49,33 @@ func WritePods(w io.Writer, pods []*sim.Pod) error {
 		return err
 	}
 	row := make([]string, len(PodHeader))
+	var c cells
 	for _, p := range pods {
-		node := p.LastNode
-		wait, jct, slow := "", "", ""
+		// The numeric cells, from submit_s on, in header order.
+		c.reset()
+		c.secs(p.Submit)
+		c.secs(p.FirstStart)
+		c.secs(p.End)
+		wait, jct := sim.Time(-1), sim.Time(-1)
 		if p.FirstStart >= 0 {
-			wait = secs(p.Wait())
+			wait = p.Wait()
 		}
 		if p.Phase == sim.Succeeded {
-			jct = secs(p.End - p.Submit)
-			if p.Duration > 0 {
-				slow = strconv.FormatFloat(float64(p.End-p.Submit)/float64(p.Duration), 'f', 4, 64)
-			}
+			jct = p.End - p.Submit
 		}
-		row = append(row[:0], p.Name, p.Namespace, p.User, p.Gang, p.Phase.String(), node, secs(p.Submit),
-			secs(p.FirstStart), secs(p.End), wait, jct, secs(p.Duration), slow, strconv.Itoa(p.Preemptions),
-			strconv.Itoa(p.Restarts), secs(p.LostWork), strconv.Itoa(int(p.Priority)),
-			sim.FormatQuantity(p.Requests[sim.CPUIndex]), sim.FormatQuantity(p.Requests[sim.MemoryIndex]),
-			sim.FormatQuantity(p.Requests[sim.GPUIndex]))
+		c.secs(wait)
+		c.secs(jct)
+		c.secs(p.Duration)
+		hasSlow := p.Phase == sim.Succeeded && p.Duration > 0
+		c.float(float64(p.End-p.Submit)/float64(p.Duration), 4, hasSlow)
+		c.int(p.Preemptions)
+		c.int(p.Restarts)
+		c.secs(p.LostWork)
+		c.int(int(p.Priority))
+		c.quantity(p.Requests[sim.CPUIndex])
+		c.quantity(p.Requests[sim.MemoryIndex])
+		c.quantity(p.Requests[sim.GPUIndex])
+		row = c.strings(append(row[:0], p.Name, p.Namespace, p.User, p.Gang, p.Phase.String(), p.LastNode))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -349,7 +359,7 @@ type FTF struct {
 
 // Summarize computes the summary of a finished run.
 func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
-	s := SummarizeJobs(c, samples, Jobs(c.Pods()))
+	s := SummarizeUnhashed(c, samples)
 	d := NewDigest()
 	if err := WritePods(d, c.Pods()); err != nil {
 		return s, err
@@ -377,10 +387,9 @@ func (d *Digest) Sum(samples []sim.Sample, names *sim.Names) (string, error) {
 	return hex.EncodeToString(d.h.Sum(nil)), nil
 }
 
-// SummarizeJobs is Summarize given Jobs(c.Pods()), for callers that write the jobs too and
-// need not group a million pods twice. It leaves DeterminismHash empty: such callers write
-// pods.csv through a Digest.
-func SummarizeJobs(c *sim.Cluster, samples []sim.Sample, jobs []Job) Summary {
+// SummarizeUnhashed is Summarize without DeterminismHash, for callers that write pods.csv
+// anyway and hash it on the way with a Digest.
+func SummarizeUnhashed(c *sim.Cluster, samples []sim.Sample) Summary {
 	pods := c.Pods()
 	st := c.Stats()
 	names := c.Names()
@@ -417,7 +426,11 @@ func SummarizeJobs(c *sim.Cluster, samples []sim.Sample, jobs []Job) Summary {
 	}
 	s.PodJCT, s.PodWait, s.PodSlowdown = summarise(podJCT), summarise(podWait), summarise(podSlow)
 	podJCT, podWait, podSlow = nil, nil, nil
-	s.Jobs = len(jobs)
+	// The jobs are visited one at a time, twice, rather than held: a million of them take
+	// 200 MB.
+	gangs := groupGangs(pods)
+	jobs := gangs.each(pods)
+	s.Jobs = gangs.jobs
 	type acc struct {
 		jct, wait, slow []float64
 		jobs, succeeded int
@@ -425,15 +438,15 @@ func SummarizeJobs(c *sim.Cluster, samples []sim.Sample, jobs []Job) Summary {
 		ftfJCT, ftfIso  float64
 	}
 	users := map[string]*acc{}
-	jct := make([]float64, 0, len(jobs))
-	wait := make([]float64, 0, len(jobs))
-	slow := make([]float64, 0, len(jobs))
+	jct := make([]float64, 0, s.Jobs)
+	wait := make([]float64, 0, s.Jobs)
+	slow := make([]float64, 0, s.Jobs)
 	capGPU := float64(c.Capacity()[sim.GPUIndex]) / sim.Milli
-	for i := range jobs {
-		u := users[jobs[i].User]
+	for j := range jobs {
+		u := users[j.User]
 		if u == nil {
 			u = &acc{}
-			users[jobs[i].User] = u
+			users[j.User] = u
 		}
 		u.jobs++
 	}
@@ -442,8 +455,7 @@ func SummarizeJobs(c *sim.Cluster, samples []sim.Sample, jobs []Job) Summary {
 		u.wait = make([]float64, 0, u.jobs)
 		u.slow = make([]float64, 0, u.jobs)
 	}
-	for i := range jobs {
-		j := &jobs[i]
+	for j := range jobs {
 		u := users[j.User]
 		for _, p := range j.Pods {
 			u.gpu += p.Attained / sim.Milli

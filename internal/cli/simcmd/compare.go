@@ -119,7 +119,7 @@ func plotComparison(o *compareOptions, labels []string, runs []*result) error {
 	var util, pending []simplot.Series
 	for i, r := range runs {
 		js, ws := simplot.Sample{Name: labels[i]}, simplot.Sample{Name: labels[i]}
-		for _, j := range r.jobs {
+		for _, j := range metrics.Jobs(r.built.Engine.Cluster().Pods()) {
 			if t := j.JCT(); t >= 0 {
 				js.Values = append(js.Values, t.Seconds())
 			}

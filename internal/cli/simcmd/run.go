@@ -134,7 +134,6 @@ type result struct {
 	summary metrics.Summary
 	built   *scenario.Built
 	rec     *metrics.Recorder
-	jobs    []metrics.Job // the pods grouped into jobs, as summarised
 	rows    int
 }
 
@@ -175,9 +174,8 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 		}
 	}
 	wall := time.Since(start).Seconds()
-	jobs := metrics.Jobs(e.Cluster().Pods())
 	// The determinism hash is left to the caller that writes pods.csv (see runRun).
-	s := metrics.SummarizeJobs(e.Cluster(), rec.Samples, jobs)
+	s := metrics.SummarizeUnhashed(e.Cluster(), rec.Samples)
 	s.Scenario, s.Scheduler, s.Seed = sc.Name, b.Scheduler, b.Seed
 	s.WallSeconds = round3(wall)
 	if wall > 0 {
@@ -189,7 +187,7 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 	if rows == 0 {
 		rows = 2000
 	}
-	return &result{summary: s, built: b, rec: rec, jobs: jobs, rows: max(rows, 0)}, nil
+	return &result{summary: s, built: b, rec: rec, rows: max(rows, 0)}, nil
 }
 
 // memoryHint names the flag that raises the memory cap.
@@ -237,11 +235,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 		}
 	}
 	c := r.built.Engine.Cluster()
-	// jobs.csv first, so the jobs can go before a million pod rows are formatted.
-	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, r.jobs) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobSeq(w, metrics.EachJob(c.Pods())) }); err != nil {
 		return err
 	}
-	r.jobs = nil
 	// pods.csv is hashed as it is written: the determinism hash covers its bytes.
 	digest := metrics.NewDigest()
 	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error {
