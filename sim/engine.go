@@ -514,8 +514,14 @@ type Cluster struct {
 	capacity  Resources
 	// gpuIndex[k-1] is a bitset over node IDs of schedulable nodes with at least k whole
 	// GPUs free, kept up to date on every change, so filters can skip full nodes.
-	gpuIndex    [GPUIndexLevels][]uint64
-	maxFree     Resources
+	gpuIndex [GPUIndexLevels][]uint64
+	maxFree  Resources
+	// free holds every schedulable node's free capacity, so TightenMaxFree is cheap.
+	free freeTree
+	// nodeFree[i] is node i's capacity minus allocation: one dense array, so filters that
+	// visit thousands of nodes per pod read one cache line per node.
+	nodeFree    []Resources
+	nodeVersion []uint64 // nodeVersion[i] is node i's Version, dense for the same reason
 	runningPrio map[int32]int
 	userAlloc   map[string]*Resources
 	users       []string
@@ -621,22 +627,18 @@ func (c *Cluster) Capacity() Resources { return c.capacity }
 // bound exact.
 func (c *Cluster) MaxFree() *Resources { return &c.maxFree }
 
-// TightenMaxFree recomputes MaxFree exactly, in O(nodes). The bound only loosens as pods
+// TightenMaxFree makes MaxFree exact, in O(1) (see freeTree). The bound only loosens as pods
 // start, so schedulers call this after a full scan found no node.
 func (c *Cluster) TightenMaxFree() {
-	var m Resources
-	for _, n := range c.nodes {
-		if !n.Schedulable() {
-			continue
-		}
-		for i := range m {
-			if f := n.Capacity[i] - n.Allocated[i]; f > m[i] {
-				m[i] = f
-			}
-		}
-	}
-	c.maxFree = m
+	c.maxFree = c.free.max()
 }
+
+// NodeFree returns node id's capacity minus its allocation (Node.Free) from a dense array kept
+// up to date on every change. The vector is owned by the cluster.
+func (c *Cluster) NodeFree(id int) *Resources { return &c.nodeFree[id] }
+
+// NodeVersion returns node id's Version from a dense array kept up to date on every change.
+func (c *Cluster) NodeVersion(id int) uint64 { return c.nodeVersion[id] }
 
 // GPUIndexLevels is how many whole-GPU levels the free-GPU index tracks; nodes with more free
 // GPUs count in every level.
@@ -653,11 +655,22 @@ func (c *Cluster) NodesWithFreeGPUs(k int) []uint64 {
 	return c.gpuIndex[k-1]
 }
 
+// reindex updates the free-GPU index and the free-capacity tree after n's allocation or
+// state changed; every such change passes through here.
 func (c *Cluster) reindex(n *Node) {
 	free := 0
+	var avail Resources
 	if n.Schedulable() {
 		free = int((n.Capacity[GPUIndex] - n.Allocated[GPUIndex]) / Milli)
+		avail = n.Free()
 	}
+	c.free.set(n.ID, &avail)
+	for len(c.nodeFree) <= n.ID {
+		c.nodeFree = append(c.nodeFree, Resources{})
+		c.nodeVersion = append(c.nodeVersion, 0)
+	}
+	c.nodeFree[n.ID] = n.Free()
+	c.nodeVersion[n.ID] = n.Version
 	w, bit := n.ID>>6, uint64(1)<<(n.ID&63)
 	for k := range c.gpuIndex {
 		set := c.gpuIndex[k]
@@ -879,7 +892,7 @@ func (c *Cluster) place(p *Pod, n *Node) {
 	c.reindex(n)
 	c.trackAffinity(p, n, 1)
 	p.Node = n
-	p.nodeSlot = len(n.pods)
+	p.nodeSlot = int32(len(n.pods))
 	n.pods = append(n.pods, p)
 }
 
@@ -1043,7 +1056,7 @@ func (c *Cluster) failPod(p *Pod) {
 	c.stats.Restarts++
 	p.failures++
 	defer c.breakGang(p.grp, false, false)
-	if p.failures > c.podFailure.MaxRetries {
+	if int(p.failures) > c.podFailure.MaxRetries {
 		p.Phase = Failed
 		p.End = c.now
 		c.stats.Finished++
@@ -1055,7 +1068,7 @@ func (c *Cluster) failPod(p *Pod) {
 	p.Phase = Backoff
 	c.backoff++
 	d := c.podFailure.Backoff
-	for i := 1; i < p.failures && (c.podFailure.MaxBackoff <= 0 || d < c.podFailure.MaxBackoff); i++ {
+	for i := 1; i < int(p.failures) && (c.podFailure.MaxBackoff <= 0 || d < c.podFailure.MaxBackoff); i++ {
 		d *= 2
 	}
 	if c.podFailure.MaxBackoff > 0 {

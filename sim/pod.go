@@ -63,7 +63,6 @@ type Pod struct {
 	// State, owned by the engine.
 	ID     int   // submission order, from 0
 	Submit Time  // when the pod entered the queue the first time
-	Phase  Phase // current phase
 	Node   *Node // the node running (or reserving resources for) the pod
 	// LastNode names the node of the latest run, kept after the pod stops.
 	LastNode    string
@@ -80,15 +79,18 @@ type Pod struct {
 	// Ran is the time run so far over all runs, kept or lost, excluding the current run;
 	// RanAt gives the total including it.
 	Ran Time
+	// Phase is the current phase. It sits with the flags below so that a pod takes 384 bytes
+	// (a smaller allocation class) rather than 392: a run holds a million pods.
+	Phase Phase
 
 	assumed  bool
 	held     bool   // assumed past the end of a pass, waiting for the rest of its gang
 	parked   bool   // assumed past the end of a pass, waiting in its scheduler's Permit step
-	grp      *Gang  // the pod's gang, or nil
-	nodeSlot int    // index in Node.pods
-	gen      uint32 // bumps on every start and stop so stale finish events are ignored
 	queued   bool   // in the pending slice
-	failures int    // pod failures so far, for the retry budget
+	gen      uint32 // bumps on every start and stop so stale finish events are ignored
+	grp      *Gang  // the pod's gang, or nil
+	nodeSlot int32  // index in Node.pods
+	failures int32  // pod failures so far, for the retry budget
 }
 
 // Remaining returns the work still to do.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -199,11 +200,23 @@ func ParseQuantity(s string) (int64, error) {
 }
 
 // FormatQuantity renders milli-units as a plain decimal ("2", "0.5", "17179869184").
-func FormatQuantity(m int64) string {
+func FormatQuantity(m int64) string { return string(AppendQuantity(nil, m)) }
+
+// AppendQuantity appends FormatQuantity(m) to b, for writers of a million rows that format
+// without allocating.
+func AppendQuantity(b []byte, m int64) []byte {
 	if m%Milli == 0 {
-		return fmt.Sprint(m / Milli)
+		return strconv.AppendInt(b, m/Milli, 10)
 	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", float64(m)/Milli), "0"), ".")
+	n := len(b)
+	b = strconv.AppendFloat(b, float64(m)/Milli, 'f', 3, 64)
+	for len(b) > n && b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	for len(b) > n && b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // Units converts milli-units to units as a float, for reports.

@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestParseQuantity(t *testing.T) {
 	cases := []struct {
@@ -95,6 +99,28 @@ func TestParseDuration(t *testing.T) {
 	for _, bad := range []string{"-1", "soon", "1x", "-1h"} {
 		if _, err := ParseDuration(bad); err == nil {
 			t.Errorf("ParseDuration(%q) succeeded", bad)
+		}
+	}
+}
+
+// FormatQuantity appends without fmt now; it must write what fmt wrote.
+func TestFormatQuantityMatchesFmt(t *testing.T) {
+	old := func(m int64) string {
+		if m%Milli == 0 {
+			return fmt.Sprint(m / Milli)
+		}
+		return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", float64(m)/Milli), "0"), ".")
+	}
+	ms := []int64{17179869184 * Milli, 512 << 30 * Milli, 1<<62 - 1, -(1 << 62)}
+	for m := int64(-3000); m <= 3000; m++ {
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
+		if got, want := FormatQuantity(m), old(m); got != want {
+			t.Errorf("FormatQuantity(%d) = %q, fmt gives %q", m, got, want)
+		}
+		if got := string(AppendQuantity([]byte("x"), m)); got != "x"+old(m) {
+			t.Errorf("AppendQuantity(x, %d) = %q", m, got)
 		}
 	}
 }

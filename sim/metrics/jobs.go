@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"io"
+	"iter"
 	"strconv"
 
 	"github.com/jikken-dev/jikken/internal/safecsv"
@@ -74,24 +75,84 @@ func (j *Job) Slowdown() float64 {
 	return float64(j.JCT()) / float64(j.Duration)
 }
 
-// Jobs groups pods into jobs, ordered by their first pod's submission.
+// Jobs groups pods into jobs, ordered by their first pod's submission. It sizes its slices
+// before filling them (one of jobs, one holding every job's pods): a run of a million jobs
+// otherwise spends more memory on growing slices than on the jobs.
 func Jobs(pods []*sim.Pod) []Job {
-	var jobs []Job
-	gang := map[*sim.Gang]int{}
+	g := groupGangs(pods)
+	jobs := make([]Job, 0, g.jobs)
+	members := make([]*sim.Pod, 0, len(pods))
+	for j := range g.each(pods) {
+		k := len(members)
+		members = append(members, j.Pods...)
+		jobs = append(jobs, *j)
+		// A full slice expression, so appending to one job's pods cannot overwrite the next's.
+		jobs[len(jobs)-1].Pods = members[k:len(members):len(members)]
+	}
+	return jobs
+}
+
+// EachJob yields the jobs of Jobs(pods) in the same order, one at a time, in a Job value
+// that is reused: it is valid until the next one. Summaries and jobs.csv of a million jobs
+// need no slice of them.
+func EachJob(pods []*sim.Pod) iter.Seq[*Job] {
+	return groupGangs(pods).each(pods)
+}
+
+// gangs holds the members of every gang among some pods, and how many jobs the pods form.
+type gangs struct {
+	members map[*sim.Gang][]*sim.Pod
+	jobs    int
+}
+
+func groupGangs(pods []*sim.Pod) gangs {
+	g := gangs{members: map[*sim.Gang][]*sim.Pod{}}
 	for _, p := range pods {
-		g := p.Group()
-		i, ok := gang[g]
-		if g == nil || !ok {
-			i = len(jobs)
-			name := p.Name
-			if g != nil {
-				name = g.Name()
-				gang[g] = i
-			}
-			jobs = append(jobs, Job{Name: name, User: p.User, Submit: p.Submit, FirstStart: -1, Priority: p.Priority})
+		grp := p.Group()
+		if grp == nil {
+			g.jobs++
+			continue
 		}
-		j := &jobs[i]
-		j.Pods = append(j.Pods, p)
+		if _, ok := g.members[grp]; !ok {
+			g.jobs++
+		}
+		g.members[grp] = append(g.members[grp], p)
+	}
+	return g
+}
+
+// each yields one job per pod on its own and one per gang, at its first member.
+func (g gangs) each(pods []*sim.Pod) iter.Seq[*Job] {
+	return func(yield func(*Job) bool) {
+		var j Job
+		var one [1]*sim.Pod
+		for _, p := range pods {
+			members := one[:]
+			if grp := p.Group(); grp != nil {
+				members = g.members[grp]
+				if members[0] != p {
+					continue
+				}
+			} else {
+				one[0] = p
+			}
+			j.fill(members)
+			if !yield(&j) {
+				return
+			}
+		}
+	}
+}
+
+// fill makes j the job of members (in submission order), reusing j's storage.
+func (j *Job) fill(members []*sim.Pod) {
+	p := members[0]
+	name := p.Name
+	if g := p.Group(); g != nil {
+		name = g.Name()
+	}
+	*j = Job{Name: name, User: p.User, Pods: members, Submit: p.Submit, FirstStart: -1, Priority: p.Priority}
+	for _, p := range members {
 		j.Submit = min(j.Submit, p.Submit)
 		if p.FirstStart >= 0 && (j.FirstStart < 0 || p.FirstStart < j.FirstStart) {
 			j.FirstStart = p.FirstStart
@@ -102,10 +163,7 @@ func Jobs(pods []*sim.Pod) []Job {
 		j.LostGPUSeconds += float64(p.Requests[sim.GPUIndex]) / sim.Milli * p.LostWork.Seconds()
 		j.Requests.Add(&p.Requests)
 	}
-	for i := range jobs {
-		jobs[i].settle()
-	}
-	return jobs
+	j.settle()
 }
 
 // settle derives the job's phase and end from its members.
@@ -146,22 +204,41 @@ var JobHeader = []string{"name", "user", "pods", "phase", "submit_s", "start_s",
 
 // WriteJobs writes one CSV row per job.
 func WriteJobs(w io.Writer, jobs []Job) error {
+	return WriteJobSeq(w, func(yield func(*Job) bool) {
+		for i := range jobs {
+			if !yield(&jobs[i]) {
+				return
+			}
+		}
+	})
+}
+
+// WriteJobSeq writes one CSV row per job of jobs, such as EachJob(pods).
+func WriteJobSeq(w io.Writer, jobs iter.Seq[*Job]) error {
 	cw := safecsv.NewWriter(w)
 	if err := cw.Write(JobHeader); err != nil {
 		return err
 	}
 	row := make([]string, len(JobHeader))
-	for i := range jobs {
-		j := &jobs[i]
-		slow := ""
-		if s := j.Slowdown(); s >= 0 {
-			slow = strconv.FormatFloat(s, 'f', 4, 64)
-		}
-		row = append(row[:0], j.Name, j.User, strconv.Itoa(len(j.Pods)), j.Phase.String(), secs(j.Submit),
-			secs(j.FirstStart), secs(j.End), secs(j.Wait()), secs(j.JCT()), secs(j.Duration), slow,
-			strconv.Itoa(j.Preemptions), strconv.Itoa(j.Restarts), f3(j.LostGPUSeconds), strconv.Itoa(int(j.Priority)),
-			sim.FormatQuantity(j.Requests[sim.CPUIndex]), sim.FormatQuantity(j.Requests[sim.MemoryIndex]),
-			sim.FormatQuantity(j.Requests[sim.GPUIndex]))
+	var c cells
+	for j := range jobs {
+		c.reset()
+		c.secs(j.Submit)
+		c.secs(j.FirstStart)
+		c.secs(j.End)
+		c.secs(j.Wait())
+		c.secs(j.JCT())
+		c.secs(j.Duration)
+		slow := j.Slowdown()
+		c.float(slow, 4, slow >= 0)
+		c.int(j.Preemptions)
+		c.int(j.Restarts)
+		c.float(j.LostGPUSeconds, 3, true)
+		c.int(int(j.Priority))
+		c.quantity(j.Requests[sim.CPUIndex])
+		c.quantity(j.Requests[sim.MemoryIndex])
+		c.quantity(j.Requests[sim.GPUIndex])
+		row = c.strings(append(row[:0], j.Name, j.User, strconv.Itoa(len(j.Pods)), j.Phase.String()))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -81,3 +81,49 @@ func TestJobsCountGangsOnce(t *testing.T) {
 		t.Errorf("jobs.csv differs from %s (run with -update to accept):\n%s", golden, buf.String())
 	}
 }
+
+// Gang members submitted apart, with other pods between them, still form one job with its
+// pods in submission order; each job's pods are a slice of their own, so appending to one
+// job's pods leaves the next job's alone.
+func TestJobsInterleavedGangMembers(t *testing.T) {
+	trace := []submitter.Job{
+		{Name: "g-0", User: "bob", Submit: 0, Duration: 100, GPU: 4 * sim.Milli, Gang: "g", GangSize: 2},
+		{Name: "a", User: "alice", Submit: 1, Duration: 10, GPU: sim.Milli},
+		{Name: "b", User: "alice", Submit: 2, Duration: 10, GPU: sim.Milli},
+		{Name: "g-1", User: "bob", Submit: 3, Duration: 100, GPU: 4 * sim.Milli, Gang: "g", GangSize: 2},
+	}
+	c := runJobs(t, trace)
+	jobs := Jobs(c.Pods())
+	var got []string
+	for _, j := range jobs {
+		s := j.Name + ":"
+		for _, p := range j.Pods {
+			s += " " + p.Name
+		}
+		got = append(got, s)
+	}
+	want := []string{"g: g-0 g-1", "a: a", "b: b"}
+	if len(got) != len(want) {
+		t.Fatalf("jobs %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("jobs %q, want %q", got, want)
+		}
+	}
+	k := 0
+	for j := range EachJob(c.Pods()) {
+		if j.Name != jobs[k].Name || len(j.Pods) != len(jobs[k].Pods) || j.JCT() != jobs[k].JCT() {
+			t.Fatalf("EachJob's job %d is %s (%d pods, JCT %v); Jobs has %s (%d pods, JCT %v)",
+				k, j.Name, len(j.Pods), j.JCT(), jobs[k].Name, len(jobs[k].Pods), jobs[k].JCT())
+		}
+		k++
+	}
+	if k != len(jobs) {
+		t.Fatalf("EachJob yields %d jobs, Jobs %d", k, len(jobs))
+	}
+	_ = append(jobs[1].Pods, jobs[0].Pods[0])
+	if jobs[2].Pods[0].Name != "b" {
+		t.Fatalf("appending to a's pods changed b's to %s", jobs[2].Pods[0].Name)
+	}
+}

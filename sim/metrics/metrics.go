@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"slices"
@@ -48,23 +49,33 @@ func WritePods(w io.Writer, pods []*sim.Pod) error {
 		return err
 	}
 	row := make([]string, len(PodHeader))
+	var c cells
 	for _, p := range pods {
-		node := p.LastNode
-		wait, jct, slow := "", "", ""
+		// The numeric cells, from submit_s on, in header order.
+		c.reset()
+		c.secs(p.Submit)
+		c.secs(p.FirstStart)
+		c.secs(p.End)
+		wait, jct := sim.Time(-1), sim.Time(-1)
 		if p.FirstStart >= 0 {
-			wait = secs(p.Wait())
+			wait = p.Wait()
 		}
 		if p.Phase == sim.Succeeded {
-			jct = secs(p.End - p.Submit)
-			if p.Duration > 0 {
-				slow = strconv.FormatFloat(float64(p.End-p.Submit)/float64(p.Duration), 'f', 4, 64)
-			}
+			jct = p.End - p.Submit
 		}
-		row = append(row[:0], p.Name, p.Namespace, p.User, p.Gang, p.Phase.String(), node, secs(p.Submit),
-			secs(p.FirstStart), secs(p.End), wait, jct, secs(p.Duration), slow, strconv.Itoa(p.Preemptions),
-			strconv.Itoa(p.Restarts), secs(p.LostWork), strconv.Itoa(int(p.Priority)),
-			sim.FormatQuantity(p.Requests[sim.CPUIndex]), sim.FormatQuantity(p.Requests[sim.MemoryIndex]),
-			sim.FormatQuantity(p.Requests[sim.GPUIndex]))
+		c.secs(wait)
+		c.secs(jct)
+		c.secs(p.Duration)
+		hasSlow := p.Phase == sim.Succeeded && p.Duration > 0
+		c.float(float64(p.End-p.Submit)/float64(p.Duration), 4, hasSlow)
+		c.int(p.Preemptions)
+		c.int(p.Restarts)
+		c.secs(p.LostWork)
+		c.int(int(p.Priority))
+		c.quantity(p.Requests[sim.CPUIndex])
+		c.quantity(p.Requests[sim.MemoryIndex])
+		c.quantity(p.Requests[sim.GPUIndex])
+		row = c.strings(append(row[:0], p.Name, p.Namespace, p.User, p.Gang, p.Phase.String(), p.LastNode))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -348,12 +359,46 @@ type FTF struct {
 
 // Summarize computes the summary of a finished run.
 func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
+	s := SummarizeUnhashed(c, samples)
+	d := NewDigest()
+	if err := WritePods(d, c.Pods()); err != nil {
+		return s, err
+	}
+	var err error
+	s.DeterminismHash, err = d.Sum(samples, c.Names())
+	return s, err
+}
+
+// Digest computes Summary.DeterminismHash from the bytes of pods.csv, so a caller that writes
+// pods.csv anyway hashes it on the way instead of formatting a million rows twice.
+type Digest struct{ h hash.Hash }
+
+// NewDigest returns an empty Digest.
+func NewDigest() *Digest { return &Digest{h: sha256.New()} }
+
+// Write takes the next bytes of pods.csv, as WritePods writes them.
+func (d *Digest) Write(b []byte) (int, error) { return d.h.Write(b) }
+
+// Sum adds the full-resolution timeline of samples and returns the hash, hex-encoded.
+func (d *Digest) Sum(samples []sim.Sample, names *sim.Names) (string, error) {
+	if err := WriteTimelineCSV(d.h, Downsample(samples, 0), names); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(d.h.Sum(nil)), nil
+}
+
+// SummarizeUnhashed is Summarize without DeterminismHash, for callers that write pods.csv
+// anyway and hash it on the way with a Digest.
+func SummarizeUnhashed(c *sim.Cluster, samples []sim.Sample) Summary {
 	pods := c.Pods()
 	st := c.Stats()
 	names := c.Names()
 	s := Summary{Pods: len(pods), Events: st.Events, SchedulingPasses: st.Passes, Preemptions: st.Preemptions,
 		Restarts: st.Restarts, GangTimeouts: st.GangTimeouts, Allocation: map[string]float64{}, Users: map[string]UserSummary{}}
-	var podJCT, podWait, podSlow []float64
+	// Sized up front: appending a million values would allocate about twice as much.
+	podJCT := make([]float64, 0, len(pods))
+	podWait := make([]float64, 0, len(pods))
+	podSlow := make([]float64, 0, len(pods))
 	var end sim.Time
 	for _, p := range pods {
 		switch p.Phase {
@@ -380,8 +425,12 @@ func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
 		s.LostWorkGPUHours += float64(p.Requests[sim.GPUIndex]) / sim.Milli * p.LostWork.Seconds() / 3600
 	}
 	s.PodJCT, s.PodWait, s.PodSlowdown = summarise(podJCT), summarise(podWait), summarise(podSlow)
-	jobs := Jobs(pods)
-	s.Jobs = len(jobs)
+	podJCT, podWait, podSlow = nil, nil, nil
+	// The jobs are visited one at a time, twice, rather than held: a million of them take
+	// 200 MB.
+	gangs := groupGangs(pods)
+	jobs := gangs.each(pods)
+	s.Jobs = gangs.jobs
 	type acc struct {
 		jct, wait, slow []float64
 		jobs, succeeded int
@@ -389,17 +438,25 @@ func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
 		ftfJCT, ftfIso  float64
 	}
 	users := map[string]*acc{}
-	var jct, wait, slow []float64
+	jct := make([]float64, 0, s.Jobs)
+	wait := make([]float64, 0, s.Jobs)
+	slow := make([]float64, 0, s.Jobs)
 	capGPU := float64(c.Capacity()[sim.GPUIndex]) / sim.Milli
-	for i := range jobs {
-		if users[jobs[i].User] == nil {
-			users[jobs[i].User] = &acc{}
-		}
-	}
-	for i := range jobs {
-		j := &jobs[i]
+	for j := range jobs {
 		u := users[j.User]
+		if u == nil {
+			u = &acc{}
+			users[j.User] = u
+		}
 		u.jobs++
+	}
+	for _, u := range users {
+		u.jct = make([]float64, 0, u.jobs)
+		u.wait = make([]float64, 0, u.jobs)
+		u.slow = make([]float64, 0, u.jobs)
+	}
+	for j := range jobs {
+		u := users[j.User]
 		for _, p := range j.Pods {
 			u.gpu += p.Attained / sim.Milli
 		}
@@ -476,15 +533,7 @@ func Summarize(c *sim.Cluster, samples []sim.Sample) (Summary, error) {
 	}
 	s.FinishTimeFairness.Max = round(s.FinishTimeFairness.Max)
 	s.LostWorkGPUHours = round(s.LostWorkGPUHours)
-	h := sha256.New()
-	if err := WritePods(h, pods); err != nil {
-		return s, err
-	}
-	if err := WriteTimelineCSV(h, Downsample(samples, 0), names); err != nil {
-		return s, err
-	}
-	s.DeterminismHash = hex.EncodeToString(h.Sum(nil))
-	return s, nil
+	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -216,6 +216,13 @@ type PreScorer interface {
 	PreScore(s *State, p *sim.Pod, nodes []*sim.Node) (skip bool)
 }
 
+// FilterSkipper lets a filter plugin declare, before any node is filtered, that it would pass
+// every node for this pod (kube-scheduler's PreFilter returning Skip, which skips the plugin's
+// Filter). The framework leaves such a filter out of the attempt.
+type FilterSkipper interface {
+	SkipFilter(s *State, p *sim.Pod) bool
+}
+
 // Framework runs one profile: a plugin set per extension point. It implements sim.Scheduler
 // by attempting every pending pod once per pass, in queue-sort order, without head-of-line
 // blocking (like kube-scheduler, which moves an unschedulable pod aside and goes on).
@@ -223,9 +230,7 @@ type Framework struct {
 	queueSort QueueSortPlugin
 	preFilter []PreFilterPlugin
 	filter    []FilterPlugin
-	// active are the filters of the current attempt (see preFilters); skipped names the
-	// plugins whose pre-filter returned Skip.
-	active     []FilterPlugin
+	// skipped names the plugins whose pre-filter returned Skip for the current attempt.
 	skipped    []string
 	score      []weightedScore
 	reserve    []ReservePlugin
@@ -241,10 +246,16 @@ type Framework struct {
 	state    State
 	queue    []*sim.Pod
 	feasible []*sim.Node
-	scores   [][]int64
-	total    []int64
-	gangs    map[string]bool
-	members  []*sim.Pod
+	// ids holds the IDs of the feasible nodes, so scoring finds cached scores without
+	// touching each node.
+	ids []int32
+	// active holds the filters of the current attempt: those whose pre-filter did not return
+	// Skip and that did not declare, through FilterSkipper, that they pass every node.
+	active  []FilterPlugin
+	scores  [][]int64
+	total   []int64
+	gangs   map[string]bool
+	members []*sim.Pod
 	// reqIDs numbers the distinct request vectors seen, so score-cache entries compare one
 	// integer instead of a whole vector.
 	reqIDs map[reqKey]uint32
@@ -337,6 +348,7 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 	if ok, err := f.preFilters(st, p); !ok {
 		return nil, err
 	}
+	f.setActive(st, p)
 	feasible := f.findFeasible(c, st, p)
 	if len(feasible) > 0 && len(f.extenders) > 0 {
 		var err error
@@ -368,6 +380,7 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 		if ok, err := f.preFilters(st, p); !ok {
 			return nil, err
 		}
+		f.setActive(st, p)
 		if !f.passesFilters(st, p, n) {
 			return nil, nil
 		}
@@ -375,7 +388,13 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 		n = feasible[0]
 	default:
 		var err error
-		if n, err = f.selectHost(c, st, p, feasible); err != nil {
+		ids := f.ids
+		if len(f.extenders) > 0 {
+			// The extenders may have dropped nodes.
+			ids = nodeIDs(ids[:0], feasible)
+			f.ids = ids
+		}
+		if n, err = f.selectHost(c, st, p, feasible, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -397,9 +416,9 @@ func (f *Framework) scheduleOne(c *sim.Cluster, p *sim.Pod, reserveOnly bool) (*
 	return n, f.bindPod(c, p, n)
 }
 
-// preFilters runs the pre-filters and sets the filters of this attempt: a filter whose own
-// pre-filter returned Skip is left out, as kube-scheduler does, so plugins that have nothing
-// to check for the pod cost nothing per node. It reports false when a pre-filter rejected the
+// preFilters runs the pre-filters and notes those that returned Skip: setActive leaves their
+// filters out, as kube-scheduler does, so plugins that have nothing to check for the pod cost
+// nothing per node. It reports false when a pre-filter rejected the
 // pod, with the error if that was an Error status.
 func (f *Framework) preFilters(st *State, p *sim.Pod) (bool, error) {
 	skipped := f.skipped[:0]
@@ -414,12 +433,6 @@ func (f *Framework) preFilters(st *State, p *sim.Pod) (bool, error) {
 		}
 	}
 	f.skipped = skipped
-	f.active = f.active[:0]
-	for _, pl := range f.filter {
-		if len(skipped) == 0 || !slices.Contains(skipped, pl.Name()) {
-			f.active = append(f.active, pl)
-		}
-	}
 	return true, nil
 }
 
@@ -480,6 +493,21 @@ func (f *Framework) numFeasibleNodesToFind(all int) int {
 	return NumFeasibleNodesToFind(all, f.percentage)
 }
 
+// setActive picks the filters of p's attempt into f.active.
+func (f *Framework) setActive(st *State, p *sim.Pod) {
+	f.active = f.active[:0]
+	for _, pl := range f.filter {
+		if len(f.skipped) > 0 && slices.Contains(f.skipped, pl.Name()) {
+			continue
+		}
+		if sk, ok := pl.(FilterSkipper); ok && !f.exhaustive && sk.SkipFilter(st, p) {
+			continue
+		}
+		f.active = append(f.active, pl)
+	}
+}
+
+// passesFilters runs the attempt's filters (f.active) on n.
 func (f *Framework) passesFilters(st *State, p *sim.Pod, n *sim.Node) bool {
 	if !n.Accepts(p) {
 		return false
@@ -494,6 +522,7 @@ func (f *Framework) passesFilters(st *State, p *sim.Pod, n *sim.Node) bool {
 
 func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.Node {
 	f.feasible = f.feasible[:0]
+	f.ids = f.ids[:0]
 	nodes := c.Nodes()
 	all := len(nodes)
 	if all == 0 {
@@ -514,7 +543,7 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 		// Visit only nodes with enough whole GPUs free, in the same circular order from start;
 		// the others would fail NodeResourcesFit, so the feasible list and the next start
 		// index come out as a full scan would leave them.
-		if last := f.scanSet(st, p, nodes, set, start, want); len(f.feasible) >= want {
+		if last := f.scanSet(c, st, p, nodes, set, start, want); len(f.feasible) >= want {
 			processed = (last-start+all)%all + 1
 		}
 	} else {
@@ -522,6 +551,7 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 			n := nodes[(start+i)%all]
 			if f.passesFilters(st, p, n) {
 				f.feasible = append(f.feasible, n)
+				f.ids = append(f.ids, int32(n.ID))
 				if len(f.feasible) == want {
 					processed = i + 1
 				}
@@ -536,8 +566,14 @@ func (f *Framework) findFeasible(c *sim.Cluster, st *State, p *sim.Pod) []*sim.N
 }
 
 // scanSet filters the nodes in set from start onwards, wrapping around, until want are
-// feasible; it returns the index of the last node visited.
-func (f *Framework) scanSet(st *State, p *sim.Pod, nodes []*sim.Node, set []uint64, start, want int) int {
+// feasible; it returns the index of the last node visited. The nodes in set are schedulable,
+// so when NodeResourcesFit is the only filter left, a node is feasible exactly when the pod's
+// requests fit its free capacity, which the cluster keeps in a dense array.
+func (f *Framework) scanSet(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node, set []uint64, start, want int) int {
+	fitOnly := false
+	if len(f.active) == 1 {
+		_, fitOnly = f.active[0].(*NodeResourcesFit)
+	}
 	last := -1
 	for _, r := range [2][2]int{{start, len(nodes)}, {0, start}} {
 		lo, hi := r[0], r[1]
@@ -553,8 +589,15 @@ func (f *Framework) scanSet(st *State, p *sim.Pod, nodes []*sim.Node, set []uint
 					break
 				}
 				last = i
-				if f.passesFilters(st, p, nodes[i]) {
+				var ok bool
+				if fitOnly {
+					ok = p.Requests.Fits(c.NodeFree(i))
+				} else {
+					ok = f.passesFilters(st, p, nodes[i])
+				}
+				if ok {
 					f.feasible = append(f.feasible, nodes[i])
+					f.ids = append(f.ids, int32(i))
 					if len(f.feasible) >= want {
 						return last
 					}
@@ -585,8 +628,16 @@ func (f *Framework) extenderFilter(c *sim.Cluster, p *sim.Pod, nodes []*sim.Node
 	return nodes, nil
 }
 
-// scoreNodes fills f.total with each node's weighted score for p.
-func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node) error {
+// nodeIDs appends the IDs of nodes to ids.
+func nodeIDs(ids []int32, nodes []*sim.Node) []int32 {
+	for _, n := range nodes {
+		ids = append(ids, int32(n.ID))
+	}
+	return ids
+}
+
+// scoreNodes fills f.total with each node's weighted score for p; ids holds the nodes' IDs.
+func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node, ids []int32) error {
 	k := len(nodes)
 	f.total = slices.Grow(f.total[:0], k)[:k]
 	clear(f.total)
@@ -613,10 +664,10 @@ func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 			if n := len(c.Nodes()); len(ws.cache) < n {
 				ws.cache = append(ws.cache, make([]cachedScore, n-len(ws.cache))...)
 			}
-			for j, n := range nodes {
-				e := &ws.cache[n.ID]
-				if e.req != req || e.version != n.Version {
-					*e = cachedScore{version: n.Version, req: req, score: ws.plugin.Score(st, p, n)}
+			for j, id := range ids {
+				e := &ws.cache[id]
+				if v := c.NodeVersion(int(id)); e.req != req || e.version != v {
+					*e = cachedScore{version: v, req: req, score: ws.plugin.Score(st, p, nodes[j])}
 				}
 				s[j] = e.score
 			}
@@ -652,8 +703,8 @@ func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 	return nil
 }
 
-func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node) (*sim.Node, error) {
-	if err := f.scoreNodes(c, st, p, nodes); err != nil {
+func (f *Framework) selectHost(c *sim.Cluster, st *State, p *sim.Pod, nodes []*sim.Node, ids []int32) (*sim.Node, error) {
+	if err := f.scoreNodes(c, st, p, nodes, ids); err != nil {
 		return nil, err
 	}
 	return nodes[Best(f.total[:len(nodes)], f.rng)], nil
@@ -695,6 +746,7 @@ func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod) ([]NodeScore, error) {
 	if ok, err := f.preFilters(st, p); !ok {
 		return nil, err
 	}
+	f.setActive(st, p)
 	var nodes []*sim.Node
 	for _, n := range c.Nodes() {
 		if f.passesFilters(st, p, n) {
@@ -710,7 +762,7 @@ func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod) ([]NodeScore, error) {
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	if err := f.scoreNodes(c, st, p, nodes); err != nil {
+	if err := f.scoreNodes(c, st, p, nodes, nodeIDs(nil, nodes)); err != nil {
 		return nil, err
 	}
 	out := make([]NodeScore, len(nodes))

@@ -179,27 +179,43 @@ func balance(fr []float64) int64 {
 // TaintToleration filters nodes with NoSchedule/NoExecute taints the pod does not tolerate and
 // prefers nodes with fewer intolerable PreferNoSchedule taints.
 type TaintToleration struct {
-	// seen counts the nodes checked for soft taints; node taints never change after creation,
-	// so only new nodes need a look.
+	// seen counts the nodes checked for taints; node taints never change after creation, so
+	// only new nodes need a look. anySoft and anyHard record PreferNoSchedule taints and
+	// NoSchedule or NoExecute ones among them.
 	seen    int
 	anySoft bool
+	anyHard bool
 }
 
 // Name implements Plugin.
 func (*TaintToleration) Name() string { return TaintTolerationName }
 
-// SkipScore implements ScoreSkipper: without PreferNoSchedule taints anywhere, every node
-// scores the same.
-func (pl *TaintToleration) SkipScore(st *State, _ *sim.Pod) bool {
-	nodes := st.Cluster.Nodes()
+// look notes the taints of nodes created since the last look.
+func (pl *TaintToleration) look(c *sim.Cluster) {
+	nodes := c.Nodes()
 	for ; pl.seen < len(nodes); pl.seen++ {
 		for _, t := range nodes[pl.seen].Taints {
 			if t.Effect == sim.PreferNoSchedule {
 				pl.anySoft = true
+			} else {
+				pl.anyHard = true
 			}
 		}
 	}
+}
+
+// SkipScore implements ScoreSkipper: without PreferNoSchedule taints anywhere, every node
+// scores the same.
+func (pl *TaintToleration) SkipScore(st *State, _ *sim.Pod) bool {
+	pl.look(st.Cluster)
 	return !pl.anySoft
+}
+
+// SkipFilter implements FilterSkipper: without NoSchedule or NoExecute taints anywhere,
+// every node passes.
+func (pl *TaintToleration) SkipFilter(st *State, _ *sim.Pod) bool {
+	pl.look(st.Cluster)
+	return !pl.anyHard
 }
 
 // Filter implements FilterPlugin.
@@ -237,6 +253,10 @@ func (NodeAffinity) Name() string { return NodeAffinityName }
 func (NodeAffinity) SkipScore(_ *State, p *sim.Pod) bool {
 	return p.Affinity == nil || len(p.Affinity.Preferred) == 0
 }
+
+// SkipFilter implements FilterSkipper: a pod without a node selector or required terms
+// matches every node.
+func (NodeAffinity) SkipFilter(_ *State, p *sim.Pod) bool { return !p.Constrained() }
 
 // Filter implements FilterPlugin.
 func (NodeAffinity) Filter(_ *State, p *sim.Pod, n *sim.Node) *Status {

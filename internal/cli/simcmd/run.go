@@ -29,6 +29,9 @@ type runOptions struct {
 	timeline string
 	progress bool
 	memory   memoryFlag
+	// cpuProfile and memProfile name pprof files to write (hidden flags, for bench/sim).
+	cpuProfile string
+	memProfile string
 }
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
@@ -82,6 +85,10 @@ spellings '-o OUTDIR', --output-dir and --format still work, with a warning.)`,
 	_ = cmd.RegisterFlagCompletionFunc("timeline-format", cobra.FixedCompletions([]string{"csv", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&o.progress, "progress", true, "draw a progress bar when stderr is a terminal")
 	o.memory.add(cmd)
+	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	cmd.Flags().StringVar(&o.memProfile, "memprofile", "", "write a heap profile, taken after the simulation and before the output files, to this file")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
+	_ = cmd.Flags().MarkHidden("memprofile")
 	return cmd
 }
 
@@ -167,10 +174,8 @@ func simulate(ctx context.Context, f *cmdutil.Factory, sc *scenario.Scenario, op
 		}
 	}
 	wall := time.Since(start).Seconds()
-	s, err := metrics.Summarize(e.Cluster(), rec.Samples)
-	if err != nil {
-		return nil, err
-	}
+	// The determinism hash is left to the caller that writes pods.csv (see runRun).
+	s := metrics.SummarizeUnhashed(e.Cluster(), rec.Samples)
 	s.Scenario, s.Scheduler, s.Seed = sc.Name, b.Scheduler, b.Seed
 	s.WallSeconds = round3(wall)
 	if wall > 0 {
@@ -210,6 +215,13 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed, MaxMemory: limit, Plugins: o.f.SimPlugins, FrameworkPlugins: o.f.FrameworkPlugins}, o.progress)
 	if err != nil {
 		return err
@@ -217,11 +229,23 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("create output folder: %w", err)
 	}
+	if o.memProfile != "" {
+		if err := writeHeapProfile(o.memProfile); err != nil {
+			return err
+		}
+	}
 	c := r.built.Engine.Cluster()
-	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error { return metrics.WritePods(w, c.Pods()) }); err != nil {
+	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobSeq(w, metrics.EachJob(c.Pods())) }); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(o.dir, "jobs.csv"), func(w io.Writer) error { return metrics.WriteJobs(w, metrics.Jobs(c.Pods())) }); err != nil {
+	// pods.csv is hashed as it is written: the determinism hash covers its bytes.
+	digest := metrics.NewDigest()
+	if err := writeFile(filepath.Join(o.dir, "pods.csv"), func(w io.Writer) error {
+		return metrics.WritePods(io.MultiWriter(w, digest), c.Pods())
+	}); err != nil {
+		return err
+	}
+	if r.summary.DeterminismHash, err = digest.Sum(r.rec.Samples, c.Names()); err != nil {
 		return err
 	}
 	rows := metrics.Downsample(r.rec.Samples, r.rows)
