@@ -166,6 +166,10 @@ type Backend struct {
 // outpace the rate limit unless a create takes the API server a quarter of a second.
 const maxCreating = 128
 
+// MaxStarts implements runner.StartLimiter: beyond the Starts that may create a Job at once, the
+// runner keeps the attempts in its queue rather than a goroutine each waiting here.
+func (b *Backend) MaxStarts() int { return maxCreating }
+
 // adoptee is a live Job of an earlier runner, and the attempt it runs.
 type adoptee struct {
 	job     string
@@ -189,9 +193,11 @@ type runInfo struct {
 }
 
 var (
-	_ runner.Backend = (*Backend)(nil)
-	_ runner.Checker = (*Backend)(nil)
-	_ runner.Adopter = (*Backend)(nil)
+	_ runner.Backend      = (*Backend)(nil)
+	_ runner.Checker      = (*Backend)(nil)
+	_ runner.Adopter      = (*Backend)(nil)
+	_ runner.StartLimiter = (*Backend)(nil)
+	_ runner.Notifier     = (*process)(nil)
 )
 
 // New connects to the cluster of cfg.Kubeconfig (without a request yet: Check makes the first).
@@ -340,9 +346,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	b.mu.Unlock()
 	if ok {
 		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted.job, "attempt", adopted.attempt)
-		p := w.attach(adopted.job, a)
-		p.seen = true // it was listed live: its disappearance is an end, not a lag of the cache
-		return p, nil
+		return w.attach(adopted.job, a, true).begin(), nil
 	}
 	select {
 	case b.creating <- struct{}{}:
@@ -358,12 +362,12 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	if err != nil {
 		return nil, err
 	}
-	p := w.attach(job.Name, a)
+	p := w.attach(job.Name, a, false)
 	created, err := b.createJob(ctx, job)
 	if apierrors.IsAlreadyExists(err) {
 		// The same attempt of the same run: it is ours, watch it.
 		if !a.Trial.Service {
-			return p, nil
+			return p.begin(), nil
 		}
 		created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
 	}
@@ -379,7 +383,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 			return nil, b.explain("create the Service that names service trial "+a.Trial.Name, err)
 		}
 	}
-	return p, nil
+	return p.begin(), nil
 }
 
 // createJob creates the Job, again after a short wait while the API server cannot take it: a

@@ -66,7 +66,7 @@ func attempt(t *testing.T, run string, tr experiment.Trial, n int) *runner.Attem
 
 func newFake(t *testing.T) (*Backend, *fake.Clientset, store.Blob) {
 	t.Helper()
-	return newFakeWaiting(t, 50*time.Millisecond)
+	return newFakeWaiting(t, time.Hour)
 }
 
 // newFakeWaiting is newFake with pending Jobs failed after pending (no Job controller runs).
@@ -817,4 +817,35 @@ func TestStartsOfARunReadItsManifestOnce(t *testing.T) {
 	if n := blob.n.Load(); n != 1 {
 		t.Errorf("50 Starts of one run read its manifest %d times, want once", n)
 	}
+}
+
+// TestNotifyTellsOfTheEnd: the runner holds no goroutine on a running attempt; the watch's
+// dispatcher calls what Notify was given once the Job has ended (at once for an attempt that
+// ended before), and Wait then returns how it ended.
+func TestNotifyTellsOfTheEnd(t *testing.T) {
+	b, cs, _ := newFakeWaiting(t, time.Hour)
+	pa, ja := start(t, b, cs, attempt(t, "r1", trial("a"), 1))
+	pb, jb := start(t, b, cs, attempt(t, "r1", trial("b"), 1))
+	ended := make(chan string, 2)
+	pa.(runner.Notifier).Notify(func() { ended <- "a" })
+	pb.(runner.Notifier).Notify(func() { ended <- "b" })
+	addPod(t, cs, jb, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: mainContainer,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}}}})
+	setJobCondition(t, cs, jb, batchv1.JobFailed, "BackoffLimitExceeded")
+	if got := <-ended; got != "b" {
+		t.Fatalf("%s notified, want b: only b's Job ended", got)
+	}
+	if e := wait(t, pb); e.Code != 3 {
+		t.Errorf("b: exit %+v, want code 3", e)
+	}
+	setJobCondition(t, cs, ja, batchv1.JobComplete, "")
+	if got := <-ended; got != "a" {
+		t.Fatalf("%s notified, want a", got)
+	}
+	if e := wait(t, pa); e.Code != 0 || e.Err != nil {
+		t.Errorf("a: exit %+v, want success", e)
+	}
+	late := make(chan struct{})
+	pa.(runner.Notifier).Notify(func() { close(late) })
+	<-late
 }

@@ -23,7 +23,8 @@ import (
 )
 
 // runWatch follows the Jobs and pods of one run through two informers (one list and one watch
-// each, whatever the number of trials) and wakes the process each event concerns.
+// each, whatever the number of trials) and has one goroutine, the dispatcher, look again at
+// each process an event concerns: no goroutine waits on an attempt (see dispatch).
 type runWatch struct {
 	b      *Backend
 	jobs   cache.SharedIndexInformer
@@ -35,6 +36,12 @@ type runWatch struct {
 	// gone are the Jobs the watch saw deleted: one deleted (by 'jikken kill' or a resumed
 	// runner) before this runner's first look at it is still a Job that ended.
 	gone map[string]bool
+
+	// dirty are the processes to evaluate, each once however often it was poked; kick tells
+	// the dispatcher there are some.
+	dmu   sync.Mutex
+	dirty []*process
+	kick  chan struct{}
 }
 
 const byJob = "job"
@@ -49,7 +56,8 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	sel := RunSelector(run)
 	f := informers.NewSharedInformerFactoryWithOptions(b.client, 0, informers.WithNamespace(b.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
-	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(), procs: map[string]*process{}, gone: map[string]bool{}}
+	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(),
+		procs: map[string]*process{}, gone: map[string]bool{}, kick: make(chan struct{}, 1)}
 	// The caches hold what evaluate, note and failure read, not whole objects: a 10,000-trial
 	// run keeps 10,000 Jobs and pods until their TTL, and their pod specs (the trial's command,
 	// environment and params, twice), labels and managed fields are most of their size.
@@ -124,6 +132,7 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.cancel = cancel
+	go w.dispatch(wctx)
 	f.Start(wctx.Done())
 	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 		if !ok {
@@ -167,6 +176,37 @@ func slimPod(obj any) (any, error) {
 	}, nil
 }
 
+// dispatch evaluates the processes that were poked, in turn, until ctx is done. Evaluating
+// reads only the watch's caches, so one goroutine keeps up with every attempt of a run; what
+// needs the API server (deleting a Job that cannot run, reading a failed pod's log) is left to
+// Wait, which the runner calls from a goroutine of the attempt's once it has ended. A goroutine
+// per running attempt, blocked until its Job ends, held about 8 KB of stack each: 80 MB at
+// -j 10000.
+func (w *runWatch) dispatch(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.kick:
+		}
+		for {
+			w.dmu.Lock()
+			batch := w.dirty
+			w.dirty = nil
+			for _, p := range batch {
+				p.dirty = false
+			}
+			w.dmu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			for _, p := range batch {
+				p.step()
+			}
+		}
+	}
+}
+
 func (w *runWatch) wake(name string) {
 	w.mu.Lock()
 	p := w.procs[name]
@@ -202,18 +242,32 @@ func (w *runWatch) note(pod *corev1.Pod) {
 	}
 }
 
-func (w *runWatch) attach(name string, a *runner.Attempt) *process {
-	p := &process{w: w, name: name, a: a, wake: make(chan struct{}, 1), done: make(chan struct{}), started: time.Now()}
+// attach makes the process of the attempt whose Job is name, which the watch follows from
+// now on and evaluates once begin is called. seen: the Job was listed live, so its
+// disappearance is an end, not a lag of the cache (a re-attached attempt).
+func (w *runWatch) attach(name string, a *runner.Attempt, seen bool) *process {
+	p := &process{w: w, name: name, a: a, seen: seen, done: make(chan struct{}), started: time.Now()}
 	w.mu.Lock()
 	w.procs[name] = p
 	w.mu.Unlock()
+	return p
+}
+
+// begin lets the dispatcher evaluate p: its Job exists (Start has returned it), so a Job
+// missing from the cache or without pods is no longer a create still on its way.
+func (p *process) begin() *process {
+	p.begun.Store(true)
 	p.poke()
 	return p
 }
 
+// detach forgets the process of Job name, whose Start failed: it is not evaluated again.
 func (w *runWatch) detach(name string) {
 	w.mu.Lock()
-	delete(w.procs, name)
+	if p := w.procs[name]; p != nil {
+		p.over = true
+		delete(w.procs, name)
+	}
 	w.mu.Unlock()
 }
 
@@ -241,16 +295,29 @@ type process struct {
 	w       *runWatch
 	name    string
 	a       *runner.Attempt
-	wake    chan struct{}
-	done    chan struct{}
+	done    chan struct{} // closed once exit is set
 	started time.Time
 
+	begun   atomic.Bool // see begin
+	stopped atomic.Bool
+	deleted atomic.Bool // our delete has returned
+
+	// Read and written by the dispatcher alone (and by Wait once done is closed).
 	seen      bool // the Job has been in the informer's cache
-	stopped   atomic.Bool
-	deleted   atomic.Bool // our delete has returned
 	noPodSeen time.Time
 	failSeen  time.Time
 	timer     *time.Timer
+	exit      runner.Exit
+	// abandoned, when set, is why a Job that cannot run is given up: Wait deletes the Job and
+	// calls it for the attempt's error (it may read the Job's events).
+	abandoned func() error
+
+	// dirty: queued for the dispatcher. Guarded by w.dmu.
+	dirty bool
+	// over: the attempt has ended (or its Start failed); notify is called once it has. Guarded
+	// by w.mu.
+	over   bool
+	notify func()
 	// lost is why a pod of this Job was evicted (its DisruptionTarget condition), kept
 	// because the pod may be gone from the cache when the Job fails. Guarded by w.mu.
 	lost string
@@ -260,10 +327,63 @@ type process struct {
 	final *batchv1.Job
 }
 
+// poke asks the dispatcher to evaluate p again.
 func (p *process) poke() {
+	w := p.w
+	w.dmu.Lock()
+	if !p.dirty {
+		p.dirty = true
+		w.dirty = append(w.dirty, p)
+	}
+	w.dmu.Unlock()
 	select {
-	case p.wake <- struct{}{}:
+	case w.kick <- struct{}{}:
 	default:
+	}
+}
+
+// step evaluates p for the dispatcher and, once the attempt has ended, records how, forgets
+// the process and tells whoever waits.
+func (p *process) step() {
+	w := p.w
+	w.mu.Lock()
+	over := p.over
+	w.mu.Unlock()
+	if over || !p.begun.Load() {
+		return
+	}
+	exit, ended := p.evaluate()
+	if !ended {
+		return
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.exit = exit
+	w.mu.Lock()
+	p.over = true
+	if w.procs[p.name] == p {
+		delete(w.procs, p.name)
+	}
+	notify := p.notify
+	w.mu.Unlock()
+	close(p.done)
+	if notify != nil {
+		notify()
+	}
+}
+
+// Notify implements runner.Notifier: f is called once the watch has seen the attempt end.
+func (p *process) Notify(f func()) {
+	w := p.w
+	w.mu.Lock()
+	over := p.over
+	if !over {
+		p.notify = f
+	}
+	w.mu.Unlock()
+	if over {
+		f()
 	}
 }
 
@@ -279,22 +399,15 @@ func (p *process) Stop(grace time.Duration) error {
 	return err
 }
 
-// Wait implements runner.Process: it sleeps until the watch reports a change of the Job or its
-// pods, and returns when the Job has ended; then it copies the outputs the executor uploaded
-// into the attempt folder.
+// Wait implements runner.Process: it returns once the dispatcher has seen the Job end, after
+// deleting a Job that could not run and, for a failed attempt whose executor stored no stderr,
+// keeping the tail of the container's log.
 func (p *process) Wait() runner.Exit {
-	defer close(p.done)
-	defer p.w.detach(p.name)
-	var exit runner.Exit
-	for {
-		<-p.wake
-		if e, ok := p.evaluate(); ok {
-			exit = e
-			break
-		}
-	}
-	if p.timer != nil {
-		p.timer.Stop()
+	<-p.done
+	exit := p.exit
+	if p.abandoned != nil {
+		exit.Err = p.abandoned()
+		_ = p.w.b.deleteJob(context.Background(), p.w.b.cfg.Namespace, p.name)
 	}
 	if exit.Err != nil || exit.Code != 0 {
 		p.fallbackLog(context.Background())
@@ -394,27 +507,29 @@ func (p *process) evaluate() (runner.Exit, bool) {
 			p.wakeAt(wait)
 			return runner.Exit{}, false
 		}
-		return p.abandon(fmt.Errorf("no pod created for %s: %s", b.cfg.PendingTimeout, p.jobEvents(j)))
+		return p.abandon(func() error {
+			return fmt.Errorf("no pod created for %s: %s", b.cfg.PendingTimeout, p.jobEvents(j))
+		})
 	}
 	p.noPodSeen = time.Time{}
 	pod := pods[0]
 	if err := imageFailure(pod); err != nil {
-		return p.abandon(err)
+		return p.abandon(func() error { return err })
 	}
 	if msg, since, ok := unschedulable(pod); ok {
 		if wait := b.cfg.PendingTimeout - time.Since(since); wait > 0 {
 			p.wakeAt(wait)
 			return runner.Exit{}, false
 		}
-		return p.abandon(fmt.Errorf("unschedulable for %s: %s", b.cfg.PendingTimeout, msg))
+		return p.abandon(func() error { return fmt.Errorf("unschedulable for %s: %s", b.cfg.PendingTimeout, msg) })
 	}
 	return runner.Exit{}, false
 }
 
-// abandon deletes a Job that cannot run and reports why.
-func (p *process) abandon(err error) (runner.Exit, bool) {
-	_ = p.w.b.deleteJob(context.Background(), p.w.b.cfg.Namespace, p.name)
-	return runner.Exit{Code: -1, Err: err}, true
+// abandon ends an attempt whose Job cannot run; Wait deletes the Job and reports why.
+func (p *process) abandon(why func() error) (runner.Exit, bool) {
+	p.abandoned = why
+	return runner.Exit{Code: -1}, true
 }
 
 // failure explains a failed Job from its condition and its last pod.
