@@ -58,9 +58,7 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
 	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(),
 		procs: map[string]*process{}, gone: map[string]bool{}, kick: make(chan struct{}, 1)}
-	// The caches hold what evaluate, note and failure read, not whole objects: a 10,000-trial
-	// run keeps 10,000 Jobs and pods until their TTL, and their pod specs (the trial's command,
-	// environment and params, twice), labels and managed fields are most of their size.
+	// The caches hold what evaluate, note and failure read, not whole objects (see cachedJob).
 	if err := w.jobs.SetTransform(slimJob); err != nil {
 		return nil, err
 	}
@@ -68,8 +66,8 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		return nil, err
 	}
 	if err := w.pods.AddIndexers(cache.Indexers{byJob: func(obj any) ([]string, error) {
-		if p, ok := obj.(*corev1.Pod); ok && p.Labels[LabelJob] != "" {
-			return []string{p.Labels[LabelJob]}, nil
+		if p, ok := obj.(*cachedPod); ok && p.job != "" {
+			return []string{p.job}, nil
 		}
 		return nil, nil
 	}}); err != nil {
@@ -88,13 +86,13 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		}
 	}
 	jobName := func(obj any) string {
-		j, ok := obj.(*batchv1.Job)
+		j, ok := obj.(*cachedJob)
 		if !ok {
 			return ""
 		}
 		// Kept here too: the TTL controller may delete a finished Job before its process reads
 		// the cache.
-		if finished(j) {
+		if j.finished() {
 			w.mu.Lock()
 			if p := w.procs[j.Name]; p != nil {
 				p.final = j
@@ -104,14 +102,14 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		return j.Name
 	}
 	podJob := func(obj any) string {
-		p, ok := obj.(*corev1.Pod)
+		p, ok := obj.(*cachedPod)
 		if !ok {
 			return ""
 		}
 		// Seen here, not only in evaluate: the pod may be gone from the cache by then, or its
 		// status already replaced by a later one.
 		w.note(p)
-		return p.Labels[LabelJob]
+		return p.job
 	}
 	jobHandler := notify(jobName)
 	jobHandler.DeleteFunc = func(obj any) {
@@ -145,36 +143,6 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 }
 
 func (w *runWatch) close() { w.cancel() }
-
-// slimJob keeps of a watched Job what the backend reads: its name, deadline and status.
-func slimJob(obj any) (any, error) {
-	j, ok := obj.(*batchv1.Job)
-	if !ok {
-		return obj, nil
-	}
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: j.Name, Namespace: j.Namespace, UID: j.UID, ResourceVersion: j.ResourceVersion,
-			CreationTimestamp: j.CreationTimestamp, DeletionTimestamp: j.DeletionTimestamp},
-		Spec:   batchv1.JobSpec{ActiveDeadlineSeconds: j.Spec.ActiveDeadlineSeconds},
-		Status: batchv1.JobStatus{Conditions: j.Status.Conditions},
-	}, nil
-}
-
-// slimPod keeps of a watched pod what the backend reads: its Job, node and status.
-func slimPod(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
-			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
-			Labels: map[string]string{LabelJob: p.Labels[LabelJob]}},
-		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
-		Status: corev1.PodStatus{Phase: p.Status.Phase, Conditions: p.Status.Conditions, Reason: p.Status.Reason, Message: p.Status.Message,
-			InitContainerStatuses: p.Status.InitContainerStatuses, ContainerStatuses: p.Status.ContainerStatuses},
-	}, nil
-}
 
 // dispatch evaluates the processes that were poked, in turn, until ctx is done. Evaluating
 // reads only the watch's caches, so one goroutine keeps up with every attempt of a run; what
@@ -218,11 +186,11 @@ func (w *runWatch) wake(name string) {
 
 // note records on the pod's process why the pod was evicted, if it was, and the digest of the
 // image its trial container runs, once the node reports it.
-func (w *runWatch) note(pod *corev1.Pod) {
+func (w *runWatch) note(pod *cachedPod) {
 	why, digest := disruption(pod), ""
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == mainContainer {
-			digest = cs.ImageID
+	for _, cs := range pod.containers {
+		if cs.name == mainContainer {
+			digest = cs.imageID
 		}
 	}
 	if why == "" && digest == "" {
@@ -230,7 +198,7 @@ func (w *runWatch) note(pod *corev1.Pod) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	p := w.procs[pod.Labels[LabelJob]]
+	p := w.procs[pod.job]
 	if p == nil {
 		return
 	}
@@ -271,20 +239,20 @@ func (w *runWatch) detach(name string) {
 	w.mu.Unlock()
 }
 
-func (w *runWatch) job(name string) *batchv1.Job {
+func (w *runWatch) job(name string) *cachedJob {
 	obj, ok, err := w.jobs.GetStore().GetByKey(w.b.cfg.Namespace + "/" + name)
 	if err != nil || !ok {
 		return nil
 	}
-	return obj.(*batchv1.Job)
+	return obj.(*cachedJob)
 }
 
 // podsOf returns the Job's pods, newest first.
-func (w *runWatch) podsOf(name string) []*corev1.Pod {
+func (w *runWatch) podsOf(name string) []*cachedPod {
 	objs, _ := w.pods.GetIndexer().ByIndex(byJob, name)
-	pods := make([]*corev1.Pod, 0, len(objs))
+	pods := make([]*cachedPod, 0, len(objs))
 	for _, o := range objs {
-		pods = append(pods, o.(*corev1.Pod))
+		pods = append(pods, o.(*cachedPod))
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[j].CreationTimestamp.Before(&pods[i].CreationTimestamp) })
 	return pods
@@ -324,7 +292,7 @@ type process struct {
 	// digest is the image the trial container ran, as its node reported it. Guarded by w.mu.
 	digest string
 	// final is the Job as the watch last saw it finished. Guarded by w.mu.
-	final *batchv1.Job
+	final *cachedJob
 }
 
 // poke asks the dispatcher to evaluate p again.
@@ -471,10 +439,7 @@ func (p *process) evaluate() (runner.Exit, bool) {
 	if p.stopped.Load() {
 		return runner.Exit{}, false // wait for the delete to show
 	}
-	for _, c := range j.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
+	for _, c := range j.conditions {
 		switch c.Type {
 		case batchv1.JobComplete:
 			return runner.Exit{Code: 0}, true
@@ -533,11 +498,11 @@ func (p *process) abandon(why func() error) (runner.Exit, bool) {
 }
 
 // failure explains a failed Job from its condition and its last pod.
-func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
+func (p *process) failure(j *cachedJob, c batchv1.JobCondition) runner.Exit {
 	if c.Reason == batchv1.JobReasonDeadlineExceeded {
 		d := time.Duration(0)
-		if j.Spec.ActiveDeadlineSeconds != nil {
-			d = time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second
+		if j.deadline != nil {
+			d = time.Duration(*j.deadline) * time.Second
 		}
 		return runner.Exit{Code: -1, Reason: fmt.Sprintf("timed out after %s (activeDeadlineSeconds)", d)}
 	}
@@ -551,24 +516,24 @@ func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
 		if why := disruption(pod); why != "" {
 			return runner.Exit{Code: -1, Reason: why}
 		}
-		for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-			t := cs.State.Terminated
-			if t == nil || t.ExitCode == 0 {
+		for _, cs := range pod.statuses() {
+			t := cs.terminated
+			if t == nil || t.code == 0 {
 				continue
 			}
-			e := runner.Exit{Code: int(t.ExitCode)}
-			if cs.Name != mainContainer {
-				e.Reason = fmt.Sprintf("init container %s failed with exit status %d", cs.Name, t.ExitCode)
+			e := runner.Exit{Code: int(t.code)}
+			if cs.name != mainContainer {
+				e.Reason = fmt.Sprintf("init container %s failed with exit status %d", cs.name, t.code)
 			}
-			if t.Reason == "OOMKilled" {
+			if t.reason == "OOMKilled" {
 				e.Reason = "out of memory (OOMKilled)"
-			} else if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
-				e.Reason = strings.TrimSpace(t.Reason + " " + t.Message)
+			} else if t.reason != "" && t.reason != "Error" && t.reason != "Completed" {
+				e.Reason = strings.TrimSpace(t.reason + " " + t.message)
 			}
 			return e
 		}
-		if pod.Status.Reason != "" {
-			return runner.Exit{Code: -1, Reason: strings.TrimSpace(pod.Status.Reason + ": " + pod.Status.Message)}
+		if pod.reason != "" {
+			return runner.Exit{Code: -1, Reason: strings.TrimSpace(pod.reason + ": " + pod.message)}
 		}
 	}
 	return runner.Exit{Code: -1, Reason: strings.TrimSpace("Job failed: " + c.Reason + " " + c.Message)}
@@ -576,35 +541,35 @@ func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
 
 // disruption says why a pod was evicted (its node went NotReady or unreachable, it was
 // preempted), or "" when it was not.
-func disruption(pod *corev1.Pod) string {
-	for _, pc := range pod.Status.Conditions {
+func disruption(pod *cachedPod) string {
+	for _, pc := range pod.conditions {
 		if pc.Type == corev1.DisruptionTarget && pc.Status == corev1.ConditionTrue {
-			return fmt.Sprintf("pod evicted from node %s (%s: %s)", pod.Spec.NodeName, pc.Reason, pc.Message)
+			return fmt.Sprintf("pod evicted from node %s (%s: %s)", pod.node, pc.Reason, pc.Message)
 		}
 	}
 	return ""
 }
 
 // imageFailure reports a pod whose image cannot be pulled.
-func imageFailure(pod *corev1.Pod) error {
-	for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-		w := cs.State.Waiting
+func imageFailure(pod *cachedPod) error {
+	for _, cs := range pod.statuses() {
+		w := cs.waiting
 		if w == nil {
 			continue
 		}
 		switch w.Reason {
 		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
-			return fmt.Errorf("image pull failed for %s (container %s): %s: %s", cs.Image, cs.Name, w.Reason, w.Message)
+			return fmt.Errorf("image pull failed for %s (container %s): %s: %s", cs.image, cs.name, w.Reason, w.Message)
 		case "CreateContainerConfigError", "CreateContainerError":
-			return fmt.Errorf("container %s cannot be created: %s: %s", cs.Name, w.Reason, w.Message)
+			return fmt.Errorf("container %s cannot be created: %s: %s", cs.name, w.Reason, w.Message)
 		}
 	}
 	return nil
 }
 
 // unschedulable reports the scheduler's reason for a pod it cannot place, and since when.
-func unschedulable(pod *corev1.Pod) (string, time.Time, bool) {
-	for _, c := range pod.Status.Conditions {
+func unschedulable(pod *cachedPod) (string, time.Time, bool) {
+	for _, c := range pod.conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			since := c.LastTransitionTime.Time
 			if since.IsZero() {
@@ -617,7 +582,7 @@ func unschedulable(pod *corev1.Pod) (string, time.Time, bool) {
 }
 
 // jobEvents reads the Job's warning events (one request, only when a Job is stuck).
-func (p *process) jobEvents(j *batchv1.Job) string {
+func (p *process) jobEvents(j *cachedJob) string {
 	b := p.w.b
 	list, err := b.client.CoreV1().Events(j.Namespace).List(context.Background(), metav1.ListOptions{
 		FieldSelector: "involvedObject.kind=Job,involvedObject.name=" + j.Name})
@@ -641,7 +606,7 @@ func (p *process) jobEvents(j *batchv1.Job) string {
 func (p *process) WaitHealthy(ctx context.Context) error {
 	for {
 		for _, pod := range p.w.podsOf(p.name) {
-			for _, c := range pod.Status.Conditions {
+			for _, c := range pod.conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 					return nil
 				}
@@ -682,9 +647,9 @@ func (p *process) podLog(ctx context.Context, dest string) {
 	}
 	pod := pods[0]
 	container := mainContainer
-	for _, cs := range pod.Status.InitContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			container = cs.Name
+	for _, cs := range pod.inits {
+		if t := cs.terminated; t != nil && t.code != 0 {
+			container = cs.name
 		}
 	}
 	tail := int64(200)

@@ -138,7 +138,11 @@ func benchCluster(b *testing.B, n int) *k8stest.Cluster {
 func buildJikken(b *testing.B, n int) (bin, exp string) {
 	dir := b.TempDir()
 	bin = filepath.Join(dir, "jikken")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jikken-dev/jikken/cmd/jikken").CombinedOutput(); err != nil {
+	pkg := "github.com/jikken-dev/jikken/cmd/jikken"
+	if os.Getenv("JIKKEN_BENCH_PROFILE") != "" {
+		pkg = "github.com/jikken-dev/jikken/bench/k8s/jikkenprof"
+	}
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 		b.Fatalf("build jikken: %v\n%s", err, out)
 	}
 	exp = filepath.Join(dir, "bench.jsonnet")
@@ -161,6 +165,14 @@ func runJikken(b *testing.B, c *k8stest.Cluster, bin, exp string, n, iter int) r
 	dir := b.TempDir()
 	cmd := exec.Command(bin, "run", exp, "--backend", "kubernetes", "--kubeconfig", p.kubeconfig(b, dir), "-j", strconv.Itoa(n), "-o", "json")
 	cmd.Env = append(os.Environ(), "JIKKEN_STORE="+filepath.Join(dir, fmt.Sprintf("store-%d", iter)), "JIKKEN_K8S_ALLOW_LOCAL_STORE=1", "JIKKEN_K8S_PENDING_TIMEOUT=10m")
+	if prof := os.Getenv("JIKKEN_BENCH_PROFILE"); prof != "" {
+		// The profiling build (see buildJikken) records each new peak of its memory there.
+		pdir := filepath.Join(prof, fmt.Sprintf("run-%d", iter))
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		cmd.Env = append(cmd.Env, "JIKKEN_PROFILE_DIR="+pdir)
+	}
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	out, err := cmd.Output()
