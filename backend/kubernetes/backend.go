@@ -154,21 +154,21 @@ type Backend struct {
 	planned  map[string]bool      // trials of the plan a runner announced through Check
 	adoptees map[string]adoptee   // by run/trial: a live Job an earlier runner left, re-attached by Start
 
-	// creating holds a seat for each Start building and sending a Job (see maxCreating).
+	// creating holds a seat for each Start building and sending a Job (see MaxCreating).
 	creating chan struct{}
 }
 
-// maxCreating is how many Starts build and send their Job at once. A run of -j 10000 calls Start
+// MaxCreating is how many Starts build and send their Job at once. A run of -j 10000 calls Start
 // 10,000 times at once, and the client's rate limit lets 500 creates a second through: without
 // a bound each waiting call holds its Job, its request and a deep stack, and the transport dials
 // a connection for many of them at once (3,000 trials had thousands of TLS handshakes in
 // flight). With it, the rest wait on a channel before building anything; 128 in flight still
 // outpace the rate limit unless a create takes the API server a quarter of a second.
-const maxCreating = 128
+const MaxCreating = 128
 
 // MaxStarts implements runner.StartLimiter: beyond the Starts that may create a Job at once, the
 // runner keeps the attempts in its queue rather than a goroutine each waiting here.
-func (b *Backend) MaxStarts() int { return maxCreating }
+func (b *Backend) MaxStarts() int { return MaxCreating }
 
 // adoptee is a live Job of an earlier runner, and the attempt it runs.
 type adoptee struct {
@@ -252,7 +252,7 @@ func NewForClient(client kubernetes.Interface, cfg Config) *Backend {
 		cfg.Namespace = "default"
 	}
 	return &Backend{cfg: cfg, client: client, host: "the cluster", watches: map[string]*runWatch{},
-		runs: map[string]*runInfo{}, adoptees: map[string]adoptee{}, creating: make(chan struct{}, maxCreating)}
+		runs: map[string]*runInfo{}, adoptees: map[string]adoptee{}, creating: make(chan struct{}, MaxCreating)}
 }
 
 // Name implements runner.Backend.
