@@ -529,30 +529,62 @@ func CodeOf(m *store.Manifest) (*codeRef, error) {
 }
 
 // Live implements runner.Backend: the run's Jobs that have not finished, found by label.
+//
+// When this backend watches the run (its runner asks at the run's end), the watch's cache
+// answers first: at the end of a sweep every Job has usually finished, and listing them all
+// again (10,000 whole Jobs, 60 MB of response) was the runner's peak of memory and kept it
+// 15 s past its last trial. Only when the cache holds a Job that has not finished are they
+// listed.
 func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, error) {
-	list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(runID)})
-	if err != nil {
-		return nil, b.explain("list the Jobs of run "+runID, err)
+	b.mu.Lock()
+	w := b.watches[runID]
+	b.mu.Unlock()
+	if w != nil && !w.anyLive() {
+		return nil, nil
 	}
 	var out []runner.LiveTrial
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for i := range list.Items {
-		j := &list.Items[i]
+	err := b.eachJob(ctx, runID, func(j *batchv1.Job) {
 		if finished(j) || j.DeletionTimestamp != nil {
-			continue
+			return
 		}
 		trial := j.Annotations[AnnotationTrial]
 		n, _ := strconv.Atoi(j.Labels[LabelAttempt])
+		b.mu.Lock()
+		defer b.mu.Unlock()
 		if b.planned[trial] {
 			if _, taken := b.adoptees[runID+"/"+trial]; !taken {
 				b.adoptees[runID+"/"+trial] = adoptee{job: j.Name, attempt: n}
-				continue
+				return
 			}
 		}
 		out = append(out, runner.LiveTrial{RunID: runID, Trial: trial, Attempt: n, Handle: "job:" + j.Namespace + "/" + j.Name})
+	})
+	if err != nil {
+		return nil, b.explain("list the Jobs of run "+runID, err)
 	}
 	return out, nil
+}
+
+// listPage is how many Jobs a list request asks for at once: a run's Jobs are read a page at
+// a time rather than all in one response (tens of megabytes for a large sweep).
+const listPage = 500
+
+// eachJob calls f with each Job of the run, read a page at a time.
+func (b *Backend) eachJob(ctx context.Context, runID string, f func(*batchv1.Job)) error {
+	opts := metav1.ListOptions{LabelSelector: RunSelector(runID), Limit: listPage}
+	for {
+		list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for i := range list.Items {
+			f(&list.Items[i])
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
 }
 
 // Adopted implements runner.Adopter: the attempts of the run's live Jobs that Live left out,
@@ -580,16 +612,16 @@ func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {
 
 // DeleteRun deletes every Job of a run, finished or not, with their pods.
 func (b *Backend) DeleteRun(ctx context.Context, runID string) (int, error) {
-	list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(runID)})
-	if err != nil {
+	var names []string
+	if err := b.eachJob(ctx, runID, func(j *batchv1.Job) { names = append(names, j.Name) }); err != nil {
 		return 0, b.explain("list the Jobs of run "+runID, err)
 	}
-	for _, j := range list.Items {
-		if err := b.deleteJob(ctx, j.Namespace, j.Name); err != nil {
+	for _, name := range names {
+		if err := b.deleteJob(ctx, b.cfg.Namespace, name); err != nil {
 			return 0, err
 		}
 	}
-	return len(list.Items), nil
+	return len(names), nil
 }
 
 func (b *Backend) deleteJob(ctx context.Context, ns, name string) error {

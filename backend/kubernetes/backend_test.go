@@ -849,3 +849,63 @@ func TestNotifyTellsOfTheEnd(t *testing.T) {
 	pa.(runner.Notifier).Notify(func() { close(late) })
 	<-late
 }
+
+// TestLiveAtTheRunsEndReadsTheWatch: at the end of a run every Job has usually finished, and the
+// watch's cache says so without listing the run's Jobs again (a list of 10,000 whole Jobs was
+// the runner's peak of memory); a Job the cache shows unfinished is still found and reported.
+func TestLiveAtTheRunsEndReadsTheWatch(t *testing.T) {
+	b, cs, _ := newFakeWaiting(t, time.Hour)
+	ctx := context.Background()
+	pa, ja := start(t, b, cs, attempt(t, "r1", trial("a"), 1))
+	pb, jb := start(t, b, cs, attempt(t, "r1", trial("b"), 1))
+	lists := func() int {
+		n := 0
+		for _, a := range cs.Actions() {
+			if a.GetVerb() == "list" && a.GetResource().Resource == "jobs" {
+				n++
+			}
+		}
+		return n
+	}
+	setJobCondition(t, cs, ja, batchv1.JobComplete, "")
+	wait(t, pa)
+	live, err := b.Live(ctx, "r1")
+	if err != nil || len(live) != 1 || live[0].Trial != "b" {
+		t.Fatalf("Live = %+v, %v; want b, which runs", live, err)
+	}
+	setJobCondition(t, cs, jb, batchv1.JobComplete, "")
+	wait(t, pb)
+	before := lists()
+	if live, err := b.Live(ctx, "r1"); err != nil || len(live) != 0 {
+		t.Fatalf("Live = %+v, %v after every Job finished", live, err)
+	}
+	if n := lists() - before; n != 0 {
+		t.Errorf("%d lists of the run's Jobs once the watch shows them all finished, want none", n)
+	}
+}
+
+// TestLiveListsAPageAtATime: the run's Jobs are read in pages, never in one response.
+func TestLiveListsAPageAtATime(t *testing.T) {
+	b, cs, _ := newFake(t)
+	var pages []metav1.ListOptions
+	cs.PrependReactor("list", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		opts := a.(k8stesting.ListActionImpl).ListOptions
+		pages = append(pages, opts)
+		job := func(name string) batchv1.Job {
+			return batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+				Labels:      map[string]string{LabelManagedBy: "jikken", LabelRun: "r1", LabelAttempt: "1"},
+				Annotations: map[string]string{AnnotationTrial: name}}}
+		}
+		if opts.Continue == "" {
+			return true, &batchv1.JobList{ListMeta: metav1.ListMeta{Continue: "page2"}, Items: []batchv1.Job{job("a")}}, nil
+		}
+		return true, &batchv1.JobList{Items: []batchv1.Job{job("b")}}, nil
+	})
+	live, err := b.Live(context.Background(), "r1")
+	if err != nil || len(live) != 2 || live[0].Trial != "a" || live[1].Trial != "b" {
+		t.Fatalf("Live = %+v, %v; want a and b, one from each page", live, err)
+	}
+	if len(pages) != 2 || pages[0].Limit == 0 || pages[1].Continue != "page2" {
+		t.Errorf("list requests %+v, want two pages of a limited size", pages)
+	}
+}

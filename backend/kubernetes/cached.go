@@ -17,7 +17,8 @@ import (
 
 // cachedJob is a watched Job.
 type cachedJob struct {
-	// Name, namespace and resource version: the informer keys and compares by them.
+	// Name, namespace and resource version (the informer keys and compares by them),
+	// creation and deletion times.
 	metav1.ObjectMeta
 	deadline *int64 // spec.activeDeadlineSeconds
 	// conditions are the Job's true conditions that end it: Complete, Failed, FailureTarget.
@@ -26,7 +27,7 @@ type cachedJob struct {
 
 // cachedPod is a watched pod.
 type cachedPod struct {
-	// Name, namespace, resource version and creation time.
+	// Name, namespace, resource version, creation and deletion times.
 	metav1.ObjectMeta
 	job             string // its Job (the LabelJob label)
 	node            string
@@ -55,7 +56,7 @@ func intern(s string) string { return unique.Make(s).Value() }
 
 func cachedMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: m.Name, Namespace: intern(m.Namespace), ResourceVersion: m.ResourceVersion,
-		CreationTimestamp: m.CreationTimestamp}
+		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp}
 }
 
 // slimJob is the jobs informer's transform: a Job becomes a cachedJob.

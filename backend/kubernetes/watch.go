@@ -239,6 +239,17 @@ func (w *runWatch) detach(name string) {
 	w.mu.Unlock()
 }
 
+// anyLive reports whether the cache holds a Job of the run that has not finished and is not
+// being deleted.
+func (w *runWatch) anyLive() bool {
+	for _, obj := range w.jobs.GetStore().List() {
+		if j, ok := obj.(*cachedJob); ok && !j.finished() && j.DeletionTimestamp == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (w *runWatch) job(name string) *cachedJob {
 	obj, ok, err := w.jobs.GetStore().GetByKey(w.b.cfg.Namespace + "/" + name)
 	if err != nil || !ok {
