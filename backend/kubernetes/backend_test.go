@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -398,9 +399,11 @@ func TestLiveAndReattach(t *testing.T) {
 	if len(jobs.Items) != 1 {
 		t.Errorf("%d Jobs for run r1, want 1", len(jobs.Items))
 	}
-	// The fake clientset's watch can miss a delete made by another client between its list and
-	// its watch, so the re-attached process is stopped through its own backend here; kill by
-	// another process is checked against a real API server in TestClusterKillDeletesOnlyThisRun.
+	// The fake clientset's watch misses what happens between its list and its watch (the delete
+	// below, 1 run in 30 under -race): wait until it delivers a change. The re-attached process
+	// is stopped through its own backend here; kill by another process is checked against a real
+	// API server in TestClusterKillDeletesOnlyThisRun.
+	watchLive(t, cs, resumed.watches["r1"], "r1")
 	if err := p.Stop(time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -908,4 +911,35 @@ func TestLiveListsAPageAtATime(t *testing.T) {
 	if len(pages) != 2 || pages[0].Limit == 0 || pages[1].Continue != "page2" {
 		t.Errorf("list requests %+v, want two pages of a limited size", pages)
 	}
+}
+
+// watchLive waits until the fake clientset's watch of run delivers changes (it misses those
+// made between its list and its start): it updates a probe Job of the run until the watch's
+// cache shows it, then deletes it and waits until the cache has let it go.
+func watchLive(t *testing.T, cs *fake.Clientset, w *runWatch, run string) {
+	t.Helper()
+	ctx := context.Background()
+	probe := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default",
+		Labels: map[string]string{LabelManagedBy: "jikken", LabelRun: run}}}
+	probe, err := cs.BatchV1().Jobs("default").Create(ctx, probe, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	waitFor(t, "the watch to deliver a change", func() bool {
+		n++
+		probe.Annotations = map[string]string{"probe": strconv.Itoa(n)}
+		if _, err := cs.BatchV1().Jobs("default").Update(ctx, probe, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, ok, _ := w.jobs.GetStore().GetByKey("default/probe")
+		return ok
+	})
+	if err := cs.BatchV1().Jobs("default").Delete(ctx, "probe", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the watch to see the probe deleted", func() bool {
+		_, ok, _ := w.jobs.GetStore().GetByKey("default/probe")
+		return !ok
+	})
 }
