@@ -38,6 +38,9 @@ type attempt struct {
 	devices []string
 	shares  []int
 
+	// release gives back the GPU leases the attempt holds (nil: none).
+	release func()
+
 	mu    sync.Mutex
 	proc  Process
 	ended chan struct{}
@@ -52,49 +55,50 @@ func AttemptDir(workRoot, run, trial string, n int) string {
 	return filepath.Join(workRoot, run, trial+"@"+strconv.Itoa(n))
 }
 
+// run prepares the attempt, starts it, and waits for its end and collects its outputs; for a
+// process that notifies its end (Notifier), the goroutine returns once the attempt has started
+// and another finishes it when the end comes.
 func (a *attempt) run(ctx context.Context) {
+	proc, att, ok := a.start(ctx)
+	a.d.startDone()
+	if !ok {
+		return
+	}
+	if n, notifies := proc.(Notifier); notifies {
+		n.Notify(func() { go a.finish(ctx, proc, att) })
+		return
+	}
+	a.finish(ctx, proc, att)
+}
+
+// start prepares the attempt's folder and starts it, and reports whether it did; when it did
+// not, the attempt has ended and the core has been told.
+func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 	d := a.d
 	r, t, run := d.r, &d.m.Trials[a.trial], d.m.RunID
 	dir := AttemptDir(r.WorkRoot, run, t.Name, a.n)
-	paramsPath := filepath.Join(dir, "params.json")
-	exited := core.Exited{Trial: a.trial, Attempt: a.n}
-	var busy *core.DevicesBusy
-	defer func() {
-		d.mu.Lock()
-		if d.attempts[a.trial] == a {
-			delete(d.attempts, a.trial)
-		}
-		d.mu.Unlock()
-		if busy != nil {
-			d.send(*busy)
-			return
-		}
-		exited.At = time.Now()
-		d.send(exited)
-	}()
-	fail := func(err error) {
-		exited.Code, exited.Err = -1, err.Error()
+	fail := func(err error, notes []string) (Process, *Attempt, bool) {
+		a.end(core.Exited{Trial: a.trial, Attempt: a.n, Code: -1, Err: err.Error(), Notes: notes})
+		return nil, nil, false
 	}
 	if len(a.devices) > 0 && r.Leases != nil {
 		release, held, err := r.Leases.Take(a.devices, a.shares, lease.Holder{Run: run, Trial: t.Name, Attempt: a.n})
 		switch {
 		case err != nil:
-			fail(err)
-			return
+			return fail(err, nil)
 		case len(held) > 0:
-			busy = &core.DevicesBusy{Trial: a.trial, Attempt: a.n, Devices: held, At: time.Now()}
-			return
+			a.end(core.DevicesBusy{Trial: a.trial, Attempt: a.n, Devices: held, At: time.Now()})
+			return nil, nil, false
 		}
-		defer func() {
+		a.release = func() {
 			if err := release(); err != nil {
 				r.Log.Warn("release GPU leases", "trial", t.Name, "err", err)
 			}
-		}()
+		}
 	}
 	if a.clear {
 		if err := a.clearOutputs(ctx); err != nil {
-			fail(fmt.Errorf("remove the outputs of earlier attempts: %w", err))
-			return
+			return fail(fmt.Errorf("remove the outputs of earlier attempts: %w", err), nil)
 		}
 	}
 	var att *Attempt
@@ -112,8 +116,7 @@ func (a *attempt) run(ctx context.Context) {
 		att, err = NewAttempt(dir, run, *t, a.n)
 	}
 	if err != nil {
-		fail(err)
-		return
+		return fail(err, nil)
 	}
 	att.Workdir = r.workdir(t)
 	att.Devices = a.devices
@@ -124,9 +127,8 @@ func (a *attempt) run(ctx context.Context) {
 	proc, err := r.Backend.Start(ctx, att)
 	if err != nil {
 		close(a.ended)
-		exited.Notes, _ = a.collect(ctx, att, paramsPath, false)
-		fail(err)
-		return
+		notes, _ := a.collect(ctx, att, filepath.Join(dir, "params.json"), false)
+		return fail(err, notes)
 	}
 	a.mu.Lock()
 	a.proc = proc
@@ -140,9 +142,14 @@ func (a *attempt) run(ctx context.Context) {
 	}
 	started.At = time.Now()
 	d.send(started)
+	return proc, att, true
+}
 
+// finish waits for the attempt's end, collects its outputs and tells the core how it ended.
+func (a *attempt) finish(ctx context.Context, proc Process, att *Attempt) {
 	exit := proc.Wait()
 	close(a.ended)
+	exited := core.Exited{Trial: a.trial, Attempt: a.n}
 	if dg, ok := proc.(ImageDigester); ok {
 		// A cluster knows the digest only once a node has pulled the image.
 		exited.ImageDigest = dg.ImageDigest()
@@ -151,7 +158,7 @@ func (a *attempt) run(ctx context.Context) {
 	if s, ok := proc.(OutputStorer); ok {
 		stored = s.OutputsStored()
 	}
-	notes, err := a.collect(ctx, att, paramsPath, stored)
+	notes, err := a.collect(ctx, att, filepath.Join(att.Dir, "params.json"), stored)
 	exited.Code, exited.Reason, exited.Notes = exit.Code, exit.Reason, notes
 	switch {
 	case exit.Err != nil:
@@ -160,9 +167,29 @@ func (a *attempt) run(ctx context.Context) {
 		// Outputs that did not reach the store make the attempt a failure: its result is lost.
 		exited.Err = fmt.Sprintf("collect outputs: %v", err)
 		if store.IsNoSpace(err) {
-			exited.Err += fmt.Sprintf("; free space, then 'jikken resume %s'", run)
+			exited.Err += fmt.Sprintf("; free space, then 'jikken resume %s'", a.d.m.RunID)
 		}
 	}
+	a.end(exited)
+}
+
+// end releases what the attempt holds and tells the core that it ended (Exited, stamped now) or
+// could not start (DevicesBusy).
+func (a *attempt) end(ev core.Event) {
+	d := a.d
+	d.mu.Lock()
+	if d.attempts[a.trial] == a {
+		delete(d.attempts, a.trial)
+	}
+	d.mu.Unlock()
+	if a.release != nil {
+		a.release()
+	}
+	if e, ok := ev.(core.Exited); ok {
+		e.At = time.Now()
+		ev = e
+	}
+	d.send(ev)
 }
 
 // NewAttempt prepares attempt n of trial t of run in the folder dir, which it empties or

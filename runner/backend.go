@@ -53,6 +53,26 @@ type Process interface {
 	Stop(grace time.Duration) error
 }
 
+// Notifier is implemented by processes whose end the backend learns from its engine without a
+// goroutine waiting on each attempt (a cluster's watch delivers every change). The runner then
+// holds no goroutine while such an attempt runs: right after Start it calls Notify once, and it
+// calls Wait only once f has been called. Wait then returns without waiting for the attempt,
+// though it may still make the requests that finish it (a failed container's log).
+type Notifier interface {
+	// Notify arranges for f to be called once, from any goroutine, when the attempt has ended
+	// (at once if it already has). f must not block.
+	Notify(f func())
+}
+
+// StartLimiter is implemented by backends that gain nothing from more than a number of Starts at
+// once (a cluster's client lets a few hundred requests a second through). The runner keeps the
+// attempts it starts beyond that number in a queue, in the order it decided to start them,
+// instead of a goroutine each waiting inside Start: a sweep of -j 10000 would otherwise hold
+// 10,000 goroutine stacks while the first few hundred Jobs are created.
+type StartLimiter interface {
+	MaxStarts() int
+}
+
 // Healthier is implemented by processes that can report readiness (a service's health check).
 type Healthier interface {
 	// WaitHealthy runs the attempt's health check until it passes (nil), ctx is done

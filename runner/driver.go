@@ -33,6 +33,11 @@ type driver struct {
 	done     chan struct{} // closed once the core is done
 	wake     chan struct{} // tells the timer loop the earliest timer changed
 
+	// starting counts the attempts inside Backend.Start; beyond startLimit (a StartLimiter's,
+	// 0: none) the attempts to start wait in startQueue, in order.
+	starting, startLimit int
+	startQueue           []*attempt
+
 	persist *persister
 	folders *folders // nil without a work root
 }
@@ -45,6 +50,9 @@ func newDriver(r *Runner, m *store.Manifest, c *core.Core) *driver {
 		wake:     make(chan struct{}, 1),
 	}
 	d.persist = newPersister(r.Runs, d.send, r.Log)
+	if sl, ok := r.Backend.(StartLimiter); ok {
+		d.startLimit = sl.MaxStarts()
+	}
 	if r.WorkRoot != "" {
 		d.folders = &folders{root: filepath.Join(r.WorkRoot, m.RunID)}
 	}
@@ -140,7 +148,7 @@ func (d *driver) do(acts []core.Action) {
 		case core.StartAttempt:
 			at := &attempt{d: d, trial: a.Trial, n: a.Attempt, clear: a.Clear, adopted: a.Adopted, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
 			d.attempts[a.Trial] = at
-			go at.run(d.ctx)
+			d.launch(at)
 		case core.StopAttempt:
 			if at := d.attempts[a.Trial]; at != nil && at.n == a.Attempt {
 				at.stop(d.r.StopGrace)
@@ -162,6 +170,30 @@ func (d *driver) do(acts []core.Action) {
 		case core.Report:
 			d.report(a)
 		}
+	}
+}
+
+// launch starts at's goroutine, or queues it while the backend's limit of Starts at once is
+// reached; the caller holds mu.
+func (d *driver) launch(at *attempt) {
+	if d.startLimit > 0 && d.starting >= d.startLimit {
+		d.startQueue = append(d.startQueue, at)
+		return
+	}
+	d.starting++
+	go at.run(d.ctx)
+}
+
+// startDone is told by an attempt that its Start has returned: the next queued attempt starts.
+func (d *driver) startDone() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.starting--
+	if len(d.startQueue) > 0 {
+		at := d.startQueue[0]
+		d.startQueue[0] = nil
+		d.startQueue = d.startQueue[1:]
+		d.launch(at)
 	}
 }
 

@@ -154,17 +154,21 @@ type Backend struct {
 	planned  map[string]bool      // trials of the plan a runner announced through Check
 	adoptees map[string]adoptee   // by run/trial: a live Job an earlier runner left, re-attached by Start
 
-	// creating holds a seat for each Start building and sending a Job (see maxCreating).
+	// creating holds a seat for each Start building and sending a Job (see MaxCreating).
 	creating chan struct{}
 }
 
-// maxCreating is how many Starts build and send their Job at once. A run of -j 10000 calls Start
+// MaxCreating is how many Starts build and send their Job at once. A run of -j 10000 calls Start
 // 10,000 times at once, and the client's rate limit lets 500 creates a second through: without
 // a bound each waiting call holds its Job, its request and a deep stack, and the transport dials
 // a connection for many of them at once (3,000 trials had thousands of TLS handshakes in
 // flight). With it, the rest wait on a channel before building anything; 128 in flight still
 // outpace the rate limit unless a create takes the API server a quarter of a second.
-const maxCreating = 128
+const MaxCreating = 128
+
+// MaxStarts implements runner.StartLimiter: beyond the Starts that may create a Job at once, the
+// runner keeps the attempts in its queue rather than a goroutine each waiting here.
+func (b *Backend) MaxStarts() int { return MaxCreating }
 
 // adoptee is a live Job of an earlier runner, and the attempt it runs.
 type adoptee struct {
@@ -189,9 +193,11 @@ type runInfo struct {
 }
 
 var (
-	_ runner.Backend = (*Backend)(nil)
-	_ runner.Checker = (*Backend)(nil)
-	_ runner.Adopter = (*Backend)(nil)
+	_ runner.Backend      = (*Backend)(nil)
+	_ runner.Checker      = (*Backend)(nil)
+	_ runner.Adopter      = (*Backend)(nil)
+	_ runner.StartLimiter = (*Backend)(nil)
+	_ runner.Notifier     = (*process)(nil)
 )
 
 // New connects to the cluster of cfg.Kubeconfig (without a request yet: Check makes the first).
@@ -246,7 +252,7 @@ func NewForClient(client kubernetes.Interface, cfg Config) *Backend {
 		cfg.Namespace = "default"
 	}
 	return &Backend{cfg: cfg, client: client, host: "the cluster", watches: map[string]*runWatch{},
-		runs: map[string]*runInfo{}, adoptees: map[string]adoptee{}, creating: make(chan struct{}, maxCreating)}
+		runs: map[string]*runInfo{}, adoptees: map[string]adoptee{}, creating: make(chan struct{}, MaxCreating)}
 }
 
 // Name implements runner.Backend.
@@ -342,9 +348,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	// already ended in the record) is a new Job.
 	if ok && adopted.attempt == a.N {
 		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted.job, "attempt", adopted.attempt)
-		p := w.attach(adopted.job, a)
-		p.seen = true // it was listed live: its disappearance is an end, not a lag of the cache
-		return p, nil
+		return w.attach(adopted.job, a, true).begin(), nil
 	}
 	select {
 	case b.creating <- struct{}{}:
@@ -360,12 +364,12 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	if err != nil {
 		return nil, err
 	}
-	p := w.attach(job.Name, a)
+	p := w.attach(job.Name, a, false)
 	created, err := b.createJob(ctx, job)
 	if apierrors.IsAlreadyExists(err) {
 		// The same attempt of the same run: it is ours, watch it.
 		if !a.Trial.Service {
-			return p, nil
+			return p.begin(), nil
 		}
 		created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
 	}
@@ -381,7 +385,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 			return nil, b.explain("create the Service that names service trial "+a.Trial.Name, err)
 		}
 	}
-	return p, nil
+	return p.begin(), nil
 }
 
 // createJob creates the Job, again after a short wait while the API server cannot take it: a
@@ -531,37 +535,53 @@ func CodeOf(m *store.Manifest) (*codeRef, error) {
 // attempt of each trial; so is a trial's newest Job that finished while no runner watched it,
 // whose end and outputs (the executor stored them) Start then collects instead of running the
 // trial again.
+//
+// When this backend watches the run (its runner asks at the run's end), the watch's cache
+// answers first: at the end of a sweep every Job has usually finished, and listing them all
+// again (10,000 whole Jobs, 60 MB of response) was the runner's peak of memory and kept it
+// 15 s past its last trial. Only when the cache holds a Job that has not finished are they
+// listed.
 func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, error) {
-	list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(runID)})
+	b.mu.Lock()
+	w := b.watches[runID]
+	b.mu.Unlock()
+	if w != nil && !w.anyLive() {
+		return nil, nil
+	}
+	type jobRef struct {
+		name, ns, trial string
+		attempt         int
+		live            bool
+	}
+	var jobs []jobRef
+	err := b.eachJob(ctx, runID, func(j *batchv1.Job) {
+		if j.DeletionTimestamp == nil {
+			jobs = append(jobs, jobRef{j.Name, j.Namespace, j.Annotations[AnnotationTrial], jobAttempt(j), !finished(j)})
+		}
+	})
 	if err != nil {
 		return nil, b.explain("list the Jobs of run "+runID, err)
 	}
-	var out []runner.LiveTrial
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	newest := map[string]*batchv1.Job{}
-	for i := range list.Items {
-		j := &list.Items[i]
-		trial := j.Annotations[AnnotationTrial]
-		if j.DeletionTimestamp != nil || !b.planned[trial] {
+	newest := map[string]int{} // trial -> index in jobs
+	for i, j := range jobs {
+		if _, taken := b.adoptees[runID+"/"+j.trial]; taken || !b.planned[j.trial] {
 			continue
 		}
-		if _, taken := b.adoptees[runID+"/"+trial]; taken {
-			continue
-		}
-		if o := newest[trial]; o == nil || jobAttempt(j) > jobAttempt(o) {
-			newest[trial] = j
+		if k, ok := newest[j.trial]; !ok || j.attempt > jobs[k].attempt {
+			newest[j.trial] = i
 		}
 	}
-	for trial, j := range newest {
-		b.adoptees[runID+"/"+trial] = adoptee{job: j.Name, attempt: jobAttempt(j)}
+	for trial, i := range newest {
+		b.adoptees[runID+"/"+trial] = adoptee{job: jobs[i].name, attempt: jobs[i].attempt}
 	}
-	for i := range list.Items {
-		j := &list.Items[i]
-		if finished(j) || j.DeletionTimestamp != nil || newest[j.Annotations[AnnotationTrial]] == j {
+	var out []runner.LiveTrial
+	for i, j := range jobs {
+		if k, ok := newest[j.trial]; !j.live || ok && k == i {
 			continue
 		}
-		out = append(out, runner.LiveTrial{RunID: runID, Trial: j.Annotations[AnnotationTrial], Attempt: jobAttempt(j), Handle: "job:" + j.Namespace + "/" + j.Name})
+		out = append(out, runner.LiveTrial{RunID: runID, Trial: j.trial, Attempt: j.attempt, Handle: "job:" + j.ns + "/" + j.name})
 	}
 	return out, nil
 }
@@ -570,6 +590,28 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 func jobAttempt(j *batchv1.Job) int {
 	n, _ := strconv.Atoi(j.Labels[LabelAttempt])
 	return n
+}
+
+// listPage is how many Jobs a list request asks for at once: a run's Jobs are read a page at
+// a time rather than all in one response (tens of megabytes for a large sweep).
+const listPage = 500
+
+// eachJob calls f with each Job of the run, read a page at a time.
+func (b *Backend) eachJob(ctx context.Context, runID string, f func(*batchv1.Job)) error {
+	opts := metav1.ListOptions{LabelSelector: RunSelector(runID), Limit: listPage}
+	for {
+		list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for i := range list.Items {
+			f(&list.Items[i])
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
 }
 
 // Adopted implements runner.Adopter: the attempts of the run's live Jobs that Live left out,
@@ -597,16 +639,16 @@ func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {
 
 // DeleteRun deletes every Job of a run, finished or not, with their pods.
 func (b *Backend) DeleteRun(ctx context.Context, runID string) (int, error) {
-	list, err := b.client.BatchV1().Jobs(b.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunSelector(runID)})
-	if err != nil {
+	var names []string
+	if err := b.eachJob(ctx, runID, func(j *batchv1.Job) { names = append(names, j.Name) }); err != nil {
 		return 0, b.explain("list the Jobs of run "+runID, err)
 	}
-	for _, j := range list.Items {
-		if err := b.deleteJob(ctx, j.Namespace, j.Name); err != nil {
+	for _, name := range names {
+		if err := b.deleteJob(ctx, b.cfg.Namespace, name); err != nil {
 			return 0, err
 		}
 	}
-	return len(list.Items), nil
+	return len(names), nil
 }
 
 func (b *Backend) deleteJob(ctx context.Context, ns, name string) error {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,7 +67,7 @@ func attempt(t *testing.T, run string, tr experiment.Trial, n int) *runner.Attem
 
 func newFake(t *testing.T) (*Backend, *fake.Clientset, store.Blob) {
 	t.Helper()
-	return newFakeWaiting(t, 50*time.Millisecond)
+	return newFakeWaiting(t, time.Hour)
 }
 
 // newFakeWaiting is newFake with pending Jobs failed after pending (no Job controller runs).
@@ -399,9 +400,11 @@ func TestLiveAndReattach(t *testing.T) {
 	if len(jobs.Items) != 1 {
 		t.Errorf("%d Jobs for run r1, want 1", len(jobs.Items))
 	}
-	// The fake clientset's watch can miss a delete made by another client between its list and
-	// its watch, so the re-attached process is stopped through its own backend here; kill by
-	// another process is checked against a real API server in TestClusterKillDeletesOnlyThisRun.
+	// The fake clientset's watch misses what happens between its list and its watch (the delete
+	// below, 1 run in 30 under -race): wait until it delivers a change. The re-attached process
+	// is stopped through its own backend here; kill by another process is checked against a real
+	// API server in TestClusterKillDeletesOnlyThisRun.
+	watchLive(t, cs, resumed.watches["r1"], "r1")
 	if err := p.Stop(time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -868,4 +871,126 @@ func TestStartsOfARunReadItsManifestOnce(t *testing.T) {
 	if n := blob.n.Load(); n != 1 {
 		t.Errorf("50 Starts of one run read its manifest %d times, want once", n)
 	}
+}
+
+// TestNotifyTellsOfTheEnd: the runner holds no goroutine on a running attempt; the watch's
+// dispatcher calls what Notify was given once the Job has ended (at once for an attempt that
+// ended before), and Wait then returns how it ended.
+func TestNotifyTellsOfTheEnd(t *testing.T) {
+	b, cs, _ := newFakeWaiting(t, time.Hour)
+	pa, ja := start(t, b, cs, attempt(t, "r1", trial("a"), 1))
+	pb, jb := start(t, b, cs, attempt(t, "r1", trial("b"), 1))
+	ended := make(chan string, 2)
+	pa.(runner.Notifier).Notify(func() { ended <- "a" })
+	pb.(runner.Notifier).Notify(func() { ended <- "b" })
+	addPod(t, cs, jb, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: mainContainer,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}}}})
+	setJobCondition(t, cs, jb, batchv1.JobFailed, "BackoffLimitExceeded")
+	if got := <-ended; got != "b" {
+		t.Fatalf("%s notified, want b: only b's Job ended", got)
+	}
+	if e := wait(t, pb); e.Code != 3 {
+		t.Errorf("b: exit %+v, want code 3", e)
+	}
+	setJobCondition(t, cs, ja, batchv1.JobComplete, "")
+	if got := <-ended; got != "a" {
+		t.Fatalf("%s notified, want a", got)
+	}
+	if e := wait(t, pa); e.Code != 0 || e.Err != nil {
+		t.Errorf("a: exit %+v, want success", e)
+	}
+	late := make(chan struct{})
+	pa.(runner.Notifier).Notify(func() { close(late) })
+	<-late
+}
+
+// TestLiveAtTheRunsEndReadsTheWatch: at the end of a run every Job has usually finished, and the
+// watch's cache says so without listing the run's Jobs again (a list of 10,000 whole Jobs was
+// the runner's peak of memory); a Job the cache shows unfinished is still found and reported.
+func TestLiveAtTheRunsEndReadsTheWatch(t *testing.T) {
+	b, cs, _ := newFakeWaiting(t, time.Hour)
+	ctx := context.Background()
+	pa, ja := start(t, b, cs, attempt(t, "r1", trial("a"), 1))
+	pb, jb := start(t, b, cs, attempt(t, "r1", trial("b"), 1))
+	lists := func() int {
+		n := 0
+		for _, a := range cs.Actions() {
+			if a.GetVerb() == "list" && a.GetResource().Resource == "jobs" {
+				n++
+			}
+		}
+		return n
+	}
+	setJobCondition(t, cs, ja, batchv1.JobComplete, "")
+	wait(t, pa)
+	live, err := b.Live(ctx, "r1")
+	if err != nil || len(live) != 1 || live[0].Trial != "b" {
+		t.Fatalf("Live = %+v, %v; want b, which runs", live, err)
+	}
+	setJobCondition(t, cs, jb, batchv1.JobComplete, "")
+	wait(t, pb)
+	before := lists()
+	if live, err := b.Live(ctx, "r1"); err != nil || len(live) != 0 {
+		t.Fatalf("Live = %+v, %v after every Job finished", live, err)
+	}
+	if n := lists() - before; n != 0 {
+		t.Errorf("%d lists of the run's Jobs once the watch shows them all finished, want none", n)
+	}
+}
+
+// TestLiveListsAPageAtATime: the run's Jobs are read in pages, never in one response.
+func TestLiveListsAPageAtATime(t *testing.T) {
+	b, cs, _ := newFake(t)
+	var pages []metav1.ListOptions
+	cs.PrependReactor("list", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		opts := a.(k8stesting.ListActionImpl).ListOptions
+		pages = append(pages, opts)
+		job := func(name string) batchv1.Job {
+			return batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+				Labels:      map[string]string{LabelManagedBy: "jikken", LabelRun: "r1", LabelAttempt: "1"},
+				Annotations: map[string]string{AnnotationTrial: name}}}
+		}
+		if opts.Continue == "" {
+			return true, &batchv1.JobList{ListMeta: metav1.ListMeta{Continue: "page2"}, Items: []batchv1.Job{job("a")}}, nil
+		}
+		return true, &batchv1.JobList{Items: []batchv1.Job{job("b")}}, nil
+	})
+	live, err := b.Live(context.Background(), "r1")
+	if err != nil || len(live) != 2 || live[0].Trial != "a" || live[1].Trial != "b" {
+		t.Fatalf("Live = %+v, %v; want a and b, one from each page", live, err)
+	}
+	if len(pages) != 2 || pages[0].Limit == 0 || pages[1].Continue != "page2" {
+		t.Errorf("list requests %+v, want two pages of a limited size", pages)
+	}
+}
+
+// watchLive waits until the fake clientset's watch of run delivers changes (it misses those
+// made between its list and its start): it updates a probe Job of the run until the watch's
+// cache shows it, then deletes it and waits until the cache has let it go.
+func watchLive(t *testing.T, cs *fake.Clientset, w *runWatch, run string) {
+	t.Helper()
+	ctx := context.Background()
+	probe := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default",
+		Labels: map[string]string{LabelManagedBy: "jikken", LabelRun: run}}}
+	probe, err := cs.BatchV1().Jobs("default").Create(ctx, probe, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	waitFor(t, "the watch to deliver a change", func() bool {
+		n++
+		probe.Annotations = map[string]string{"probe": strconv.Itoa(n)}
+		if _, err := cs.BatchV1().Jobs("default").Update(ctx, probe, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, ok, _ := w.jobs.GetStore().GetByKey("default/probe")
+		return ok
+	})
+	if err := cs.BatchV1().Jobs("default").Delete(ctx, "probe", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the watch to see the probe deleted", func() bool {
+		_, ok, _ := w.jobs.GetStore().GetByKey("default/probe")
+		return !ok
+	})
 }

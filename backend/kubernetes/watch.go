@@ -23,7 +23,8 @@ import (
 )
 
 // runWatch follows the Jobs and pods of one run through two informers (one list and one watch
-// each, whatever the number of trials) and wakes the process each event concerns.
+// each, whatever the number of trials) and has one goroutine, the dispatcher, look again at
+// each process an event concerns: no goroutine waits on an attempt (see dispatch).
 type runWatch struct {
 	b      *Backend
 	jobs   cache.SharedIndexInformer
@@ -35,6 +36,12 @@ type runWatch struct {
 	// gone are the Jobs the watch saw deleted: one deleted (by 'jikken kill' or a resumed
 	// runner) before this runner's first look at it is still a Job that ended.
 	gone map[string]bool
+
+	// dirty are the processes to evaluate, each once however often it was poked; kick tells
+	// the dispatcher there are some.
+	dmu   sync.Mutex
+	dirty []*process
+	kick  chan struct{}
 }
 
 const byJob = "job"
@@ -49,10 +56,9 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	sel := RunSelector(run)
 	f := informers.NewSharedInformerFactoryWithOptions(b.client, 0, informers.WithNamespace(b.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
-	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(), procs: map[string]*process{}, gone: map[string]bool{}}
-	// The caches hold what evaluate, note and failure read, not whole objects: a 10,000-trial
-	// run keeps 10,000 Jobs and pods until their TTL, and their pod specs (the trial's command,
-	// environment and params, twice), labels and managed fields are most of their size.
+	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(),
+		procs: map[string]*process{}, gone: map[string]bool{}, kick: make(chan struct{}, 1)}
+	// The caches hold what evaluate, note and failure read, not whole objects (see cachedJob).
 	if err := w.jobs.SetTransform(slimJob); err != nil {
 		return nil, err
 	}
@@ -60,8 +66,8 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		return nil, err
 	}
 	if err := w.pods.AddIndexers(cache.Indexers{byJob: func(obj any) ([]string, error) {
-		if p, ok := obj.(*corev1.Pod); ok && p.Labels[LabelJob] != "" {
-			return []string{p.Labels[LabelJob]}, nil
+		if p, ok := obj.(*cachedPod); ok && p.job != "" {
+			return []string{p.job}, nil
 		}
 		return nil, nil
 	}}); err != nil {
@@ -80,13 +86,13 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		}
 	}
 	jobName := func(obj any) string {
-		j, ok := obj.(*batchv1.Job)
+		j, ok := obj.(*cachedJob)
 		if !ok {
 			return ""
 		}
 		// Kept here too: the TTL controller may delete a finished Job before its process reads
 		// the cache.
-		if finished(j) {
+		if j.finished() {
 			w.mu.Lock()
 			if p := w.procs[j.Name]; p != nil {
 				p.final = j
@@ -96,14 +102,14 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		return j.Name
 	}
 	podJob := func(obj any) string {
-		p, ok := obj.(*corev1.Pod)
+		p, ok := obj.(*cachedPod)
 		if !ok {
 			return ""
 		}
 		// Seen here, not only in evaluate: the pod may be gone from the cache by then, or its
 		// status already replaced by a later one.
 		w.note(p)
-		return p.Labels[LabelJob]
+		return p.job
 	}
 	jobHandler := notify(jobName)
 	jobHandler.DeleteFunc = func(obj any) {
@@ -124,6 +130,7 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.cancel = cancel
+	go w.dispatch(wctx)
 	f.Start(wctx.Done())
 	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 		if !ok {
@@ -137,34 +144,35 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 
 func (w *runWatch) close() { w.cancel() }
 
-// slimJob keeps of a watched Job what the backend reads: its name, deadline and status.
-func slimJob(obj any) (any, error) {
-	j, ok := obj.(*batchv1.Job)
-	if !ok {
-		return obj, nil
+// dispatch evaluates the processes that were poked, in turn, until ctx is done. Evaluating
+// reads only the watch's caches, so one goroutine keeps up with every attempt of a run; what
+// needs the API server (deleting a Job that cannot run, reading a failed pod's log) is left to
+// Wait, which the runner calls from a goroutine of the attempt's once it has ended. A goroutine
+// per running attempt, blocked until its Job ends, held about 8 KB of stack each: 80 MB at
+// -j 10000.
+func (w *runWatch) dispatch(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.kick:
+		}
+		for {
+			w.dmu.Lock()
+			batch := w.dirty
+			w.dirty = nil
+			for _, p := range batch {
+				p.dirty = false
+			}
+			w.dmu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			for _, p := range batch {
+				p.step()
+			}
+		}
 	}
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: j.Name, Namespace: j.Namespace, UID: j.UID, ResourceVersion: j.ResourceVersion,
-			CreationTimestamp: j.CreationTimestamp, DeletionTimestamp: j.DeletionTimestamp},
-		Spec:   batchv1.JobSpec{ActiveDeadlineSeconds: j.Spec.ActiveDeadlineSeconds},
-		Status: batchv1.JobStatus{Conditions: j.Status.Conditions},
-	}, nil
-}
-
-// slimPod keeps of a watched pod what the backend reads: its Job, node and status.
-func slimPod(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
-			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
-			Labels: map[string]string{LabelJob: p.Labels[LabelJob]}},
-		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
-		Status: corev1.PodStatus{Phase: p.Status.Phase, Conditions: p.Status.Conditions, Reason: p.Status.Reason, Message: p.Status.Message,
-			InitContainerStatuses: p.Status.InitContainerStatuses, ContainerStatuses: p.Status.ContainerStatuses},
-	}, nil
 }
 
 func (w *runWatch) wake(name string) {
@@ -178,11 +186,11 @@ func (w *runWatch) wake(name string) {
 
 // note records on the pod's process why the pod was evicted, if it was, and the digest of the
 // image its trial container runs, once the node reports it.
-func (w *runWatch) note(pod *corev1.Pod) {
+func (w *runWatch) note(pod *cachedPod) {
 	why, digest := disruption(pod), ""
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == mainContainer {
-			digest = cs.ImageID
+	for _, cs := range pod.containers {
+		if cs.name == mainContainer {
+			digest = cs.imageID
 		}
 	}
 	if why == "" && digest == "" {
@@ -190,7 +198,7 @@ func (w *runWatch) note(pod *corev1.Pod) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	p := w.procs[pod.Labels[LabelJob]]
+	p := w.procs[pod.job]
 	if p == nil {
 		return
 	}
@@ -202,35 +210,60 @@ func (w *runWatch) note(pod *corev1.Pod) {
 	}
 }
 
-func (w *runWatch) attach(name string, a *runner.Attempt) *process {
-	p := &process{w: w, name: name, a: a, wake: make(chan struct{}, 1), done: make(chan struct{}), started: time.Now()}
+// attach makes the process of the attempt whose Job is name, which the watch follows from
+// now on and evaluates once begin is called. seen: the Job was listed live, so its
+// disappearance is an end, not a lag of the cache (a re-attached attempt).
+func (w *runWatch) attach(name string, a *runner.Attempt, seen bool) *process {
+	p := &process{w: w, name: name, a: a, seen: seen, done: make(chan struct{}), started: time.Now()}
 	w.mu.Lock()
 	w.procs[name] = p
 	w.mu.Unlock()
+	return p
+}
+
+// begin lets the dispatcher evaluate p: its Job exists (Start has returned it), so a Job
+// missing from the cache or without pods is no longer a create still on its way.
+func (p *process) begin() *process {
+	p.begun.Store(true)
 	p.poke()
 	return p
 }
 
+// detach forgets the process of Job name, whose Start failed: it is not evaluated again.
 func (w *runWatch) detach(name string) {
 	w.mu.Lock()
-	delete(w.procs, name)
+	if p := w.procs[name]; p != nil {
+		p.over = true
+		delete(w.procs, name)
+	}
 	w.mu.Unlock()
 }
 
-func (w *runWatch) job(name string) *batchv1.Job {
+// anyLive reports whether the cache holds a Job of the run that has not finished and is not
+// being deleted.
+func (w *runWatch) anyLive() bool {
+	for _, obj := range w.jobs.GetStore().List() {
+		if j, ok := obj.(*cachedJob); ok && !j.finished() && j.DeletionTimestamp == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *runWatch) job(name string) *cachedJob {
 	obj, ok, err := w.jobs.GetStore().GetByKey(w.b.cfg.Namespace + "/" + name)
 	if err != nil || !ok {
 		return nil
 	}
-	return obj.(*batchv1.Job)
+	return obj.(*cachedJob)
 }
 
 // podsOf returns the Job's pods, newest first.
-func (w *runWatch) podsOf(name string) []*corev1.Pod {
+func (w *runWatch) podsOf(name string) []*cachedPod {
 	objs, _ := w.pods.GetIndexer().ByIndex(byJob, name)
-	pods := make([]*corev1.Pod, 0, len(objs))
+	pods := make([]*cachedPod, 0, len(objs))
 	for _, o := range objs {
-		pods = append(pods, o.(*corev1.Pod))
+		pods = append(pods, o.(*cachedPod))
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[j].CreationTimestamp.Before(&pods[i].CreationTimestamp) })
 	return pods
@@ -241,29 +274,95 @@ type process struct {
 	w       *runWatch
 	name    string
 	a       *runner.Attempt
-	wake    chan struct{}
-	done    chan struct{}
+	done    chan struct{} // closed once exit is set
 	started time.Time
 
+	begun   atomic.Bool // see begin
+	stopped atomic.Bool
+	deleted atomic.Bool // our delete has returned
+
+	// Read and written by the dispatcher alone (and by Wait once done is closed).
 	seen      bool // the Job has been in the informer's cache
-	stopped   atomic.Bool
-	deleted   atomic.Bool // our delete has returned
 	noPodSeen time.Time
 	failSeen  time.Time
 	timer     *time.Timer
+	exit      runner.Exit
+	// abandoned, when set, is why a Job that cannot run is given up: Wait deletes the Job and
+	// calls it for the attempt's error (it may read the Job's events).
+	abandoned func() error
+
+	// dirty: queued for the dispatcher. Guarded by w.dmu.
+	dirty bool
+	// over: the attempt has ended (or its Start failed); notify is called once it has. Guarded
+	// by w.mu.
+	over   bool
+	notify func()
 	// lost is why a pod of this Job was evicted (its DisruptionTarget condition), kept
 	// because the pod may be gone from the cache when the Job fails. Guarded by w.mu.
 	lost string
 	// digest is the image the trial container ran, as its node reported it. Guarded by w.mu.
 	digest string
 	// final is the Job as the watch last saw it finished. Guarded by w.mu.
-	final *batchv1.Job
+	final *cachedJob
 }
 
+// poke asks the dispatcher to evaluate p again.
 func (p *process) poke() {
+	w := p.w
+	w.dmu.Lock()
+	if !p.dirty {
+		p.dirty = true
+		w.dirty = append(w.dirty, p)
+	}
+	w.dmu.Unlock()
 	select {
-	case p.wake <- struct{}{}:
+	case w.kick <- struct{}{}:
 	default:
+	}
+}
+
+// step evaluates p for the dispatcher and, once the attempt has ended, records how, forgets
+// the process and tells whoever waits.
+func (p *process) step() {
+	w := p.w
+	w.mu.Lock()
+	over := p.over
+	w.mu.Unlock()
+	if over || !p.begun.Load() {
+		return
+	}
+	exit, ended := p.evaluate()
+	if !ended {
+		return
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.exit = exit
+	w.mu.Lock()
+	p.over = true
+	if w.procs[p.name] == p {
+		delete(w.procs, p.name)
+	}
+	notify := p.notify
+	w.mu.Unlock()
+	close(p.done)
+	if notify != nil {
+		notify()
+	}
+}
+
+// Notify implements runner.Notifier: f is called once the watch has seen the attempt end.
+func (p *process) Notify(f func()) {
+	w := p.w
+	w.mu.Lock()
+	over := p.over
+	if !over {
+		p.notify = f
+	}
+	w.mu.Unlock()
+	if over {
+		f()
 	}
 }
 
@@ -279,22 +378,15 @@ func (p *process) Stop(grace time.Duration) error {
 	return err
 }
 
-// Wait implements runner.Process: it sleeps until the watch reports a change of the Job or its
-// pods, and returns when the Job has ended; then it copies the outputs the executor uploaded
-// into the attempt folder.
+// Wait implements runner.Process: it returns once the dispatcher has seen the Job end, after
+// deleting a Job that could not run and, for a failed attempt whose executor stored no stderr,
+// keeping the tail of the container's log.
 func (p *process) Wait() runner.Exit {
-	defer close(p.done)
-	defer p.w.detach(p.name)
-	var exit runner.Exit
-	for {
-		<-p.wake
-		if e, ok := p.evaluate(); ok {
-			exit = e
-			break
-		}
-	}
-	if p.timer != nil {
-		p.timer.Stop()
+	<-p.done
+	exit := p.exit
+	if p.abandoned != nil {
+		exit.Err = p.abandoned()
+		_ = p.w.b.deleteJob(context.Background(), p.w.b.cfg.Namespace, p.name)
 	}
 	if exit.Err != nil || exit.Code != 0 {
 		p.fallbackLog(context.Background())
@@ -358,10 +450,7 @@ func (p *process) evaluate() (runner.Exit, bool) {
 	if p.stopped.Load() {
 		return runner.Exit{}, false // wait for the delete to show
 	}
-	for _, c := range j.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
+	for _, c := range j.conditions {
 		switch c.Type {
 		case batchv1.JobComplete:
 			return runner.Exit{Code: 0}, true
@@ -394,35 +483,37 @@ func (p *process) evaluate() (runner.Exit, bool) {
 			p.wakeAt(wait)
 			return runner.Exit{}, false
 		}
-		return p.abandon(fmt.Errorf("no pod created for %s: %s", b.cfg.PendingTimeout, p.jobEvents(j)))
+		return p.abandon(func() error {
+			return fmt.Errorf("no pod created for %s: %s", b.cfg.PendingTimeout, p.jobEvents(j))
+		})
 	}
 	p.noPodSeen = time.Time{}
 	pod := pods[0]
 	if err := imageFailure(pod); err != nil {
-		return p.abandon(err)
+		return p.abandon(func() error { return err })
 	}
 	if msg, since, ok := unschedulable(pod); ok {
 		if wait := b.cfg.PendingTimeout - time.Since(since); wait > 0 {
 			p.wakeAt(wait)
 			return runner.Exit{}, false
 		}
-		return p.abandon(fmt.Errorf("unschedulable for %s: %s", b.cfg.PendingTimeout, msg))
+		return p.abandon(func() error { return fmt.Errorf("unschedulable for %s: %s", b.cfg.PendingTimeout, msg) })
 	}
 	return runner.Exit{}, false
 }
 
-// abandon deletes a Job that cannot run and reports why.
-func (p *process) abandon(err error) (runner.Exit, bool) {
-	_ = p.w.b.deleteJob(context.Background(), p.w.b.cfg.Namespace, p.name)
-	return runner.Exit{Code: -1, Err: err}, true
+// abandon ends an attempt whose Job cannot run; Wait deletes the Job and reports why.
+func (p *process) abandon(why func() error) (runner.Exit, bool) {
+	p.abandoned = why
+	return runner.Exit{Code: -1}, true
 }
 
 // failure explains a failed Job from its condition and its last pod.
-func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
+func (p *process) failure(j *cachedJob, c batchv1.JobCondition) runner.Exit {
 	if c.Reason == batchv1.JobReasonDeadlineExceeded {
 		d := time.Duration(0)
-		if j.Spec.ActiveDeadlineSeconds != nil {
-			d = time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second
+		if j.deadline != nil {
+			d = time.Duration(*j.deadline) * time.Second
 		}
 		return runner.Exit{Code: -1, Reason: fmt.Sprintf("timed out after %s (activeDeadlineSeconds)", d)}
 	}
@@ -436,24 +527,24 @@ func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
 		if why := disruption(pod); why != "" {
 			return runner.Exit{Code: -1, Reason: why}
 		}
-		for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-			t := cs.State.Terminated
-			if t == nil || t.ExitCode == 0 {
+		for _, cs := range pod.statuses() {
+			t := cs.terminated
+			if t == nil || t.code == 0 {
 				continue
 			}
-			e := runner.Exit{Code: int(t.ExitCode)}
-			if cs.Name != mainContainer {
-				e.Reason = fmt.Sprintf("init container %s failed with exit status %d", cs.Name, t.ExitCode)
+			e := runner.Exit{Code: int(t.code)}
+			if cs.name != mainContainer {
+				e.Reason = fmt.Sprintf("init container %s failed with exit status %d", cs.name, t.code)
 			}
-			if t.Reason == "OOMKilled" {
+			if t.reason == "OOMKilled" {
 				e.Reason = "out of memory (OOMKilled)"
-			} else if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
-				e.Reason = strings.TrimSpace(t.Reason + " " + t.Message)
+			} else if t.reason != "" && t.reason != "Error" && t.reason != "Completed" {
+				e.Reason = strings.TrimSpace(t.reason + " " + t.message)
 			}
 			return e
 		}
-		if pod.Status.Reason != "" {
-			return runner.Exit{Code: -1, Reason: strings.TrimSpace(pod.Status.Reason + ": " + pod.Status.Message)}
+		if pod.reason != "" {
+			return runner.Exit{Code: -1, Reason: strings.TrimSpace(pod.reason + ": " + pod.message)}
 		}
 	}
 	return runner.Exit{Code: -1, Reason: strings.TrimSpace("Job failed: " + c.Reason + " " + c.Message)}
@@ -461,35 +552,35 @@ func (p *process) failure(j *batchv1.Job, c batchv1.JobCondition) runner.Exit {
 
 // disruption says why a pod was evicted (its node went NotReady or unreachable, it was
 // preempted), or "" when it was not.
-func disruption(pod *corev1.Pod) string {
-	for _, pc := range pod.Status.Conditions {
+func disruption(pod *cachedPod) string {
+	for _, pc := range pod.conditions {
 		if pc.Type == corev1.DisruptionTarget && pc.Status == corev1.ConditionTrue {
-			return fmt.Sprintf("pod evicted from node %s (%s: %s)", pod.Spec.NodeName, pc.Reason, pc.Message)
+			return fmt.Sprintf("pod evicted from node %s (%s: %s)", pod.node, pc.Reason, pc.Message)
 		}
 	}
 	return ""
 }
 
 // imageFailure reports a pod whose image cannot be pulled.
-func imageFailure(pod *corev1.Pod) error {
-	for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-		w := cs.State.Waiting
+func imageFailure(pod *cachedPod) error {
+	for _, cs := range pod.statuses() {
+		w := cs.waiting
 		if w == nil {
 			continue
 		}
 		switch w.Reason {
 		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
-			return fmt.Errorf("image pull failed for %s (container %s): %s: %s", cs.Image, cs.Name, w.Reason, w.Message)
+			return fmt.Errorf("image pull failed for %s (container %s): %s: %s", cs.image, cs.name, w.Reason, w.Message)
 		case "CreateContainerConfigError", "CreateContainerError":
-			return fmt.Errorf("container %s cannot be created: %s: %s", cs.Name, w.Reason, w.Message)
+			return fmt.Errorf("container %s cannot be created: %s: %s", cs.name, w.Reason, w.Message)
 		}
 	}
 	return nil
 }
 
 // unschedulable reports the scheduler's reason for a pod it cannot place, and since when.
-func unschedulable(pod *corev1.Pod) (string, time.Time, bool) {
-	for _, c := range pod.Status.Conditions {
+func unschedulable(pod *cachedPod) (string, time.Time, bool) {
+	for _, c := range pod.conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			since := c.LastTransitionTime.Time
 			if since.IsZero() {
@@ -502,7 +593,7 @@ func unschedulable(pod *corev1.Pod) (string, time.Time, bool) {
 }
 
 // jobEvents reads the Job's warning events (one request, only when a Job is stuck).
-func (p *process) jobEvents(j *batchv1.Job) string {
+func (p *process) jobEvents(j *cachedJob) string {
 	b := p.w.b
 	list, err := b.client.CoreV1().Events(j.Namespace).List(context.Background(), metav1.ListOptions{
 		FieldSelector: "involvedObject.kind=Job,involvedObject.name=" + j.Name})
@@ -526,7 +617,7 @@ func (p *process) jobEvents(j *batchv1.Job) string {
 func (p *process) WaitHealthy(ctx context.Context) error {
 	for {
 		for _, pod := range p.w.podsOf(p.name) {
-			for _, c := range pod.Status.Conditions {
+			for _, c := range pod.conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 					return nil
 				}
@@ -567,9 +658,9 @@ func (p *process) podLog(ctx context.Context, dest string) {
 	}
 	pod := pods[0]
 	container := mainContainer
-	for _, cs := range pod.Status.InitContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			container = cs.Name
+	for _, cs := range pod.inits {
+		if t := cs.terminated; t != nil && t.code != 0 {
+			container = cs.name
 		}
 	}
 	tail := int64(200)

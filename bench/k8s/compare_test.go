@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,15 +28,17 @@ import (
 // BenchmarkRunNextToPlain runs N trials (JIKKEN_BENCH_TRIALS, default 1000) on one control
 // plane with 20 KWOK nodes, JIKKEN_BENCH_ROUNDS rounds (default 3) of three sides in turn:
 //
-//   - plain: a bare client-go program that creates the N Jobs the backend builds, from N
-//     goroutines at jikken's default client rate, and waits on one Job informer until all are
-//     Complete;
+//   - plain: a bare client-go program that creates the N Jobs the backend builds, at jikken's
+//     default client rate and as many at once as the backend creates (its MaxStarts), and
+//     waits on one Job informer until all are Complete;
 //   - jikken: `jikken run -j N` on a matrix of N seeds, as BenchmarkJikkenRun;
 //   - indexed: the same program creating one Indexed Job of N completions (one pod per index,
-//     backoffLimitPerIndex 1), the shape a seed array could take instead of a Job per trial.
+//     backoffLimitPerIndex 1), the shape a seed array could take instead of a Job per trial;
+//   - baseline: `jikken run` built from the git revision JIKKEN_BENCH_BASELINE.
 //
-// Between sides every Job and pod is deleted. It reports the median of each side's submission
-// time, time to the last Job Complete (the run's end, for jikken) and requests per trial.
+// JIKKEN_BENCH_SIDES lists the sides and their order (default plain,jikken,indexed). Between
+// sides every Job and pod is deleted. It reports the median of each side's submission time,
+// time to the last Job Complete (the run's end, for jikken) and requests per trial.
 func BenchmarkRunNextToPlain(b *testing.B) {
 	n := benchTrials(b)
 	rounds := 3
@@ -45,42 +48,51 @@ func BenchmarkRunNextToPlain(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	sides := []string{"plain", "jikken", "indexed"}
+	if s := os.Getenv("JIKKEN_BENCH_SIDES"); s != "" {
+		sides = strings.Split(s, ",")
+	}
 	c := benchCluster(b, n)
 	bin, exp := buildJikken(b, n)
+	var base string
+	if slices.Contains(sides, "baseline") {
+		base = buildAt(b, os.Getenv("JIKKEN_BENCH_BASELINE"))
+	}
+	k := 0
 	for range b.N {
 		res := map[string][]runResult{}
 		for round := range rounds {
-			for _, side := range []string{"plain", "jikken", "indexed"} {
+			for _, side := range sides {
 				var r runResult
-				if side == "jikken" {
-					r = runJikken(b, c, bin, exp, n, round)
-				} else {
-					r = runPlain(b, c, n, side == "indexed", round)
+				switch side {
+				case "jikken":
+					r = runJikken(b, c, bin, exp, n, k)
+				case "baseline":
+					r = runJikken(b, c, base, exp, n, k)
+				case "plain", "indexed":
+					r = runPlain(b, c, n, side == "indexed", k)
+				default:
+					b.Fatalf("unknown side %q in JIKKEN_BENCH_SIDES", side)
 				}
+				k++
 				res[side] = append(res[side], r)
-				b.Logf("round %d %s: submitted in %.2fs, all Complete after %.1fs, %.3f requests/trial", round+1, side, r.submit.Seconds(), r.wall.Seconds(), r.reqs)
+				b.Logf("round %d %s: submitted in %.2fs, all Complete after %.1fs, %.3f requests/trial, peak RSS %.0f MB", round+1, side, r.submit.Seconds(), r.wall.Seconds(), r.reqs, r.rss)
 				clean(b, c)
 			}
 		}
-		med := func(side string, f func(runResult) float64) float64 {
-			var v []float64
-			for _, r := range res[side] {
-				v = append(v, f(r))
-			}
-			slices.Sort(v)
-			if len(v)%2 == 1 {
-				return v[len(v)/2]
-			}
-			return (v[len(v)/2-1] + v[len(v)/2]) / 2
-		}
-		for _, side := range []string{"plain", "jikken", "indexed"} {
+		med := func(side string, f func(runResult) float64) float64 { return median(res[side], f) }
+		for _, side := range sides {
 			b.ReportMetric(med(side, func(r runResult) float64 { return r.submit.Seconds() }), side+"-submit-s")
 			b.ReportMetric(med(side, func(r runResult) float64 { return r.wall.Seconds() }), side+"-run-s")
 			b.ReportMetric(med(side, func(r runResult) float64 { return r.reqs }), side+"-req/trial")
 		}
-		ratio := med("jikken", func(r runResult) float64 { return r.wall.Seconds() }) / med("plain", func(r runResult) float64 { return r.wall.Seconds() })
-		b.ReportMetric(ratio, "jikken/plain")
-		b.Logf("medians of %d rounds, %d trials: whole run jikken/plain %.2f; jikken peak RSS %.0f MB (median)", rounds, n, ratio, med("jikken", func(r runResult) float64 { return r.rss }))
+		if slices.Contains(sides, "jikken") && slices.Contains(sides, "plain") {
+			submit := med("jikken", func(r runResult) float64 { return r.submit.Seconds() }) / med("plain", func(r runResult) float64 { return r.submit.Seconds() })
+			ratio := med("jikken", func(r runResult) float64 { return r.wall.Seconds() }) / med("plain", func(r runResult) float64 { return r.wall.Seconds() })
+			b.ReportMetric(submit, "submit-jikken/plain")
+			b.ReportMetric(ratio, "jikken/plain")
+			b.Logf("medians of %d rounds, %d trials: submission jikken/plain %.2f, whole run jikken/plain %.2f; jikken peak RSS %.0f MB (median)", rounds, n, submit, ratio, med("jikken", func(r runResult) float64 { return r.rss }))
+		}
 	}
 }
 
@@ -137,7 +149,7 @@ func runPlain(b *testing.B, c *k8stest.Cluster, n int, indexed bool, round int) 
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
 	var first, last atomic.Int64
-	if err := parallelN(len(jobs), len(jobs), func(i int) error {
+	if err := parallelN(len(jobs), min(len(jobs), kubernetes.MaxCreating), func(i int) error {
 		first.CompareAndSwap(0, time.Now().UnixNano())
 		_, err := cs.BatchV1().Jobs("default").Create(ctx, jobs[i], metav1.CreateOptions{})
 		for now := time.Now().UnixNano(); ; {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,22 +94,93 @@ current-context: bench
 // control plane with 20 KWOK nodes whose pods run 1 s. It reports the submission time (first
 // to last Job created, and from the runner's start to the last Job), API requests per trial,
 // the runner's peak resident memory, and the time from the last pod's end to the run's end.
+//
+// With JIKKEN_BENCH_BASELINE set to a git revision, each iteration runs the jikken of that
+// revision (A) and of the working tree (B) in the order JIKKEN_BENCH_ORDER (default ABBA),
+// deleting every Job and pod between runs, so that a change is measured against what came
+// before on the same control plane, under the same load; it reports the medians of each.
 func BenchmarkJikkenRun(b *testing.B) {
 	n := benchTrials(b)
 	c := benchCluster(b, n)
 	bin, exp := buildJikken(b, n)
-	for iter := range b.N {
-		r := runJikken(b, c, bin, exp, n, iter)
-		b.ReportMetric(r.submit.Seconds(), "submit-s")
-		b.ReportMetric(r.sinceStart.Seconds(), "start-to-last-create-s")
-		b.ReportMetric(r.reqs, "req/trial")
-		b.ReportMetric(r.rss, "runner-MB")
-		b.ReportMetric(r.tail.Seconds(), "last-pod-to-end-s")
-		b.ReportMetric(r.jobTail.Seconds(), "last-job-complete-to-end-s")
-		b.ReportMetric(r.wall.Seconds(), "run-s")
-		b.Logf("jikken run, %d trials: Jobs created in %.2fs (%.2fs from the runner's start), %.3f requests/trial, runner peak RSS %.0f MB, run ended %.2fs after the last pod and %.2fs after the last Job was marked Complete, whole run %.1fs",
-			n, r.submit.Seconds(), r.sinceStart.Seconds(), r.reqs, r.rss, r.tail.Seconds(), r.jobTail.Seconds(), r.wall.Seconds())
+	base := os.Getenv("JIKKEN_BENCH_BASELINE")
+	if base == "" {
+		for iter := range b.N {
+			r := runJikken(b, c, bin, exp, n, iter)
+			b.ReportMetric(r.submit.Seconds(), "submit-s")
+			b.ReportMetric(r.sinceStart.Seconds(), "start-to-last-create-s")
+			b.ReportMetric(r.reqs, "req/trial")
+			b.ReportMetric(r.rss, "runner-MB")
+			b.ReportMetric(r.tail.Seconds(), "last-pod-to-end-s")
+			b.ReportMetric(r.jobTail.Seconds(), "last-job-complete-to-end-s")
+			b.ReportMetric(r.wall.Seconds(), "run-s")
+			logRun(b, "jikken run", n, r)
+		}
+		return
 	}
+	bins := map[rune]string{'A': buildAt(b, base), 'B': bin}
+	order := os.Getenv("JIKKEN_BENCH_ORDER")
+	if order == "" {
+		order = "ABBA"
+	}
+	k := 0
+	for range b.N {
+		res := map[rune][]runResult{}
+		for _, side := range order {
+			if k > 0 {
+				clean(b, c)
+			}
+			r := runJikken(b, c, bins[side], exp, n, k)
+			k++
+			res[side] = append(res[side], r)
+			logRun(b, fmt.Sprintf("%c (%s)", side, map[rune]string{'A': base, 'B': "working tree"}[side]), n, r)
+		}
+		for side, name := range map[rune]string{'A': "base", 'B': "new"} {
+			b.ReportMetric(median(res[side], func(r runResult) float64 { return r.submit.Seconds() }), name+"-submit-s")
+			b.ReportMetric(median(res[side], func(r runResult) float64 { return r.reqs }), name+"-req/trial")
+			b.ReportMetric(median(res[side], func(r runResult) float64 { return r.rss }), name+"-runner-MB")
+			b.ReportMetric(median(res[side], func(r runResult) float64 { return r.wall.Seconds() }), name+"-run-s")
+		}
+	}
+}
+
+func logRun(b *testing.B, what string, n int, r runResult) {
+	b.Logf("%s, %d trials: Jobs created in %.2fs (%.2fs from the runner's start), %.3f requests/trial, runner peak RSS %.0f MB, run ended %.2fs after the last pod and %.2fs after the last Job was marked Complete, whole run %.1fs",
+		what, n, r.submit.Seconds(), r.sinceStart.Seconds(), r.reqs, r.rss, r.tail.Seconds(), r.jobTail.Seconds(), r.wall.Seconds())
+}
+
+// median is the median of f over rs.
+func median(rs []runResult, f func(runResult) float64) float64 {
+	v := make([]float64, 0, len(rs))
+	for _, r := range rs {
+		v = append(v, f(r))
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// buildAt builds the jikken binary of git revision rev (from a copy of its tree).
+func buildAt(b *testing.B, rev string) string {
+	dir := b.TempDir()
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		b.Fatalf("find the repository: %v", err)
+	}
+	archive := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", strings.TrimSpace(string(root)), rev, dir)
+	if out, err := archive.CombinedOutput(); err != nil {
+		b.Fatalf("export %s: %v\n%s", rev, err, out)
+	}
+	bin := filepath.Join(dir, "jikken-"+rev)
+	if out, err := exec.Command("go", "build", "-C", dir, "-o", bin, "./cmd/jikken").CombinedOutput(); err != nil {
+		b.Fatalf("build jikken at %s: %v\n%s", rev, err, out)
+	}
+	return bin
 }
 
 func benchTrials(b *testing.B) int {
@@ -138,7 +210,11 @@ func benchCluster(b *testing.B, n int) *k8stest.Cluster {
 func buildJikken(b *testing.B, n int) (bin, exp string) {
 	dir := b.TempDir()
 	bin = filepath.Join(dir, "jikken")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jikken-dev/jikken/cmd/jikken").CombinedOutput(); err != nil {
+	pkg := "github.com/jikken-dev/jikken/cmd/jikken"
+	if os.Getenv("JIKKEN_BENCH_PROFILE") != "" {
+		pkg = "github.com/jikken-dev/jikken/bench/k8s/jikkenprof"
+	}
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 		b.Fatalf("build jikken: %v\n%s", err, out)
 	}
 	exp = filepath.Join(dir, "bench.jsonnet")
@@ -161,6 +237,14 @@ func runJikken(b *testing.B, c *k8stest.Cluster, bin, exp string, n, iter int) r
 	dir := b.TempDir()
 	cmd := exec.Command(bin, "run", exp, "--backend", "kubernetes", "--kubeconfig", p.kubeconfig(b, dir), "-j", strconv.Itoa(n), "-o", "json")
 	cmd.Env = append(os.Environ(), "JIKKEN_STORE="+filepath.Join(dir, fmt.Sprintf("store-%d", iter)), "JIKKEN_K8S_ALLOW_LOCAL_STORE=1", "JIKKEN_K8S_PENDING_TIMEOUT=10m")
+	if prof := os.Getenv("JIKKEN_BENCH_PROFILE"); prof != "" {
+		// The profiling build (see buildJikken) records each new peak of its memory there.
+		pdir := filepath.Join(prof, fmt.Sprintf("run-%d", iter))
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		cmd.Env = append(cmd.Env, "JIKKEN_PROFILE_DIR="+pdir)
+	}
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	out, err := cmd.Output()
