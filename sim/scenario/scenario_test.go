@@ -510,3 +510,31 @@ scheduler:
 		t.Errorf("BalancedAllocation args: %v", err)
 	}
 }
+
+// The placement example's constraints hold in the run: replicas with anti-affinity on three
+// distinct nodes, and the database two per zone.
+func TestPlacementExample(t *testing.T) {
+	sc, err := Load("../../examples/sim/placement.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := runScenario(t, sc, Options{})
+	serve, zones := map[string]bool{}, map[string]int{}
+	for _, p := range c.Pods() {
+		if p.Phase != sim.Succeeded {
+			t.Fatalf("%s is %s", p.Name, p.Phase)
+		}
+		switch p.Labels["app"] {
+		case "serve":
+			if serve[p.LastNode] {
+				t.Errorf("two replicas on %s", p.LastNode)
+			}
+			serve[p.LastNode] = true
+		case "db":
+			zones[c.Node(p.LastNode).Labels["topology.kubernetes.io/zone"]]++
+		}
+	}
+	if len(serve) != 3 || zones["a"] != 2 || zones["b"] != 2 {
+		t.Errorf("replicas on %v, database members per zone %v; want 3 nodes and 2 per zone", serve, zones)
+	}
+}
