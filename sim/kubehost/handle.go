@@ -301,7 +301,8 @@ func (l lister) RemovePod(klog.Logger, *v1.Pod, string) error { return errMutati
 // List implements fwk.NodeInfoLister.
 func (l lister) List() ([]fwk.NodeInfo, error) { return slices.Clone(l.h.list()), nil }
 
-// The simulator models no inter-pod affinity: no node has pods with affinity.
+// The host gives hosted plugins no pod affinity (its v1 pods carry none; kube-default models
+// it): no node has pods with affinity.
 
 // HavePodsWithAffinityList implements fwk.NodeInfoLister.
 func (l lister) HavePodsWithAffinityList() ([]fwk.NodeInfo, error) { return nil, nil }

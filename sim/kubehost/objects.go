@@ -202,7 +202,8 @@ func (o *objects) list(r *sim.Resources) v1.ResourceList {
 // GetPod implements fwk.PodInfo.
 func (pi *podInfo) GetPod() *v1.Pod { return pi.pod }
 
-// The simulator models no inter-pod affinity, so a simulated pod has no affinity terms.
+// The host gives hosted plugins no pod affinity (kube-default models it), so a pod has no
+// affinity terms.
 
 // GetRequiredAffinityTerms implements fwk.PodInfo.
 func (pi *podInfo) GetRequiredAffinityTerms() []fwk.AffinityTerm { return nil }
@@ -403,7 +404,7 @@ func (ni *nodeInfo) GetPods() []fwk.PodInfo {
 	return ni.pods
 }
 
-// GetPodsWithAffinity implements fwk.NodeInfo; the simulator models no inter-pod affinity.
+// GetPodsWithAffinity implements fwk.NodeInfo; hosted plugins see no pod affinity.
 func (ni *nodeInfo) GetPodsWithAffinity() []fwk.PodInfo { return nil }
 
 // GetPodsWithRequiredAntiAffinity implements fwk.NodeInfo.
@@ -412,7 +413,8 @@ func (ni *nodeInfo) GetPodsWithRequiredAntiAffinity() []fwk.PodInfo { return nil
 // GetPodsWithRequiredNonHostScopedAntiAffinity implements fwk.NodeInfo.
 func (ni *nodeInfo) GetPodsWithRequiredNonHostScopedAntiAffinity() []fwk.PodInfo { return nil }
 
-// GetUsedPorts implements fwk.NodeInfo; simulated pods use no host ports.
+// GetUsedPorts implements fwk.NodeInfo; hosted plugins see no host ports (kube-default's
+// NodePorts does).
 func (ni *nodeInfo) GetUsedPorts() fwk.HostPortInfo { return nil }
 
 // GetRequested implements fwk.NodeInfo.

@@ -170,8 +170,11 @@ type builder struct {
 	seed   uint64
 	shapes []sim.Resources
 	groups []sim.NodeSpec
-	gpus   int64
-	total  int
+	// hosts are the initial nodes' names and groups (indices into groups), for pods that
+	// select a node by its hostname label.
+	hosts []host
+	gpus  int64
+	total int
 	// sources collects, per submitter, a way to draw all its jobs up front (nil for feedback
 	// and remote submitters), for Jobs.
 	sources []func() []submitter.Job
@@ -306,6 +309,7 @@ func (b *builder) nodes() ([]sim.NodeSpec, map[string]sim.NodeSpec, error) {
 			n := spec
 			n.Name = g.Name + "-" + strconv.Itoa(k)
 			nodes = append(nodes, n)
+			b.hosts = append(b.hosts, host{n.Name, len(b.groups) - 1})
 			b.gpus += capacity[sim.GPUIndex]
 		}
 	}
@@ -712,11 +716,29 @@ func (b *builder) checkJobs(f string, jobs []submitter.Job) error {
 	return nil
 }
 
+type host struct {
+	name  string
+	group int
+}
+
 // admissible reports whether some node group satisfies the pod's resources, taints, node
 // selector and required affinity together.
 func (b *builder) admissible(p *sim.Pod) bool {
 	for i := range b.groups {
 		n := &sim.Node{Labels: b.groups[i].Labels, Taints: b.groups[i].Taints, Capacity: b.groups[i].Capacity, Up: true}
+		if p.Feasible(n) {
+			return true
+		}
+	}
+	// Each node also carries its name as kubernetes.io/hostname, which group labels do not
+	// show: a pod pinned to a host is checked against the nodes of its group.
+	for _, h := range b.hosts {
+		g := &b.groups[h.group]
+		labels := map[string]string{sim.HostnameLabel: h.name}
+		for k, v := range g.Labels {
+			labels[k] = v
+		}
+		n := &sim.Node{Labels: labels, Taints: g.Taints, Capacity: g.Capacity, Up: true}
 		if p.Feasible(n) {
 			return true
 		}

@@ -510,3 +510,57 @@ scheduler:
 		t.Errorf("BalancedAllocation args: %v", err)
 	}
 }
+
+// The placement example's constraints hold in the run: replicas with anti-affinity on three
+// distinct nodes, and the database two per zone.
+func TestPlacementExample(t *testing.T) {
+	sc, err := Load("../../examples/sim/placement.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := runScenario(t, sc, Options{})
+	serve, zones := map[string]bool{}, map[string]int{}
+	for _, p := range c.Pods() {
+		if p.Phase != sim.Succeeded {
+			t.Fatalf("%s is %s", p.Name, p.Phase)
+		}
+		switch p.Labels["app"] {
+		case "serve":
+			if serve[p.LastNode] {
+				t.Errorf("two replicas on %s", p.LastNode)
+			}
+			serve[p.LastNode] = true
+		case "db":
+			zones[c.Node(p.LastNode).Labels["topology.kubernetes.io/zone"]]++
+		}
+	}
+	if len(serve) != 3 || zones["a"] != 2 || zones["b"] != 2 {
+		t.Errorf("replicas on %v, database members per zone %v; want 3 nodes and 2 per zone", serve, zones)
+	}
+}
+
+// Nodes carry their names as kubernetes.io/hostname, so a pod pinned to one is admissible.
+func TestManifestPinnedToHost(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "pods.yaml"), []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: pinned, annotations: {sim.jikken.dev/duration: "60"}}
+spec:
+  nodeSelector: {kubernetes.io/hostname: g-1}
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+`), 0o644)
+	sc := mustParse(t, `
+cluster: {nodeGroups: [{name: g, count: 2, capacity: {cpu: "8", memory: 32Gi}}]}
+workload: [{trace: {path: pods.yaml}}]
+scheduler: {profile: kube-default}
+`)
+	sc.Dir = dir
+	_, c := runScenario(t, sc, Options{})
+	if p := c.Pods()[0]; p.Phase != sim.Succeeded || p.LastNode != "g-1" {
+		t.Errorf("pinned pod %s on %q, want Succeeded on g-1", p.Phase, p.LastNode)
+	}
+	sc.Cluster.NodeGroups[0].Count = 1
+	if _, err := Build(sc, Options{}); err == nil || !strings.Contains(err.Error(), "pod pinned fits no node group") {
+		t.Errorf("pinned to a missing host: %v", err)
+	}
+}

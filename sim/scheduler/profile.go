@@ -55,9 +55,8 @@ type Profile struct {
 // scores NodeResourcesFit (LeastAllocated), NodeResourcesBalancedAllocation, TaintToleration,
 // NodeAffinity, PodTopologySpread and InterPodAffinity with kube-scheduler's default weights
 // (1, 1, 3, 2, 2, 2) and v1.37's score formulas; DefaultPreemption; DefaultBinder. Plugins of
-// the real default profile that need objects the simulator does not model (volumes, images,
-// Services for the default spread constraints) are left out; sim/fidelity checks the profile
-// against the real kube-scheduler.
+// the real default profile that need objects the simulator does not model (volumes, images)
+// are left out; sim/fidelity checks the profile against the real kube-scheduler.
 func KubeDefault() Profile {
 	return Profile{
 		QueueSort: PrioritySortName,
