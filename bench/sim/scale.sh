@@ -11,6 +11,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
 cd "$root"
 if [ $# -eq 0 ]; then
 	go build -o "$out/jikken" ./cmd/jikken
