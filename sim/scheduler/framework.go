@@ -196,6 +196,10 @@ type weightedScore struct {
 	cache []cachedScore
 }
 
+// cacheWays is how many request sizes the score cache keeps per node: pods of a few sizes
+// alternate, and one entry per node would be overwritten by each size in turn.
+const cacheWays = 4
+
 type cachedScore struct {
 	version uint64
 	req     uint32 // index into Framework.reqs + 1; 0 marks an empty entry
@@ -661,11 +665,12 @@ func (f *Framework) scoreNodes(c *sim.Cluster, st *State, p *sim.Pod, nodes []*s
 		s := slices.Grow(f.scores[i][:0], k)[:k]
 		f.scores[i] = s
 		if ws.byRequest && !f.exhaustive {
-			if n := len(c.Nodes()); len(ws.cache) < n {
+			if n := len(c.Nodes()) * cacheWays; len(ws.cache) < n {
 				ws.cache = append(ws.cache, make([]cachedScore, n-len(ws.cache))...)
 			}
+			way := int(req % cacheWays)
 			for j, id := range ids {
-				e := &ws.cache[id]
+				e := &ws.cache[int(id)*cacheWays+way]
 				if v := c.NodeVersion(int(id)); e.req != req || e.version != v {
 					*e = cachedScore{version: v, req: req, score: ws.plugin.Score(st, p, nodes[j])}
 				}

@@ -114,3 +114,44 @@ sample: 1
 		t.Fatalf("error = %v", err)
 	}
 }
+
+// run hashes pods.csv as it writes it; the hash must be the one Summarize computes for the
+// same run, and the hidden profile flags must leave their files.
+func TestRunHashMatchesSummarize(t *testing.T) {
+	const file = "../../../examples/sim/philly-small.yaml"
+	ios, _, out, _ := iostreams.Test()
+	dir := t.TempDir()
+	o := &runOptions{f: &cmdutil.Factory{IO: ios}, scenario: file, dir: dir, format: "json", timeline: "csv",
+		cpuProfile: filepath.Join(dir, "cpu.prof"), memProfile: filepath.Join(dir, "mem.prof")}
+	if err := runRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var got metrics.Summary
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &metrics.Recorder{}
+	b, err := scenario.Build(sc, scenario.Options{Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Engine.Run(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := metrics.Summarize(b.Engine.Cluster(), rec.Samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DeterminismHash == "" || got.DeterminismHash != want.DeterminismHash {
+		t.Fatalf("run's determinism hash %q, Summarize's %q", got.DeterminismHash, want.DeterminismHash)
+	}
+	for _, f := range []string{"cpu.prof", "mem.prof"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v (size %v)", f, err, st)
+		}
+	}
+}
