@@ -182,13 +182,17 @@ func buildAt(b *testing.B, rev string) string {
 	return bin
 }
 
-func benchTrials(b *testing.B) int {
-	n := 1000
-	if s := os.Getenv("JIKKEN_BENCH_TRIALS"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
+func benchTrials(b *testing.B) int { return envInt(b, "JIKKEN_BENCH_TRIALS", 1000) }
+
+// envInt reads a whole number from the environment variable name, def when it is unset.
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
 	}
 	return n
 }

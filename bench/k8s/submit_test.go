@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -25,16 +24,7 @@ import (
 
 // submitWorkers is how many creates each side sends at once (JIKKEN_BENCH_WORKERS, default 50,
 // like jikken run -j 50 submitting a backlog; the backend itself sends at most MaxCreating).
-func submitWorkers(b *testing.B) int {
-	w := 50
-	if s := os.Getenv("JIKKEN_BENCH_WORKERS"); s != "" {
-		var err error
-		if w, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return w
-}
+func submitWorkers(b *testing.B) int { return envInt(b, "JIKKEN_BENCH_WORKERS", 50) }
 
 // counter counts the HTTP requests a client sends.
 type counter struct {
