@@ -29,7 +29,7 @@ import (
 // plane with 20 KWOK nodes, JIKKEN_BENCH_ROUNDS rounds (default 3) of three sides in turn:
 //
 //   - plain: a bare client-go program that creates the N Jobs the backend builds, at jikken's
-//     default client rate and as many at once as the backend creates (its MaxStarts), and
+//     default client rate and as many at once as the backend creates (MaxCreating), and
 //     waits on one Job informer until all are Complete;
 //   - jikken: `jikken run -j N` on a matrix of N seeds, as BenchmarkJikkenRun;
 //   - indexed: the same program creating one Indexed Job of N completions (one pod per index,
@@ -41,13 +41,7 @@ import (
 // time to the last Job Complete (the run's end, for jikken) and requests per trial.
 func BenchmarkRunNextToPlain(b *testing.B) {
 	n := benchTrials(b)
-	rounds := 3
-	if s := os.Getenv("JIKKEN_BENCH_ROUNDS"); s != "" {
-		var err error
-		if rounds, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	rounds := envInt(b, "JIKKEN_BENCH_ROUNDS", 3)
 	sides := []string{"plain", "jikken", "indexed"}
 	if s := os.Getenv("JIKKEN_BENCH_SIDES"); s != "" {
 		sides = strings.Split(s, ",")

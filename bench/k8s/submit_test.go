@@ -22,10 +22,9 @@ import (
 	"github.com/jikken-dev/jikken/runner"
 )
 
-const (
-	trials  = 1000
-	workers = 50 // concurrent creates, like jikken run -j 50 submitting a backlog
-)
+// submitWorkers is how many creates each side sends at once (JIKKEN_BENCH_WORKERS, default 50,
+// like jikken run -j 50 submitting a backlog; the backend itself sends at most MaxCreating).
+func submitWorkers(b *testing.B) int { return envInt(b, "JIKKEN_BENCH_WORKERS", 50) }
 
 // counter counts the HTTP requests a client sends.
 type counter struct {
@@ -47,7 +46,7 @@ func counted(cfg *rest.Config) (*rest.Config, *counter) {
 	return cfg, c
 }
 
-func attempts(run string) []*runner.Attempt {
+func attempts(run string, trials int) []*runner.Attempt {
 	out := make([]*runner.Attempt, trials)
 	for i := range out {
 		seed := int64(i)
@@ -59,8 +58,6 @@ func attempts(run string) []*runner.Attempt {
 	}
 	return out
 }
-
-func parallel(n int, f func(i int) error) error { return parallelN(n, workers, f) }
 
 // parallelN runs f(0) ... f(n-1) on w goroutines and returns one of their errors.
 func parallelN(n, w int, f func(i int) error) error {
@@ -87,14 +84,14 @@ func parallelN(n, w int, f func(i int) error) error {
 	return <-errs
 }
 
-// submit creates 1,000 Jobs of one run and returns the wall time and the requests sent: with
-// the backend's Start (jikken), which also starts the run's watch, or with a bare clientset
-// creating the same Job objects (plain).
-func submit(b *testing.B, cfg *rest.Config, jikken bool, run string) (time.Duration, int64) {
-	ccfg, n := counted(cfg)
+// submit creates the Jobs of n trials of one run, w at a time, and returns the wall time and
+// the requests sent: with the backend's Start (jikken), which also starts the run's watch, or
+// with a bare clientset creating the same Job objects (plain).
+func submit(b *testing.B, cfg *rest.Config, jikken bool, run string, n, w int) (time.Duration, int64) {
+	ccfg, count := counted(cfg)
 	cs := clientset.NewForConfigOrDie(ccfg)
 	jc := kubernetes.Config{Namespace: "default", StoreURL: "s3://bench/runs", ExecutorImage: "jikken:bench"}
-	atts := attempts(run)
+	atts := attempts(run, n)
 	var f func(i int) error
 	if jikken {
 		back := kubernetes.NewForClient(cs, jc)
@@ -114,36 +111,38 @@ func submit(b *testing.B, cfg *rest.Config, jikken bool, run string) (time.Durat
 		}
 	}
 	t0 := time.Now()
-	if err := parallel(trials, f); err != nil {
+	if err := parallelN(n, w, f); err != nil {
 		b.Fatal(err)
 	}
-	return time.Since(t0), n.n.Load()
+	return time.Since(t0), count.n.Load()
 }
 
-// BenchmarkSubmit1000 reports, for 1,000 trials, the wall time and API requests per trial of
-// the backend and of a plain client-go loop, run in the order plain, jikken, jikken, plain so
-// that neither side gains from a warmer or emptier API server.
-func BenchmarkSubmit1000(b *testing.B) {
+// BenchmarkSubmit reports, for N trials (JIKKEN_BENCH_TRIALS, default 1000) created
+// JIKKEN_BENCH_WORKERS at a time (default 50), the wall time and API requests per trial of the
+// backend and of a plain client-go loop, run in the order plain, jikken, jikken, plain so that
+// neither side gains from a warmer or emptier API server.
+func BenchmarkSubmit(b *testing.B) {
+	trials, w := benchTrials(b), submitWorkers(b)
 	c := k8stest.Start(b, k8stest.Options{APIOnly: true})
 	for iter := range b.N {
 		var wall [2]time.Duration
 		var reqs [2]int64
 		for k, jikken := range []bool{false, true, true, false} {
-			w, r := submit(b, c.Config, jikken, fmt.Sprintf("r%d-%d", iter, k))
+			d, r := submit(b, c.Config, jikken, fmt.Sprintf("r%d-%d", iter, k), trials, w)
 			i := 0
 			if jikken {
 				i = 1
 			}
-			wall[i] += w / 2
+			wall[i] += d / 2
 			reqs[i] += r
 		}
 		plainS, jikkenS := wall[0].Seconds(), wall[1].Seconds()
 		b.ReportMetric(plainS, "plain-s")
 		b.ReportMetric(jikkenS, "jikken-s")
 		b.ReportMetric(jikkenS/plainS, "ratio")
-		b.ReportMetric(float64(reqs[0])/(2*trials), "plain-req/trial")
-		b.ReportMetric(float64(reqs[1])/(2*trials), "jikken-req/trial")
-		b.Logf("1000 Jobs (mean of 2): plain client-go %.2fs, %.3f req/trial; jikken backend %.2fs, %.3f req/trial (watch included); ratio %.2f",
-			plainS, float64(reqs[0])/(2*trials), jikkenS, float64(reqs[1])/(2*trials), jikkenS/plainS)
+		b.ReportMetric(float64(reqs[0])/float64(2*trials), "plain-req/trial")
+		b.ReportMetric(float64(reqs[1])/float64(2*trials), "jikken-req/trial")
+		b.Logf("%d Jobs, %d at a time (mean of 2): plain client-go %.2fs, %.3f req/trial; jikken backend %.2fs, %.3f req/trial (watch included); ratio %.2f",
+			trials, w, plainS, float64(reqs[0])/float64(2*trials), jikkenS, float64(reqs[1])/float64(2*trials), jikkenS/plainS)
 	}
 }
