@@ -182,21 +182,6 @@ func buildAt(b *testing.B, rev string) string {
 	return bin
 }
 
-func benchTrials(b *testing.B) int { return envInt(b, "JIKKEN_BENCH_TRIALS", 1000) }
-
-// envInt reads a whole number from the environment variable name, def when it is unset.
-func envInt(b *testing.B, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		b.Fatalf("%s: %v", name, err)
-	}
-	return n
-}
-
 // benchCluster starts the control plane with 20 KWOK nodes with room for n pods, whose pods
 // run 1 s.
 func benchCluster(b *testing.B, n int) *k8stest.Cluster {
