@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -119,7 +120,8 @@ func Start(t testing.TB, o Options) *Cluster {
 			t.Logf("control-plane logs kept in %s", dir)
 		}
 	})
-	etcdPort, peerPort, apiPort, cmPort, schedPort, kwokPort := freePort(t), freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
+	ports := freePorts(t, 6)
+	etcdPort, peerPort, apiPort, cmPort, schedPort, kwokPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
 	c.run(t, filepath.Join(bin, "etcd"), "etcd",
 		"--name=default", "--data-dir="+filepath.Join(dir, "etcd"), "--unsafe-no-fsync",
 		"--listen-client-urls=http://127.0.0.1:"+etcdPort, "--advertise-client-urls=http://127.0.0.1:"+etcdPort,
@@ -346,14 +348,35 @@ func (c *Cluster) stop() {
 	}
 }
 
-func freePort(t testing.TB) string {
+// freePorts picks n distinct ports that are free on 127.0.0.1 for the control plane's
+// processes. They come from below Linux's ephemeral range (32768-60999), where the kernel
+// assigns neither listen(":0") ports nor the source ports of outgoing connections: ports taken
+// from that range with listen(":0") and closed were handed out again, once to etcd's peer
+// listener and the API server together, whose bind then failed ("address already in use") and
+// the test waited three minutes for an API server that had exited. All n stay bound until
+// every one is chosen, so they differ.
+func freePorts(t testing.TB, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	var ports []string
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 1000 {
+			t.Fatalf("no %d free ports between 20000 and 32767 on 127.0.0.1", n)
+		}
+		port := 20000 + mrand.IntN(32768-20000)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue // taken
+		}
+		held = append(held, l)
+		ports = append(ports, strconv.Itoa(port))
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	return ports
 }
 
 func writeKeys(t testing.TB, keyPath, pubPath string) {
