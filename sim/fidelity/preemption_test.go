@@ -258,18 +258,7 @@ func (r *preemptReplay) Schedule(c *sim.Cluster) error {
 func simPreempt(t *testing.T, nodes []corev1.Node, occupants []*corev1.Pod, pre *corev1.Pod) (string, []string) {
 	t.Helper()
 	names := sim.NewNames()
-	var specs []sim.NodeSpec
-	for _, n := range nodes {
-		q := map[string]string{}
-		for k, v := range n.Status.Allocatable {
-			q[string(k)] = v.String()
-		}
-		capacity, err := names.Parse(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, sim.NodeSpec{Name: n.Name, Labels: n.Labels, Capacity: capacity})
-	}
+	specs := simNodes(t, names, nodes)
 	r := &preemptReplay{bound: map[string]string{}, target: pre.Name}
 	sub := &timedSubmit{}
 	t0 := occupants[0].Status.StartTime.Time

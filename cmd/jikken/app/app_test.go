@@ -20,38 +20,22 @@ const scenario = "../../../examples/sim/plugin/scenario.yaml"
 // filter keeps the a100-labelled pod off the other nodes, the score sends jobs to the newest
 // GPUs first.
 func TestSimRunWithCustomPlugin(t *testing.T) {
-	ios, _, _, errOut := iostreams.Test()
-	dir := t.TempDir()
-	if code := run(context.Background(), ios, []string{"sim", "run", scenario, "--dir", dir, "--progress=false"},
-		WithSimPlugin(gpuclass.Name, gpuclass.New)); code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "pods.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
-		f := strings.Split(line, ",")
-		got[f[0]] = f[5] + "@" + f[7]
-	}
-	for pod, want := range map[string]string{"train-1": "h100-0@0.000", "train-2": "a100-0@1.000", "eval-a100": "a100-0@3601.000"} {
-		if got[pod] != want {
-			t.Errorf("%s ran on %s, want %s", pod, got[pod], want)
-		}
-	}
-	if !strings.HasPrefix(got["train-3"], "v100-") {
-		t.Errorf("train-3 ran on %s, want a v100 node", got["train-3"])
-	}
+	checkGPUClassPlacements(t, scenario, WithSimPlugin(gpuclass.Name, gpuclass.New))
 }
 
 // The same placements from GPUClass written as a kube-scheduler framework plugin
 // (examples/sim/framework), hosted by the kube-framework profile.
 func TestSimRunWithFrameworkPlugin(t *testing.T) {
+	checkGPUClassPlacements(t, "../../../examples/sim/framework/scenario.yaml", WithFrameworkPlugin(fwgpuclass.Name, fwgpuclass.New))
+}
+
+// checkGPUClassPlacements runs the scenario with the plugin and checks where GPUClass puts
+// its pods.
+func checkGPUClassPlacements(t *testing.T, scenario string, plugin Option) {
+	t.Helper()
 	ios, _, _, errOut := iostreams.Test()
 	dir := t.TempDir()
-	if code := run(context.Background(), ios, []string{"sim", "run", "../../../examples/sim/framework/scenario.yaml", "--dir", dir, "--progress=false"},
-		WithFrameworkPlugin(fwgpuclass.Name, fwgpuclass.New)); code != 0 {
+	if code := run(context.Background(), ios, []string{"sim", "run", scenario, "--dir", dir, "--progress=false"}, plugin); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "pods.csv"))
