@@ -163,22 +163,18 @@ func gpuPod(ns, name string, gpus int64, priority string) *corev1.Pod {
 
 func waitRunning(t *testing.T, c *k8stest.Cluster, ns, name string) *corev1.Pod {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		p, err := c.Client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Status.Phase == corev1.PodRunning && p.Status.StartTime != nil {
-			return p
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("pod %s/%s not running after 2 minutes (logs in %s)", ns, name, c.Dir)
-	return nil
+	return waitPod(t, c, ns, name, "running", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && p.Status.StartTime != nil
+	})
 }
 
 func waitBound(t *testing.T, c *k8stest.Cluster, ns, name string) string {
+	t.Helper()
+	return waitPod(t, c, ns, name, "bound", func(p *corev1.Pod) bool { return p.Spec.NodeName != "" }).Spec.NodeName
+}
+
+// waitPod polls the pod until cond holds, for at most 2 minutes.
+func waitPod(t *testing.T, c *k8stest.Cluster, ns, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -186,13 +182,13 @@ func waitBound(t *testing.T, c *k8stest.Cluster, ns, name string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Spec.NodeName != "" {
-			return p.Spec.NodeName
+		if cond(p) {
+			return p
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("pod %s/%s not bound after 2 minutes (logs in %s)", ns, name, c.Dir)
-	return ""
+	t.Fatalf("pod %s/%s not %s after 2 minutes (logs in %s)", ns, name, what, c.Dir)
+	return nil
 }
 
 func waitEmpty(t *testing.T, c *k8stest.Cluster, ns string) {
