@@ -82,7 +82,10 @@ type Config struct {
 	// DefaultBurst; a QPS set alone gets a burst of twice it; a negative QPS: no limit).
 	QPS   float32
 	Burst int
-	Log   *slog.Logger
+	// JobPerAttempt runs every attempt as a Job of its own, never batched into an array Job
+	// (see arrays.go).
+	JobPerAttempt bool
+	Log           *slog.Logger
 }
 
 // DefaultJobTTL is how long finished Jobs stay unless Config.JobTTL says otherwise.
@@ -153,9 +156,12 @@ type Backend struct {
 	runs     map[string]*runInfo  // by run id
 	planned  map[string]bool      // trials of the plan a runner announced through Check
 	adoptees map[string]adoptee   // by run/trial: a live Job an earlier runner left, re-attached by Start
+	// deletedJobs are the Jobs StopLive has deleted (the trials of an array share one).
+	deletedJobs map[string]bool
 
 	// creating holds a seat for each Start building and sending a Job (see MaxCreating).
 	creating chan struct{}
+	batcher  batcher
 }
 
 // MaxCreating is how many Starts build and send their Job at once. A run of -j 10000 calls Start
@@ -168,11 +174,20 @@ const MaxCreating = 128
 
 // MaxStarts implements runner.StartLimiter: beyond the Starts that may create a Job at once, the
 // runner keeps the attempts in its queue rather than a goroutine each waiting here.
-func (b *Backend) MaxStarts() int { return MaxCreating }
+// Attempts that may share an array Job wait in their batch, not for a seat: room for two
+// batches to fill at once.
+func (b *Backend) MaxStarts() int {
+	if b.cfg.JobPerAttempt {
+		return MaxCreating
+	}
+	return 2 * MaxArray
+}
 
-// adoptee is a live Job of an earlier runner, and the attempt it runs.
+// adoptee is a live Job of an earlier runner, and the attempt it runs (at index, in an array
+// Job; else index is -1).
 type adoptee struct {
 	job     string
+	index   int
 	attempt int
 }
 
@@ -252,7 +267,8 @@ func NewForClient(client kubernetes.Interface, cfg Config) *Backend {
 		cfg.Namespace = "default"
 	}
 	return &Backend{cfg: cfg, client: client, host: "the cluster", watches: map[string]*runWatch{},
-		runs: map[string]*runInfo{}, adoptees: map[string]adoptee{}, creating: make(chan struct{}, MaxCreating)}
+		runs: map[string]*runInfo{}, adoptees: map[string]adoptee{}, deletedJobs: map[string]bool{}, creating: make(chan struct{}, MaxCreating),
+		batcher: batcher{batches: map[string]*arrayBatch{}}}
 }
 
 // Name implements runner.Backend.
@@ -266,7 +282,11 @@ func (b *Backend) Settings() map[string]string {
 	if b.cfg.JobTTL < 0 {
 		ttl = "keep"
 	}
-	return map[string]string{"namespace": b.cfg.Namespace, "job_ttl": ttl}
+	s := map[string]string{"namespace": b.cfg.Namespace, "job_ttl": ttl}
+	if b.cfg.JobPerAttempt {
+		s["job_per_attempt"] = "true"
+	}
+	return s
 }
 
 // Config returns the backend's configuration after defaults.
@@ -313,14 +333,25 @@ func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 			break
 		}
 	}
-	for _, need := range needs {
-		ssar := &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authv1.ResourceAttributes{
-			Namespace: b.cfg.Namespace, Verb: need.verb, Group: need.group, Resource: need.resource}}}
-		res, err := b.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar, metav1.CreateOptions{})
-		if err != nil {
-			return b.explain("check permissions", err)
+	if !b.cfg.JobPerAttempt && len(trials) > 1 {
+		// Array Jobs need their index tables, and stopping one trial deletes its pod. An
+		// account without these runs a Job per attempt instead.
+		for _, need := range []access{{"create", "", "configmaps"}, {"delete", "", "pods"}} {
+			if ok, err := b.allowed(ctx, need.verb, need.group, need.resource); err != nil {
+				return err
+			} else if !ok {
+				b.cfg.Log.Info("one Job per attempt: this account may not "+need.verb+" "+need.resource, "namespace", b.cfg.Namespace)
+				b.cfg.JobPerAttempt = true
+				break
+			}
 		}
-		if !res.Status.Allowed {
+	}
+	for _, need := range needs {
+		ok, err := b.allowed(ctx, need.verb, need.group, need.resource)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			return fmt.Errorf("forbidden: this account may not %s %s in namespace %s (RBAC); it needs create/get/list/watch/delete on jobs, get/list/watch on pods and pods/log, and create/get/update on services when the experiment has service trials", need.verb, need.resource, b.cfg.Namespace)
 		}
 	}
@@ -331,6 +362,17 @@ func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 	}
 	b.mu.Unlock()
 	return nil
+}
+
+// allowed asks the API server whether this account may do verb on resource in the namespace.
+func (b *Backend) allowed(ctx context.Context, verb, group, resource string) (bool, error) {
+	ssar := &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authv1.ResourceAttributes{
+		Namespace: b.cfg.Namespace, Verb: verb, Group: group, Resource: resource}}}
+	res, err := b.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar, metav1.CreateOptions{})
+	if err != nil {
+		return false, b.explain("check permissions", err)
+	}
+	return res.Status.Allowed, nil
 }
 
 // Start implements runner.Backend: it creates the attempt's Job (or re-attaches to the live Job
@@ -347,24 +389,32 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 	// The runner re-attaches to the attempt it adopted; a later attempt (the adopted one had
 	// already ended in the record) is a new Job.
 	if ok && adopted.attempt == a.N {
-		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted.job, "attempt", adopted.attempt)
-		return w.attach(adopted.job, a, true).begin(), nil
+		b.cfg.Log.Info("re-attaching to a Job left by an earlier runner", "trial", a.Trial.Name, "job", adopted.job, "index", adopted.index, "attempt", adopted.attempt)
+		return w.attachIndex(adopted.job, adopted.index, a, true).begin(), nil
 	}
+	if key := b.arrayKey(a); key != "" {
+		return b.startInArray(ctx, w, a, key)
+	}
+	spec, err := b.podSpec(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return b.startJob(ctx, w, a, spec)
+}
+
+// startJob creates the Job of attempt a alone.
+func (b *Backend) startJob(ctx context.Context, w *runWatch, a *runner.Attempt, spec PodSpec) (runner.Process, error) {
 	select {
 	case b.creating <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-b.creating }()
-	spec, err := b.podSpec(ctx, a)
-	if err != nil {
-		return nil, err
-	}
 	job, err := b.cfg.Job(spec)
 	if err != nil {
 		return nil, err
 	}
-	p := w.attach(job.Name, a, false)
+	p := w.attachIndex(job.Name, -1, a, false)
 	created, err := b.createJob(ctx, job)
 	if apierrors.IsAlreadyExists(err) {
 		// The same attempt of the same run: it is ours, watch it.
@@ -396,12 +446,17 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 // Start takes as its own.
 func (b *Backend) createJob(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
 	var created *batchv1.Job
-	err := retry.OnError(createBackoff, transient, func() error {
+	err := b.withRetry(func() error {
 		var err error
 		created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Create(ctx, job, metav1.CreateOptions{})
 		return err
 	})
 	return created, err
+}
+
+// withRetry runs a create again while it fails for a reason that passes (see createJob).
+func (b *Backend) withRetry(create func() error) error {
+	return retry.OnError(createBackoff, transient, create)
 }
 
 // createBackoff spreads the repeated creates of many trials over about half a minute.
@@ -550,13 +605,28 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 	}
 	type jobRef struct {
 		name, ns, trial string
-		attempt         int
+		index, attempt  int
 		live            bool
 	}
 	var jobs []jobRef
 	err := b.eachJob(ctx, runID, func(j *batchv1.Job) {
-		if j.DeletionTimestamp == nil {
-			jobs = append(jobs, jobRef{j.Name, j.Namespace, j.Annotations[AnnotationTrial], jobAttempt(j), !finished(j)})
+		if j.DeletionTimestamp != nil {
+			return
+		}
+		trials := arrayTrials(j)
+		if trials == nil {
+			jobs = append(jobs, jobRef{j.Name, j.Namespace, j.Annotations[AnnotationTrial], -1, jobAttempt(j), !finished(j)})
+			return
+		}
+		// An array Job: each index is a trial's attempt, live until its index has ended.
+		done, _ := parseIndexes(j.Status.CompletedIndexes)
+		failed := indexSet(nil)
+		if j.Status.FailedIndexes != nil {
+			failed, _ = parseIndexes(*j.Status.FailedIndexes)
+		}
+		for i, t := range trials {
+			live := !finished(j) && !done.has(i) && !failed.has(i)
+			jobs = append(jobs, jobRef{j.Name, j.Namespace, t, i, jobAttempt(j), live})
 		}
 	})
 	if err != nil {
@@ -573,15 +643,23 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 			newest[j.trial] = i
 		}
 	}
+	kept := map[string]bool{} // array Jobs with an index adopted
 	for trial, i := range newest {
-		b.adoptees[runID+"/"+trial] = adoptee{job: jobs[i].name, attempt: jobs[i].attempt}
+		j := jobs[i]
+		b.adoptees[runID+"/"+trial] = adoptee{job: j.name, index: j.index, attempt: j.attempt}
+		kept[j.name] = true
 	}
 	var out []runner.LiveTrial
 	for i, j := range jobs {
 		if k, ok := newest[j.trial]; !j.live || ok && k == i {
 			continue
 		}
-		out = append(out, runner.LiveTrial{RunID: runID, Trial: j.trial, Attempt: j.attempt, Handle: "job:" + j.ns + "/" + j.name})
+		handle := "job:" + j.ns + "/" + j.name
+		if j.index >= 0 && kept[j.name] {
+			// Other indexes of its Job go on: stop this one alone.
+			handle += "#" + strconv.Itoa(j.index)
+		}
+		out = append(out, runner.LiveTrial{RunID: runID, Trial: j.trial, Attempt: j.attempt, Handle: handle})
 	}
 	return out, nil
 }
@@ -629,12 +707,45 @@ func (b *Backend) Adopted(runID string) map[string]int {
 }
 
 // StopLive implements runner.Backend: it deletes the Job, and with it its pods.
+// The trials of an array Job share its handle (`jikken kill` stops them all): it is deleted
+// once. A handle ending in #INDEX stops that index alone, by deleting its pod.
 func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {
 	ns, name, ok := strings.Cut(strings.TrimPrefix(lt.Handle, "job:"), "/")
 	if !ok || !strings.HasPrefix(lt.Handle, "job:") {
 		return fmt.Errorf("bad kubernetes handle %q", lt.Handle)
 	}
-	return b.deleteJob(ctx, ns, name)
+	if name, index, ok := strings.Cut(name, "#"); ok {
+		return b.deleteIndexPods(ctx, ns, name, index)
+	}
+	b.mu.Lock()
+	if b.deletedJobs[ns+"/"+name] {
+		b.mu.Unlock()
+		return nil
+	}
+	b.mu.Unlock()
+	if err := b.deleteJob(ctx, ns, name); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.deletedJobs[ns+"/"+name] = true
+	b.mu.Unlock()
+	return nil
+}
+
+// deleteIndexPods deletes the pods of one index of an array Job: its Job counts the index as
+// failed (backoffLimitPerIndex 0) and goes on with the others.
+func (b *Backend) deleteIndexPods(ctx context.Context, ns, job, index string) error {
+	pods := b.client.CoreV1().Pods(ns)
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: LabelJob + "=" + job + "," + batchv1.JobCompletionIndexAnnotation + "=" + index})
+	if err != nil {
+		return b.explain("list the pods of Job "+job+" index "+index, err)
+	}
+	for _, p := range list.Items {
+		if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return b.explain("delete pod "+p.Name, err)
+		}
+	}
+	return nil
 }
 
 // DeleteRun deletes every Job of a run, finished or not, with their pods.

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"strconv"
 	"unique"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,6 +24,10 @@ type cachedJob struct {
 	deadline *int64 // spec.activeDeadlineSeconds
 	// conditions are the Job's true conditions that end it: Complete, Failed, FailureTarget.
 	conditions []batchv1.JobCondition
+	// indexed: an Indexed Job, one index per trial (see arrays.go); completed and failed are
+	// its indexes that have ended.
+	indexed           bool
+	completed, failed indexSet
 }
 
 // cachedPod is a watched pod.
@@ -30,6 +35,8 @@ type cachedPod struct {
 	// Name, namespace, resource version, creation and deletion times.
 	metav1.ObjectMeta
 	job             string // its Job (the LabelJob label)
+	index           int    // its completion index in an Indexed Job, else -1
+	phase           corev1.PodPhase
 	node            string
 	reason, message string // status.reason and status.message
 	// conditions are the ones the backend reads: PodScheduled false, DisruptionTarget and
@@ -65,7 +72,15 @@ func slimJob(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	c := &cachedJob{ObjectMeta: cachedMeta(&j.ObjectMeta), deadline: j.Spec.ActiveDeadlineSeconds}
+	c := &cachedJob{ObjectMeta: cachedMeta(&j.ObjectMeta), deadline: j.Spec.ActiveDeadlineSeconds,
+		indexed: j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion}
+	if c.indexed {
+		// A set the API server wrote is well formed; were it not, the indexes' pods still tell.
+		c.completed, _ = parseIndexes(j.Status.CompletedIndexes)
+		if j.Status.FailedIndexes != nil {
+			c.failed, _ = parseIndexes(*j.Status.FailedIndexes)
+		}
+	}
 	for _, cond := range j.Status.Conditions {
 		switch cond.Type {
 		case batchv1.JobComplete, batchv1.JobFailed, batchv1.JobFailureTarget:
@@ -94,7 +109,8 @@ func slimPod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	c := &cachedPod{ObjectMeta: cachedMeta(&p.ObjectMeta), job: p.Labels[LabelJob], node: intern(p.Spec.NodeName),
+	c := &cachedPod{ObjectMeta: cachedMeta(&p.ObjectMeta), job: p.Labels[LabelJob], index: podIndex(p), phase: p.Status.Phase,
+		node:   intern(p.Spec.NodeName),
 		reason: intern(p.Status.Reason), message: p.Status.Message,
 		inits: containerStates(p.Status.InitContainerStatuses), containers: containerStates(p.Status.ContainerStatuses)}
 	for _, cond := range p.Status.Conditions {
@@ -128,4 +144,17 @@ func containerStates(statuses []corev1.ContainerStatus) []containerState {
 // statuses returns the pod's init containers' statuses, then its containers'.
 func (p *cachedPod) statuses() []containerState {
 	return append(append(make([]containerState, 0, len(p.inits)+len(p.containers)), p.inits...), p.containers...)
+}
+
+// podIndex is the completion index of a pod of an Indexed Job, or -1.
+func podIndex(p *corev1.Pod) int {
+	v, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 0 {
+		return -1
+	}
+	return i
 }

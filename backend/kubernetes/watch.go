@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -32,7 +34,12 @@ type runWatch struct {
 	cancel context.CancelFunc
 
 	mu    sync.Mutex
-	procs map[string]*process // by Job name
+	procs map[string]*process // by procKey
+	// arrays are the processes of each array Job's indexes, by Job name.
+	arrays map[string][]*process
+	// stoppedKeys are the indexes of array Jobs stopped one by one: a pod of theirs that
+	// shows up later (the Job controller had not made it yet) is deleted too.
+	stoppedKeys map[string]bool
 	// gone are the Jobs the watch saw deleted: one deleted (by 'jikken kill' or a resumed
 	// runner) before this runner's first look at it is still a Job that ended.
 	gone map[string]bool
@@ -57,7 +64,8 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(b.client, 0, informers.WithNamespace(b.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
 	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(),
-		procs: map[string]*process{}, gone: map[string]bool{}, kick: make(chan struct{}, 1)}
+		procs: map[string]*process{}, arrays: map[string][]*process{}, stoppedKeys: map[string]bool{},
+		gone: map[string]bool{}, kick: make(chan struct{}, 1)}
 	// The caches hold what evaluate, note and failure read, not whole objects (see cachedJob).
 	if err := w.jobs.SetTransform(slimJob); err != nil {
 		return nil, err
@@ -67,7 +75,7 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	}
 	if err := w.pods.AddIndexers(cache.Indexers{byJob: func(obj any) ([]string, error) {
 		if p, ok := obj.(*cachedPod); ok && p.job != "" {
-			return []string{p.job}, nil
+			return []string{procKey(p.job, p.index)}, nil
 		}
 		return nil, nil
 	}}); err != nil {
@@ -97,6 +105,9 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 			if p := w.procs[j.Name]; p != nil {
 				p.final = j
 			}
+			for _, p := range w.arrays[j.Name] {
+				p.final = j
+			}
 			w.mu.Unlock()
 		}
 		return j.Name
@@ -109,7 +120,10 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		// Seen here, not only in evaluate: the pod may be gone from the cache by then, or its
 		// status already replaced by a later one.
 		w.note(p)
-		return p.job
+		if p.index >= 0 {
+			w.deleteIfStopped(p)
+		}
+		return procKey(p.job, p.index)
 	}
 	jobHandler := notify(jobName)
 	jobHandler.DeleteFunc = func(obj any) {
@@ -120,8 +134,10 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		w.mu.Lock()
 		w.gone[name] = true
 		w.mu.Unlock()
-		w.wake(name)
+		w.wakeJob(name)
 	}
+	jobHandler.AddFunc = func(obj any) { w.wakeJob(jobName(obj)) }
+	jobHandler.UpdateFunc = func(_, obj any) { w.wakeJob(jobName(obj)) }
 	if _, err := w.jobs.AddEventHandler(jobHandler); err != nil {
 		return nil, err
 	}
@@ -175,13 +191,53 @@ func (w *runWatch) dispatch(ctx context.Context) {
 	}
 }
 
-func (w *runWatch) wake(name string) {
+// procKey names the process of a Job (index -1) or of one index of an array Job.
+func procKey(job string, index int) string {
+	if index < 0 {
+		return job
+	}
+	return job + "#" + strconv.Itoa(index)
+}
+
+// wake pokes the process of key.
+func (w *runWatch) wake(key string) {
 	w.mu.Lock()
-	p := w.procs[name]
+	p := w.procs[key]
 	w.mu.Unlock()
 	if p != nil {
 		p.poke()
 	}
+}
+
+// wakeJob pokes the processes of Job name: its own, or those of its indexes.
+func (w *runWatch) wakeJob(name string) {
+	w.mu.Lock()
+	p := w.procs[name]
+	members := w.arrays[name]
+	w.mu.Unlock()
+	if p != nil {
+		p.poke()
+	}
+	for _, p := range members {
+		p.poke()
+	}
+}
+
+// deleteIfStopped deletes a pod of an index stopped before the Job controller made the pod.
+func (w *runWatch) deleteIfStopped(pod *cachedPod) {
+	key := procKey(pod.job, pod.index)
+	w.mu.Lock()
+	stopped := w.stoppedKeys[key]
+	w.mu.Unlock()
+	if !stopped || pod.DeletionTimestamp != nil || pod.phase == corev1.PodSucceeded || pod.phase == corev1.PodFailed {
+		return
+	}
+	go func() {
+		err := w.b.client.CoreV1().Pods(pod.Namespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			w.b.cfg.Log.Warn("could not delete the pod of a stopped trial", "pod", pod.Name, "err", err)
+		}
+	}()
 }
 
 // note records on the pod's process why the pod was evicted, if it was, and the digest of the
@@ -198,7 +254,7 @@ func (w *runWatch) note(pod *cachedPod) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	p := w.procs[pod.job]
+	p := w.procs[procKey(pod.job, pod.index)]
 	if p == nil {
 		return
 	}
@@ -210,13 +266,18 @@ func (w *runWatch) note(pod *cachedPod) {
 	}
 }
 
-// attach makes the process of the attempt whose Job is name, which the watch follows from
-// now on and evaluates once begin is called. seen: the Job was listed live, so its
-// disappearance is an end, not a lag of the cache (a re-attached attempt).
-func (w *runWatch) attach(name string, a *runner.Attempt, seen bool) *process {
-	p := &process{w: w, name: name, a: a, seen: seen, done: make(chan struct{}), started: time.Now()}
+// attachIndex makes the process of the attempt whose Job is name (at index of an array Job,
+// or index -1), which the watch follows from now on and evaluates once begin is called. seen:
+// the Job was listed live, so its disappearance is an end, not a lag of the cache (a
+// re-attached attempt).
+func (w *runWatch) attachIndex(name string, index int, a *runner.Attempt, seen bool) *process {
+	p := &process{w: w, name: name, index: index, key: procKey(name, index), a: a, seen: seen,
+		done: make(chan struct{}), started: time.Now()}
 	w.mu.Lock()
-	w.procs[name] = p
+	w.procs[p.key] = p
+	if index >= 0 {
+		w.arrays[name] = append(w.arrays[name], p)
+	}
 	w.mu.Unlock()
 	return p
 }
@@ -229,14 +290,28 @@ func (p *process) begin() *process {
 	return p
 }
 
-// detach forgets the process of Job name, whose Start failed: it is not evaluated again.
-func (w *runWatch) detach(name string) {
+// detach forgets the process of key, whose Start failed: it is not evaluated again.
+func (w *runWatch) detach(key string) {
 	w.mu.Lock()
-	if p := w.procs[name]; p != nil {
+	if p := w.procs[key]; p != nil {
 		p.over = true
-		delete(w.procs, name)
+		delete(w.procs, key)
+		w.forgetMember(p)
 	}
 	w.mu.Unlock()
+}
+
+// forgetMember drops an array Job's list of processes once all have ended. w.mu is held.
+func (w *runWatch) forgetMember(p *process) {
+	if p.index < 0 {
+		return
+	}
+	for _, m := range w.arrays[p.name] {
+		if !m.over {
+			return
+		}
+	}
+	delete(w.arrays, p.name)
 }
 
 // anyLive reports whether the cache holds a Job of the run that has not finished and is not
@@ -258,9 +333,10 @@ func (w *runWatch) job(name string) *cachedJob {
 	return obj.(*cachedJob)
 }
 
-// podsOf returns the Job's pods, newest first.
-func (w *runWatch) podsOf(name string) []*cachedPod {
-	objs, _ := w.pods.GetIndexer().ByIndex(byJob, name)
+// podsOf returns the pods of a process's key (a Job, or an index of an array Job), newest
+// first.
+func (w *runWatch) podsOf(key string) []*cachedPod {
+	objs, _ := w.pods.GetIndexer().ByIndex(byJob, key)
 	pods := make([]*cachedPod, 0, len(objs))
 	for _, o := range objs {
 		pods = append(pods, o.(*cachedPod))
@@ -269,10 +345,12 @@ func (w *runWatch) podsOf(name string) []*cachedPod {
 	return pods
 }
 
-// process is one attempt's Job.
+// process is one attempt's Job, or its index of an array Job.
 type process struct {
 	w       *runWatch
-	name    string
+	name    string // the Job's
+	index   int    // in an array Job, else -1
+	key     string // procKey(name, index)
 	a       *runner.Attempt
 	done    chan struct{} // closed once exit is set
 	started time.Time
@@ -341,9 +419,10 @@ func (p *process) step() {
 	p.exit = exit
 	w.mu.Lock()
 	p.over = true
-	if w.procs[p.name] == p {
-		delete(w.procs, p.name)
+	if w.procs[p.key] == p {
+		delete(w.procs, p.key)
 	}
+	w.forgetMember(p)
 	notify := p.notify
 	w.mu.Unlock()
 	close(p.done)
@@ -367,15 +446,37 @@ func (p *process) Notify(f func()) {
 }
 
 // Handle implements runner.Process.
-func (p *process) Handle() string { return "job:" + p.w.b.cfg.Namespace + "/" + p.name }
+func (p *process) Handle() string { return "job:" + p.w.b.cfg.Namespace + "/" + p.key }
 
-// Stop implements runner.Process: it deletes the Job; its pods get grace to end.
+// Stop implements runner.Process: it deletes the Job; its pods get grace to end. An index of
+// an array Job whose other indexes go on is stopped by deleting its pod.
 func (p *process) Stop(grace time.Duration) error {
 	p.stopped.Store(true)
-	err := p.w.b.deleteJob(context.Background(), p.w.b.cfg.Namespace, p.name)
+	w, ctx := p.w, context.Background()
+	var err error
+	if p.index >= 0 && !w.lastOfArray(p) {
+		w.mu.Lock()
+		w.stoppedKeys[p.key] = true
+		w.mu.Unlock()
+		err = w.b.deleteIndexPods(ctx, w.b.cfg.Namespace, p.name, strconv.Itoa(p.index))
+	} else {
+		err = w.b.deleteJob(ctx, w.b.cfg.Namespace, p.name)
+	}
 	p.deleted.Store(true)
 	p.poke()
 	return err
+}
+
+// lastOfArray reports whether every other index of p's array Job has ended or been stopped.
+func (w *runWatch) lastOfArray(p *process) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, m := range w.arrays[p.name] {
+		if m != p && !m.over && !m.stopped.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // Wait implements runner.Process: it returns once the dispatcher has seen the Job end, after
@@ -427,7 +528,6 @@ func (p *process) wakeAt(d time.Duration) {
 // evaluate reads the Job and its pods from the watch's cache and decides whether the attempt
 // has ended.
 func (p *process) evaluate() (runner.Exit, bool) {
-	b := p.w.b
 	j := p.w.job(p.name)
 	if j == nil && !p.stopped.Load() {
 		p.w.mu.Lock()
@@ -447,6 +547,12 @@ func (p *process) evaluate() (runner.Exit, bool) {
 		return runner.Exit{}, false
 	}
 	p.seen = true
+	if p.index >= 0 {
+		if exit, ended := p.indexEnded(j); ended || p.stopped.Load() {
+			return exit, ended
+		}
+		return p.pending(j)
+	}
 	if p.stopped.Load() {
 		return runner.Exit{}, false // wait for the delete to show
 	}
@@ -472,7 +578,54 @@ func (p *process) evaluate() (runner.Exit, bool) {
 			return e, true
 		}
 	}
-	pods := p.w.podsOf(p.name)
+	return p.pending(j)
+}
+
+// indexEnded decides whether the index of an array Job's process has ended: its Job counts it
+// completed or failed, or its pod has ended (the Job's status lags its pods, by seconds when
+// the Job controller is busy), was evicted, or, once stopped, is gone.
+func (p *process) indexEnded(j *cachedJob) (runner.Exit, bool) {
+	pods := p.w.podsOf(p.key)
+	if p.stopped.Load() {
+		if !p.deleted.Load() {
+			return runner.Exit{}, false
+		}
+		for _, pod := range pods {
+			if pod.phase != corev1.PodSucceeded && pod.phase != corev1.PodFailed && !j.completed.has(p.index) && !j.failed.has(p.index) {
+				return runner.Exit{}, false // wait for the delete to show
+			}
+		}
+		return runner.Exit{Code: 137, Reason: "stopped: pod deleted"}, true
+	}
+	if j.completed.has(p.index) || len(pods) > 0 && pods[0].phase == corev1.PodSucceeded {
+		return runner.Exit{Code: 0}, true
+	}
+	p.w.mu.Lock()
+	lost := p.lost
+	p.w.mu.Unlock()
+	failedPod := len(pods) > 0 && pods[0].phase == corev1.PodFailed
+	if !j.failed.has(p.index) && !failedPod && lost == "" {
+		return runner.Exit{}, false
+	}
+	e := p.failure(j, batchv1.JobCondition{Reason: "FailedIndexes", Message: fmt.Sprintf("index %d failed", p.index)})
+	if e.Code == -1 && !failedPod && lost == "" && time.Since(p.started) < p.w.b.cfg.PendingTimeout {
+		// The pod's final status may arrive after the Job's: give it a moment.
+		if p.failSeen.IsZero() {
+			p.failSeen = time.Now()
+		}
+		if wait := 5*time.Second - time.Since(p.failSeen); wait > 0 {
+			p.wakeAt(wait)
+			return runner.Exit{}, false
+		}
+	}
+	return e, true
+}
+
+// pending waits for the pod of a Job (or index) that has not ended, and gives it up when it
+// cannot run: no pod, an image that cannot be pulled, a pod nobody can schedule.
+func (p *process) pending(j *cachedJob) (runner.Exit, bool) {
+	b := p.w.b
+	pods := p.w.podsOf(p.key)
 	if len(pods) == 0 {
 		// No pod yet: the Job controller may be refused (quota). Look at its events once the
 		// pending time is up, not before.
@@ -523,7 +676,7 @@ func (p *process) failure(j *cachedJob, c batchv1.JobCondition) runner.Exit {
 	if lost != "" {
 		return runner.Exit{Code: -1, Reason: lost}
 	}
-	for _, pod := range p.w.podsOf(p.name) {
+	for _, pod := range p.w.podsOf(p.key) {
 		if why := disruption(pod); why != "" {
 			return runner.Exit{Code: -1, Reason: why}
 		}
@@ -616,7 +769,7 @@ func (p *process) jobEvents(j *cachedJob) string {
 // readiness probe is the trial's health check).
 func (p *process) WaitHealthy(ctx context.Context) error {
 	for {
-		for _, pod := range p.w.podsOf(p.name) {
+		for _, pod := range p.w.podsOf(p.key) {
 			for _, c := range pod.conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 					return nil
@@ -652,7 +805,7 @@ func (p *process) fallbackLog(ctx context.Context) {
 
 // podLog appends the last lines of the failed container's log to dest.
 func (p *process) podLog(ctx context.Context, dest string) {
-	pods := p.w.podsOf(p.name)
+	pods := p.w.podsOf(p.key)
 	if len(pods) == 0 || dest == "" {
 		return
 	}

@@ -40,6 +40,7 @@ func newKubernetesBackend(ctx context.Context, f *cmdutil.Factory, s backendSett
 	if s.QPS != 0 {
 		cfg.QPS = float32(s.QPS)
 	}
+	cfg.JobPerAttempt = cfg.JobPerAttempt || s.JobPerAttempt
 	if s.Burst != 0 {
 		cfg.Burst = s.Burst
 	}
@@ -77,6 +78,7 @@ func kubernetesConfig(getenv func(string) string) (kubernetes.Config, error) {
 	}
 	cfg.ImageHasCode = getenv("JIKKEN_K8S_IMAGE_HAS_CODE") == "1"
 	cfg.AllowLocalStore = getenv("JIKKEN_K8S_ALLOW_LOCAL_STORE") == "1"
+	cfg.JobPerAttempt = getenv("JIKKEN_K8S_JOB_PER_ATTEMPT") == "1"
 	if v := getenv("JIKKEN_K8S_JOB_TTL"); v != "" {
 		d, err := parseJobTTL(v)
 		if err != nil {

@@ -43,6 +43,8 @@ type backendSettings struct {
 	Kubeconfig string
 	// JobTTL is how long finished Jobs stay, as given ("": the recorded or default one).
 	JobTTL string
+	// JobPerAttempt: every attempt a Job of its own, no array Jobs.
+	JobPerAttempt bool
 	// QPS and Burst are the API client's rate limit (0: $JIKKEN_KUBE_QPS/BURST or the default).
 	QPS   float64
 	Burst int
@@ -61,6 +63,7 @@ func (s *backendSettings) addFlags(cmd *cobra.Command, withRun bool) {
 	if withRun {
 		fl.StringVar(&s.Namespace, "namespace", "", "kubernetes backend: namespace of the Jobs (default $JIKKEN_K8S_NAMESPACE, the kubeconfig context's, or default)")
 		fl.StringVar(&s.JobTTL, "job-ttl", "", "kubernetes backend: how long finished Jobs and their pods stay, e.g. 30m, or keep (default $JIKKEN_K8S_JOB_TTL or 10m)")
+		fl.BoolVar(&s.JobPerAttempt, "job-per-attempt", false, "kubernetes backend: run each attempt as a Job of its own, not the trials of a sweep as Indexed Jobs (default $JIKKEN_K8S_JOB_PER_ATTEMPT=1)")
 		fl.StringVar(&s.Partition, "partition", "", "slurm backend: partition of the jobs (default: the cluster's)")
 		fl.StringVar(&s.Account, "account", "", "slurm backend: account the jobs are charged to")
 		fl.StringVar(&s.QOS, "qos", "", "slurm backend: quality of service of the jobs")
@@ -78,10 +81,10 @@ func (s backendSettings) check(backend string) error {
 		return cmdutil.UsageError("--kube-burst must be 1 or more")
 	}
 	owners := map[string]string{"namespace": "kubernetes", "kubeconfig": "kubernetes", "job-ttl": "kubernetes",
-		"kube-qps": "kubernetes", "kube-burst": "kubernetes",
+		"job-per-attempt": "kubernetes", "kube-qps": "kubernetes", "kube-burst": "kubernetes",
 		"partition": "slurm", "account": "slurm", "qos": "slurm", "sbatch-arg": "slurm"}
 	set := map[string]bool{"namespace": s.Namespace != "", "kubeconfig": s.Kubeconfig != "", "job-ttl": s.JobTTL != "",
-		"kube-qps": s.QPS != 0, "kube-burst": s.Burst != 0,
+		"job-per-attempt": s.JobPerAttempt, "kube-qps": s.QPS != 0, "kube-burst": s.Burst != 0,
 		"partition": s.Partition != "", "account": s.Account != "", "qos": s.QOS != "", "sbatch-arg": len(s.SbatchArgs) > 0}
 	flags := make([]string, 0, len(set))
 	for flag := range set {
@@ -112,6 +115,7 @@ func (s backendSettings) over(recorded map[string]string) backendSettings {
 	if s.JobTTL == "" {
 		s.JobTTL = recorded["job_ttl"]
 	}
+	s.JobPerAttempt = s.JobPerAttempt || recorded["job_per_attempt"] == "true"
 	return s
 }
 

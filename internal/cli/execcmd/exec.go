@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,6 +32,7 @@ type Options struct {
 	Record     bool
 	Scratch    bool
 	FlushEvery time.Duration
+	IndexTable string
 	Argv       []string
 }
 
@@ -81,12 +83,18 @@ machine, removed once they are uploaded, whatever JIKKEN_OUTPUT_DIR and JIKKEN_P
 	fl.BoolVar(&o.NoScan, "no-stdout-metrics", false, "do not turn ::metric lines of stdout into metrics.jsonl (the runner does it)")
 	fl.BoolVar(&o.Record, "record", false, "also write trial.json (for workflows without a jikken runner)")
 	fl.DurationVar(&o.FlushEvery, "flush-every", 10*time.Second, "upload the growing logs this often (0: only at the end)")
+	fl.StringVar(&o.IndexTable, "index-table", "", "folder with one trial per index; run the one of $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fl.BoolVar(&o.Scratch, "scratch", false, "put the output folder, params and logs in a temporary folder of this machine, removed at the end")
 	cmd.AddCommand(newInstallCmd(), newCodeCmd())
 	return cmd
 }
 
 func run(ctx context.Context, o *Options) error {
+	if o.IndexTable != "" {
+		if err := useIndexed(o); err != nil {
+			return err
+		}
+	}
 	if len(o.Argv) == 0 {
 		return cmdutil.UsageError("no command: jikken trial-exec [flags] -- CMD [ARG...]")
 	}
@@ -151,6 +159,39 @@ func run(ctx context.Context, o *Options) error {
 		}
 		return cmdutil.Silent(code)
 	}
+	return nil
+}
+
+// useIndexed takes this index's trial from the index table: its environment becomes the
+// executor's (the trial interface fills the flags not given, as it does for a lone trial) and
+// its command is the one run.
+func useIndexed(o *Options) error {
+	if len(o.Argv) > 0 {
+		return cmdutil.UsageError("--index-table gives the command: put nothing after --")
+	}
+	t, err := executor.ReadIndexed(o.IndexTable, os.Getenv(executor.IndexEnv))
+	if err != nil {
+		return fmt.Errorf("trial-exec: %w", err)
+	}
+	for _, kv := range t.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := os.Setenv(k, v); err != nil {
+			return fmt.Errorf("trial-exec: index table: %w", err)
+		}
+	}
+	fill := func(dst *string, env string) {
+		if *dst == "" {
+			*dst = os.Getenv(env)
+		}
+	}
+	fill(&o.Run, "JIKKEN_RUN_ID")
+	fill(&o.Trial, "JIKKEN_TRIAL")
+	fill(&o.OutputDir, "JIKKEN_OUTPUT_DIR")
+	fill(&o.Params, "JIKKEN_PARAMS")
+	if o.Attempt == 0 {
+		o.Attempt, _ = strconv.Atoi(os.Getenv("JIKKEN_ATTEMPT"))
+	}
+	o.Argv = t.Argv
 	return nil
 }
 
