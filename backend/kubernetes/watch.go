@@ -458,7 +458,13 @@ func (p *process) Stop(grace time.Duration) error {
 		w.mu.Lock()
 		w.stoppedKeys[p.key] = true
 		w.mu.Unlock()
-		err = w.b.deleteIndexPods(ctx, w.b.cfg.Namespace, p.name, strconv.Itoa(p.index))
+		// The pods the watch knows of; one the Job controller makes later is deleted as it
+		// shows (deleteIfStopped).
+		for _, pod := range w.podsOf(p.key) {
+			if e := w.b.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}); e != nil && !apierrors.IsNotFound(e) {
+				err = w.b.explain("delete pod "+pod.Name, e)
+			}
+		}
 	} else {
 		err = w.b.deleteJob(ctx, w.b.cfg.Namespace, p.name)
 	}
