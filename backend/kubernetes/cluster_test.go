@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -108,6 +111,17 @@ func jobsOf(t *testing.T, e *env, run string) []string {
 	return names
 }
 
+// attemptsOf counts the attempts the run's Jobs hold (an Indexed Job one per index) whose pod
+// exists.
+func attemptsOf(t *testing.T, e *env, run string) int {
+	t.Helper()
+	pods, err := e.c.Client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector(run)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(pods.Items)
+}
+
 func TestClusterGPURunOf50(t *testing.T) {
 	gpuTaint := []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}
 	var nodes []k8stest.Node
@@ -149,8 +163,72 @@ func TestClusterGPURunOf50(t *testing.T) {
 			t.Errorf("pod %s GPU limit %v", p.Name, q)
 		}
 	}
-	if n := len(jobsOf(t, e, "run-gpu")); n != 50 {
-		t.Errorf("%d Jobs, want 50", n)
+	// A matrix of seeds started at once runs as Indexed Jobs, not 50 Jobs.
+	list, err := e.c.Client.BatchV1().Jobs("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector("run-gpu")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexes := 0
+	for _, j := range list.Items {
+		if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion {
+			indexes += int(*j.Spec.Completions)
+		}
+	}
+	if len(list.Items) > 3 || indexes < 48 {
+		t.Errorf("%d Jobs holding %d trials as indexes: want the 50 trials in at most 3 Indexed Jobs", len(list.Items), indexes)
+	}
+}
+
+// TestClusterArrayIndexFailsAlone: in an Indexed Job of six trials, the pod of index 1 fails;
+// its trial alone fails that attempt and is retried as a Job of its own, the other five
+// succeed in the array, and every record says so. The same experiment with JobPerAttempt runs
+// six Jobs.
+func TestClusterArrayIndexFailsAlone(t *testing.T) {
+	e := setup(t, k8stest.Options{DelayMS: 500}, k8stest.Node{Name: "n0"})
+	var trials []experiment.Trial
+	for i := range 6 {
+		tr := fakeTrial(fmt.Sprintf("train/seed=%d", i), map[string]string{"jikken-test/outcome": "fail-index-1"})
+		tr.Cmd = experiment.Command{Argv: []string{"train", "--seed", fmt.Sprint(i)}}
+		tr.Retries, tr.Backoff = 1, experiment.Duration(10*time.Millisecond)
+		trials = append(trials, tr)
+	}
+	m := e.manifest(t, "run-array", trials, 6)
+	sum := e.execute(t, e.backend(t, nil), m)
+	if sum.Status != store.Succeeded || sum.Counts.Succeeded != 6 {
+		t.Fatalf("run %s %+v", sum.Status, sum.Counts)
+	}
+	retried := 0
+	for _, rec := range sum.Trials {
+		switch {
+		case len(rec.Attempts) == 2 && *rec.Attempts[0].ExitCode == 3 && *rec.Attempts[1].ExitCode == 0:
+			retried++
+		case len(rec.Attempts) != 1 || *rec.ExitCode != 0:
+			t.Errorf("trial %s attempts %+v", rec.Name, rec.Attempts)
+		}
+	}
+	if retried != 1 {
+		t.Errorf("%d trials retried after a failed first attempt, want the one at index 1", retried)
+	}
+	list, err := e.c.Client.BatchV1().Jobs("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector("run-array")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes []string
+	for _, j := range list.Items {
+		shapes = append(shapes, fmt.Sprintf("%s/%d", j.Labels[kubernetes.LabelAttempt], *j.Spec.Completions))
+	}
+	slices.Sort(shapes)
+	if want := []string{"1/6", "2/1"}; !slices.Equal(shapes, want) {
+		t.Errorf("Jobs (attempt/completions) %v, want %v: the six first attempts in one array, the retry alone", shapes, want)
+	}
+
+	m = e.manifest(t, "run-per-attempt", trials, 6)
+	sum = e.execute(t, e.backend(t, func(c *kubernetes.Config) { c.JobPerAttempt = true }), m)
+	if sum.Status != store.Succeeded || sum.Counts.Succeeded != 6 {
+		t.Fatalf("run with a Job per attempt %s %+v", sum.Status, sum.Counts)
+	}
+	if n := len(jobsOf(t, e, "run-per-attempt")); n != 6 {
+		t.Errorf("%d Jobs with JobPerAttempt, want 6", n)
 	}
 }
 
@@ -283,14 +361,30 @@ func TestClusterKillDeletesOnlyThisRun(t *testing.T) {
 	e := setup(t, k8stest.Options{}, k8stest.Node{Name: "n0"})
 	b := e.backend(t, nil)
 	ctx := context.Background()
+	// run-a's trials start at once and share an Indexed Job; run-b's one by one, a Job each.
 	for _, run := range []string{"run-a", "run-b"} {
+		var wg sync.WaitGroup
 		for i := range 3 {
 			tr := fakeTrial(fmt.Sprintf("t%d", i), map[string]string{"jikken-test/outcome": "hang"})
 			a := &runner.Attempt{RunID: run, Trial: tr, N: 1, Dir: t.TempDir(), Env: []string{"JIKKEN_RUN_ID=" + run}}
-			if _, err := b.Start(ctx, a); err != nil {
-				t.Fatal(err)
+			start := func() {
+				if _, err := b.Start(ctx, a); err != nil {
+					t.Error(err)
+				}
+			}
+			if run == "run-a" {
+				wg.Go(start)
+			} else {
+				start()
 			}
 		}
+		wg.Wait()
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	if n := len(jobsOf(t, e, "run-a")); n != 1 {
+		t.Fatalf("run-a has %d Jobs, want one Indexed Job", n)
 	}
 	waitUntil(t, "six running pods", func() bool {
 		pods, _ := e.c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running"})
@@ -326,20 +420,26 @@ func TestClusterKillDeletesOnlyThisRun(t *testing.T) {
 // Job exists, and resumes the run here: the live Jobs are re-attached, none is created twice,
 // and each trial's record lists one attempt.
 func TestClusterResumeReattaches(t *testing.T) {
-	testResume(t, "8s", false)
+	testResume(t, "8s", false, false)
+}
+
+// The same with a Job per attempt.
+func TestClusterResumeReattachesJobPerAttempt(t *testing.T) {
+	testResume(t, "8s", false, true)
 }
 
 // A Job that finished while no runner watched it is collected by the resumed runner, not run
 // again (TestClusterResumeReattaches failed about once in 30 runs when the machine was so slow
 // that a Job completed before the resumed runner listed the run's Jobs).
 func TestClusterResumeCollectsJobsFinishedMeanwhile(t *testing.T) {
-	testResume(t, "4s", true)
+	testResume(t, "4s", true, false)
 }
 
 // testResume runs six trials of delay in a child runner, SIGKILLs it once every Job exists
 // (after they have all completed, with finishFirst), resumes the run and checks that the
-// resumed runner re-attached to the same Jobs, one attempt each.
-func testResume(t *testing.T, delay string, finishFirst bool) {
+// resumed runner re-attached to the same Jobs, one attempt each. The six trials share an
+// Indexed Job unless jobPerAttempt.
+func testResume(t *testing.T, delay string, finishFirst, jobPerAttempt bool) {
 	e := setup(t, k8stest.Options{}, k8stest.Node{Name: "n0"})
 	var trials []experiment.Trial
 	for i := range 6 {
@@ -348,12 +448,14 @@ func testResume(t *testing.T, delay string, finishFirst bool) {
 	m := e.manifest(t, "run-resume", trials, 6)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunner$")
 	cmd.Env = append(os.Environ(), "JIKKEN_TEST_RUNNER=1", "JIKKEN_TEST_KUBECONFIG="+e.c.Kubeconfig,
-		"JIKKEN_TEST_STORE="+e.runs.Blob.Location(), "JIKKEN_TEST_WORK="+e.work, "JIKKEN_TEST_RUN="+m.RunID)
+		"JIKKEN_TEST_STORE="+e.runs.Blob.Location(), "JIKKEN_TEST_WORK="+e.work, "JIKKEN_TEST_RUN="+m.RunID,
+		fmt.Sprintf("JIKKEN_TEST_JOB_PER_ATTEMPT=%v", jobPerAttempt))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the child runner to create every Job", func() bool { return len(jobsOf(t, e, m.RunID)) == 6 })
+	// Every trial's Job (or index of one) and, for the resumed runner to find, its pod.
+	waitUntil(t, "the child runner to create every Job", func() bool { return attemptsOf(t, e, m.RunID) == 6 })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -366,9 +468,7 @@ func testResume(t *testing.T, delay string, finishFirst bool) {
 			}
 			done := 0
 			for _, j := range list.Items {
-				if j.Status.Succeeded > 0 {
-					done++
-				}
+				done += int(j.Status.Succeeded)
 			}
 			return done == 6
 		})
@@ -381,6 +481,9 @@ func testResume(t *testing.T, delay string, finishFirst bool) {
 	after := jobsOf(t, e, m.RunID)
 	if strings.Join(before, ",") != strings.Join(after, ",") {
 		t.Errorf("Jobs before resume %v, after %v: the resumed runner must re-attach, not create", before, after)
+	}
+	if want := map[bool]int{true: 6, false: 1}[jobPerAttempt]; len(after) != want {
+		t.Errorf("%d Jobs, want %d", len(after), want)
 	}
 	// One pod, one attempt: the re-attached attempt is continued, not closed and counted again.
 	recs, err := e.runs.Trials(context.Background(), m.RunID)
@@ -409,7 +512,7 @@ func TestHelperRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := kubernetes.New(kubernetes.Config{Kubeconfig: os.Getenv("JIKKEN_TEST_KUBECONFIG"), Namespace: "default",
-		StoreURL: blob.Location(), Store: blob, AllowLocalStore: true})
+		StoreURL: blob.Location(), Store: blob, AllowLocalStore: true, JobPerAttempt: os.Getenv("JIKKEN_TEST_JOB_PER_ATTEMPT") == "true"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,9 @@ func TestClusterScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// k8s-empty NAMESPACE WITHIN: no Job and no pod of jikken is left in the namespace
-			// within WITHIN (the bound for finished Jobs with a short --job-ttl).
+			// k8s-empty NAMESPACE WITHIN: no Job, pod or ConfigMap (an array Job's index table)
+			// of jikken is left in the namespace within WITHIN (the bound for finished
+			// Jobs with a short --job-ttl).
 			"k8s-empty": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 || neg {
 					ts.Fatalf("usage: k8s-empty NAMESPACE WITHIN")
@@ -51,22 +52,25 @@ func TestClusterScripts(t *testing.T) {
 				ts.Check(err)
 				sel := metav1.ListOptions{LabelSelector: kubernetes.LabelManagedBy + "=jikken"}
 				start := time.Now()
-				jobs, pods := -1, -1
+				jobs, pods, cms := -1, -1, -1
 				for time.Since(start) < within {
 					jl, err := c.Client.BatchV1().Jobs(args[0]).List(context.Background(), sel)
 					ts.Check(err)
 					pl, err := c.Client.CoreV1().Pods(args[0]).List(context.Background(), sel)
 					ts.Check(err)
-					if jobs, pods = len(jl.Items), len(pl.Items); jobs+pods == 0 {
+					cl, err := c.Client.CoreV1().ConfigMaps(args[0]).List(context.Background(), sel)
+					ts.Check(err)
+					if jobs, pods, cms = len(jl.Items), len(pl.Items), len(cl.Items); jobs+pods+cms == 0 {
 						ts.Logf("namespace %s empty after %s", args[0], time.Since(start).Round(100*time.Millisecond))
 						return
 					}
 					time.Sleep(250 * time.Millisecond)
 				}
-				ts.Fatalf("namespace %s still has %d Jobs and %d pods of jikken after %s", args[0], jobs, pods, within)
+				ts.Fatalf("namespace %s still has %d Jobs, %d pods and %d ConfigMaps of jikken after %s", args[0], jobs, pods, cms, within)
 			},
-			// k8s-jobs NAMESPACE N [running]: the namespace holds N Jobs of jikken (N running
-			// ones), waiting up to a minute for the count to be reached.
+			// k8s-jobs NAMESPACE N [running]: the namespace holds the Jobs of N attempts of
+			// jikken (N running ones; an array Job holds one per index), waiting up to a minute
+			// for the count to be reached.
 			"k8s-jobs": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) < 2 {
 					ts.Fatalf("usage: k8s-jobs NAMESPACE N [running]")
@@ -80,8 +84,13 @@ func TestClusterScripts(t *testing.T) {
 					ts.Check(err)
 					got = 0
 					for _, j := range list.Items {
-						if !running || (j.Status.Active > 0 && j.DeletionTimestamp == nil) {
+						switch {
+						case !running && j.Spec.Completions != nil:
+							got += int(*j.Spec.Completions)
+						case !running:
 							got++
+						case j.DeletionTimestamp == nil:
+							got += int(j.Status.Active)
 						}
 					}
 					if (got == want) != neg {

@@ -9,7 +9,8 @@ import (
 // (pod-run) -> Succeeded (pod-succeed) or Failed (pod-fail), each after DelayMS. A pod fails when
 // it has the label jikken-test/outcome=fail (exit code 3) or =exit-1 (exit code 1), or =fail-once
 // on attempt 1 (label jikken.dev/attempt=1, or an Argo step's first try); a pod labelled
-// =bad-image never pulls its image; =hang never ends, =hang-once only on attempt 1. A label
+// =bad-image never pulls its image; =hang never ends, =hang-once only on attempt 1;
+// =fail-index-1 fails (exit code 3) at completion index 1 of an Indexed Job alone. A label
 // jikken-test/delay ("30s") overrides how long a pod runs. Containers report the image ID
 // IMAGE@sha256:FakeDigest, as a kubelet reports the digest it ran. Nodes are made Ready once. A node
 // labelled jikken-test/lost is reported NotReady, as a kubelet whose container runtime died
@@ -207,6 +208,19 @@ spec:
 const (
 	noOutcome = `    - key: '.metadata.labels["jikken-test/outcome"]'
       operator: DoesNotExist`
+	completionIndex = `'(.metadata.annotations["batch.kubernetes.io/job-completion-index"] // "")'`
+	atIndex1        = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail-index-1']
+    - key: ` + completionIndex + `
+      operator: In
+      values: ['1']`
+	notAtIndex1 = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail-index-1']
+    - key: ` + completionIndex + `
+      operator: NotIn
+      values: ['1']`
 	laterAttempt = `    - key: '.metadata.labels["jikken-test/outcome"]'
       operator: In
       values: ['fail-once', 'hang-once']
@@ -245,4 +259,6 @@ var stagesTemplate = baseStages +
 	endStage("pod-fail", alwaysFails, 3, "Error", "Failed") +
 	endStage("pod-exit-1", exitsWith1, 1, "Error", "Failed") +
 	endStage("pod-fail-first-attempt", firstAttemptFails, 3, "Error", "Failed") +
-	endStage("pod-fail-first-argo-try", firstArgoTryFails, 3, "Error", "Failed")
+	endStage("pod-fail-first-argo-try", firstArgoTryFails, 3, "Error", "Failed") +
+	endStage("pod-fail-at-index-1", atIndex1, 3, "Error", "Failed") +
+	endStage("pod-succeed-elsewhere", notAtIndex1, 0, "Completed", "Succeeded")
