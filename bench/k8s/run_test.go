@@ -3,8 +3,11 @@
 package k8sbench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -34,7 +37,9 @@ type apiProxy struct {
 	requests    atomic.Int64
 	mu          sync.Mutex
 	first, last time.Time
-	jobsCreated int
+	// trialsCreated counts the attempts in the Jobs created: an Indexed Job holds one per
+	// index.
+	trialsCreated int
 }
 
 func startProxy(b *testing.B, cfg *rest.Config) *apiProxy {
@@ -55,12 +60,25 @@ func startProxy(b *testing.B, cfg *rest.Config) *apiProxy {
 		p.requests.Add(1)
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/jobs") {
 			now := time.Now()
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var job struct {
+				Spec struct{ Completions *int } `json:"spec"`
+			}
+			trials := 1
+			if json.Unmarshal(body, &job) == nil && job.Spec.Completions != nil {
+				trials = *job.Spec.Completions
+			}
 			p.mu.Lock()
 			if p.first.IsZero() {
 				p.first = now
 			}
 			p.last = now
-			p.jobsCreated++
+			p.trialsCreated += trials
 			p.mu.Unlock()
 		}
 		rp.ServeHTTP(w, r)
@@ -91,13 +109,16 @@ current-context: bench
 // BenchmarkJikkenRun runs `jikken run` exactly as a user does: the jikken binary, default
 // client settings, a matrix of N seeds (JIKKEN_BENCH_TRIALS, default 1000) with -j N, on a real
 // control plane with 20 KWOK nodes whose pods run 1 s. It reports the submission time (first
-// to last Job created, and from the runner's start to the last Job), API requests per trial,
-// the runner's peak resident memory, and the time from the last pod's end to the run's end.
+// to last Job created, and from the runner's start to the last Job), when the last trial's pod
+// was created (the Job controller makes them), API requests per trial, the runner's peak
+// resident memory, and the time from the last pod's end to the run's end.
 //
 // With JIKKEN_BENCH_BASELINE set to a git revision, each iteration runs the jikken of that
 // revision (A) and of the working tree (B) in the order JIKKEN_BENCH_ORDER (default ABBA),
 // deleting every Job and pod between runs, so that a change is measured against what came
 // before on the same control plane, under the same load; it reports the medians of each.
+// JIKKEN_BENCH_BASELINE=job-per-attempt makes A the working tree's jikken with
+// --job-per-attempt: one Job per trial against the sweep's Indexed Jobs.
 func BenchmarkJikkenRun(b *testing.B) {
 	n := benchTrials(b)
 	c := benchCluster(b, n)
@@ -106,6 +127,7 @@ func BenchmarkJikkenRun(b *testing.B) {
 	if base == "" {
 		for iter := range b.N {
 			r := runJikken(b, c, bin, exp, n, iter)
+			b.ReportMetric(r.podsBy.Seconds(), "start-to-last-pod-created-s")
 			b.ReportMetric(r.submit.Seconds(), "submit-s")
 			b.ReportMetric(r.sinceStart.Seconds(), "start-to-last-create-s")
 			b.ReportMetric(r.reqs, "req/trial")
@@ -117,7 +139,12 @@ func BenchmarkJikkenRun(b *testing.B) {
 		}
 		return
 	}
-	bins := map[rune]string{'A': buildAt(b, base), 'B': bin}
+	bins, args := map[rune]string{'B': bin}, map[rune][]string{}
+	if base == "job-per-attempt" {
+		bins['A'], args['A'] = bin, []string{"--job-per-attempt"}
+	} else {
+		bins['A'] = buildAt(b, base)
+	}
 	order := os.Getenv("JIKKEN_BENCH_ORDER")
 	if order == "" {
 		order = "ABBA"
@@ -129,7 +156,7 @@ func BenchmarkJikkenRun(b *testing.B) {
 			if k > 0 {
 				clean(b, c)
 			}
-			r := runJikken(b, c, bins[side], exp, n, k)
+			r := runJikken(b, c, bins[side], exp, n, k, args[side]...)
 			k++
 			res[side] = append(res[side], r)
 			logRun(b, fmt.Sprintf("%c (%s)", side, map[rune]string{'A': base, 'B': "working tree"}[side]), n, r)
@@ -139,13 +166,14 @@ func BenchmarkJikkenRun(b *testing.B) {
 			b.ReportMetric(median(res[side], func(r runResult) float64 { return r.reqs }), name+"-req/trial")
 			b.ReportMetric(median(res[side], func(r runResult) float64 { return r.rss }), name+"-runner-MB")
 			b.ReportMetric(median(res[side], func(r runResult) float64 { return r.wall.Seconds() }), name+"-run-s")
+			b.ReportMetric(median(res[side], func(r runResult) float64 { return r.podsBy.Seconds() }), name+"-last-pod-created-s")
 		}
 	}
 }
 
 func logRun(b *testing.B, what string, n int, r runResult) {
-	b.Logf("%s, %d trials: Jobs created in %.2fs (%.2fs from the runner's start), %.3f requests/trial, runner peak RSS %.0f MB, run ended %.2fs after the last pod and %.2fs after the last Job was marked Complete, whole run %.1fs",
-		what, n, r.submit.Seconds(), r.sinceStart.Seconds(), r.reqs, r.rss, r.tail.Seconds(), r.jobTail.Seconds(), r.wall.Seconds())
+	b.Logf("%s, %d trials: Jobs created in %.2fs (%.2fs from the runner's start; every trial's pod by %.0fs), %.3f requests/trial, runner peak RSS %.0f MB, run ended %.2fs after the last pod and %.2fs after the last Job was marked Complete, whole run %.1fs",
+		what, n, r.submit.Seconds(), r.sinceStart.Seconds(), r.podsBy.Seconds(), r.reqs, r.rss, r.tail.Seconds(), r.jobTail.Seconds(), r.wall.Seconds())
 }
 
 // median is the median of f over rs.
@@ -215,15 +243,18 @@ func buildJikken(b *testing.B, n int) (bin, exp string) {
 // runResult is what one run of n trials measured.
 type runResult struct {
 	submit, sinceStart, wall time.Duration
-	reqs, rss                float64
-	tail, jobTail            time.Duration
+	// podsBy is when the last trial's pod was created, from the runner's start (to the
+	// second, as the API server stamps creation).
+	podsBy        time.Duration
+	reqs, rss     float64
+	tail, jobTail time.Duration
 }
 
 // runJikken runs `jikken run -j n` on the matrix through a counting proxy.
-func runJikken(b *testing.B, c *k8stest.Cluster, bin, exp string, n, iter int) runResult {
+func runJikken(b *testing.B, c *k8stest.Cluster, bin, exp string, n, iter int, args ...string) runResult {
 	p := startProxy(b, c.Config)
 	dir := b.TempDir()
-	cmd := exec.Command(bin, "run", exp, "--backend", "kubernetes", "--kubeconfig", p.kubeconfig(b, dir), "-j", strconv.Itoa(n), "-o", "json")
+	cmd := exec.Command(bin, append([]string{"run", exp, "--backend", "kubernetes", "--kubeconfig", p.kubeconfig(b, dir), "-j", strconv.Itoa(n), "-o", "json"}, args...)...)
 	cmd.Env = append(os.Environ(), "JIKKEN_STORE="+filepath.Join(dir, fmt.Sprintf("store-%d", iter)), "JIKKEN_K8S_ALLOW_LOCAL_STORE=1", "JIKKEN_K8S_PENDING_TIMEOUT=10m")
 	if prof := os.Getenv("JIKKEN_BENCH_PROFILE"); prof != "" {
 		// The profiling build (see buildJikken) records each new peak of its memory there.
@@ -252,13 +283,14 @@ func runJikken(b *testing.B, c *k8stest.Cluster, bin, exp string, n, iter int) r
 	}
 	p.mu.Lock()
 	r := runResult{submit: p.last.Sub(p.first), sinceStart: p.last.Sub(start), wall: end.Sub(start)}
-	created := p.jobsCreated
+	created := p.trialsCreated
 	p.mu.Unlock()
 	if created != n {
-		b.Fatalf("%d Jobs created for %d trials", created, n)
+		b.Fatalf("Jobs for %d trials created, want %d", created, n)
 	}
 	r.rss = float64(<-peak) / 1024
-	lastPod, lastJob := lastEnds(b, c, "app.kubernetes.io/managed-by=jikken")
+	lastPod, lastJob, lastCreated := lastEnds(b, c, "app.kubernetes.io/managed-by=jikken")
+	r.podsBy = lastCreated.Sub(start.Truncate(time.Second))
 	r.tail, r.jobTail = end.Sub(lastPod), end.Sub(lastJob)
 	r.reqs = float64(p.requests.Load()) / float64(n)
 	return r
@@ -304,11 +336,12 @@ func statusKB(status, name string) (int64, bool) {
 	return 0, false
 }
 
-// lastEnds reads, after the run, when the last pod ended (its trial container's finishedAt) and
-// when the Job controller marked the last Job Complete (completionTime): between the two is the
+// lastEnds reads, after the run, when the last pod ended (its trial container's finishedAt),
+// when the Job controller marked the last Job Complete (completionTime), and when the last pod
+// was created: between the two is the
 // cluster's own work (the Job controller removes each pod's finalizer and updates each Job).
 // Both are to the second.
-func lastEnds(b *testing.B, c *k8stest.Cluster, selector string) (pod, job time.Time) {
+func lastEnds(b *testing.B, c *k8stest.Cluster, selector string) (pod, job, created time.Time) {
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: selector}
 	pods, err := c.Client.CoreV1().Pods("default").List(ctx, sel)
@@ -316,6 +349,9 @@ func lastEnds(b *testing.B, c *k8stest.Cluster, selector string) (pod, job time.
 		b.Fatal(err)
 	}
 	for _, p := range pods.Items {
+		if p.CreationTimestamp.After(created) {
+			created = p.CreationTimestamp.Time
+		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if t := cs.State.Terminated; t != nil && t.FinishedAt.After(pod) {
 				pod = t.FinishedAt.Time
@@ -331,5 +367,5 @@ func lastEnds(b *testing.B, c *k8stest.Cluster, selector string) (pod, job time.
 			job = t.Time
 		}
 	}
-	return pod, job
+	return pod, job, created
 }
