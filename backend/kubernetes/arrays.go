@@ -325,3 +325,17 @@ func arrayTrials(j *batchv1.Job) []string {
 	}
 	return trials
 }
+
+// IndexTable is the index table of the array Job of specs: the ConfigMap's data, whose key i
+// is what index i runs (an executor.IndexedTrial).
+func IndexTable(specs []PodSpec) (map[string]string, error) {
+	table := make(map[string]string, len(specs))
+	for i, s := range specs {
+		b, err := json.Marshal(indexedTrial(s))
+		if err != nil {
+			return nil, err
+		}
+		table[strconv.Itoa(i)] = string(b)
+	}
+	return table, nil
+}
