@@ -286,3 +286,33 @@ func TestResumeAdoptsIndexes(t *testing.T) {
 		t.Errorf("%d Jobs after re-attaching, want the 2 there were", n)
 	}
 }
+
+// TestAnIndexThatCannotRunFailsAlone: an index whose pod cannot be scheduled fails its trial
+// after the pending time and is removed by deleting its pod; its array Job, and the other
+// index's pod, stay.
+func TestAnIndexThatCannotRunFailsAlone(t *testing.T) {
+	b, cs, _ := newFakeWaiting(t, 300*time.Millisecond)
+	procs := startAll(t, b, []*runner.Attempt{attempt(t, "r1", seedTrial(0), 1), attempt(t, "r1", seedTrial(1), 1)})
+	jobs := listJobs(t, cs)
+	if len(jobs) != 1 {
+		t.Fatalf("%d Jobs", len(jobs))
+	}
+	j := &jobs[0]
+	stuck := indexPod(t, cs, j, procs[0].index, corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", LastTransitionTime: metav1.Now()}}})
+	running := indexPod(t, cs, j, procs[1].index, corev1.PodStatus{Phase: corev1.PodRunning})
+	e := wait(t, procs[0])
+	if e.Err == nil || !strings.Contains(e.Err.Error(), "unschedulable") {
+		t.Errorf("stuck index: %+v", e)
+	}
+	if _, err := cs.CoreV1().Pods("default").Get(context.Background(), stuck.Name, metav1.GetOptions{}); err == nil {
+		t.Error("the stuck index's pod is still there")
+	}
+	if _, err := cs.CoreV1().Pods("default").Get(context.Background(), running.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the other index's pod: %v", err)
+	}
+	if len(listJobs(t, cs)) != 1 {
+		t.Error("the array Job was deleted with one index that could not run")
+	}
+}

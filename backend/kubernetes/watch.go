@@ -452,7 +452,17 @@ func (p *process) Handle() string { return "job:" + p.w.b.cfg.Namespace + "/" + 
 // an array Job whose other indexes go on is stopped by deleting its pod.
 func (p *process) Stop(grace time.Duration) error {
 	p.stopped.Store(true)
-	w, ctx := p.w, context.Background()
+	err := p.remove(context.Background())
+	p.deleted.Store(true)
+	p.poke()
+	return err
+}
+
+// remove deletes the attempt's Job, or, for an index of an array Job whose other indexes go
+// on, the index's pod: the Job counts the index failed (backoffLimitPerIndex 0) and does not
+// replace it.
+func (p *process) remove(ctx context.Context) error {
+	w := p.w
 	var err error
 	if p.index >= 0 && !w.lastOfArray(p) {
 		w.mu.Lock()
@@ -468,8 +478,6 @@ func (p *process) Stop(grace time.Duration) error {
 	} else {
 		err = w.b.deleteJob(ctx, w.b.cfg.Namespace, p.name)
 	}
-	p.deleted.Store(true)
-	p.poke()
 	return err
 }
 
@@ -486,14 +494,14 @@ func (w *runWatch) lastOfArray(p *process) bool {
 }
 
 // Wait implements runner.Process: it returns once the dispatcher has seen the Job end, after
-// deleting a Job that could not run and, for a failed attempt whose executor stored no stderr,
+// deleting a Job (or an array's index) that could not run and, for a failed attempt whose executor stored no stderr,
 // keeping the tail of the container's log.
 func (p *process) Wait() runner.Exit {
 	<-p.done
 	exit := p.exit
 	if p.abandoned != nil {
 		exit.Err = p.abandoned()
-		_ = p.w.b.deleteJob(context.Background(), p.w.b.cfg.Namespace, p.name)
+		_ = p.remove(context.Background())
 	}
 	if exit.Err != nil || exit.Code != 0 {
 		p.fallbackLog(context.Background())
