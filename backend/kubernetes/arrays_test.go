@@ -316,3 +316,43 @@ func TestAnIndexThatCannotRunFailsAlone(t *testing.T) {
 		t.Error("the array Job was deleted with one index that could not run")
 	}
 }
+
+// TestStoppingAWholeArrayDeletesItsJobOnce: a runner stopping a run stops every attempt at
+// once; an array's indexes are then removed with one delete of its Job, not a delete per pod.
+func TestStoppingAWholeArrayDeletesItsJobOnce(t *testing.T) {
+	b, cs, _ := newFake(t)
+	var atts []*runner.Attempt
+	for i := range 20 {
+		atts = append(atts, attempt(t, "r1", seedTrial(i), 1))
+	}
+	procs := startAll(t, b, atts)
+	j := listJobs(t, cs)[0]
+	for _, p := range procs {
+		indexPod(t, cs, &j, p.index, corev1.PodStatus{Phase: corev1.PodRunning})
+	}
+	waitFor(t, "the watch to see the pods", func() bool { return len(b.watches["r1"].podsOf(procKey(j.Name, 19))) == 1 })
+	cs.ClearActions()
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Go(func() {
+			if err := p.Stop(time.Second); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range procs {
+		if e := wait(t, p); e.Code != 137 {
+			t.Errorf("index %d: %+v", p.index, e)
+		}
+	}
+	deletes := map[string]int{}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "delete" {
+			deletes[a.GetResource().Resource]++
+		}
+	}
+	if deletes["jobs"] != 1 || deletes["pods"] != 0 {
+		t.Errorf("deletes %v, want the Job's alone", deletes)
+	}
+}

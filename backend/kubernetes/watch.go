@@ -40,6 +40,8 @@ type runWatch struct {
 	// stoppedKeys are the indexes of array Jobs stopped one by one: a pod of theirs that
 	// shows up later (the Job controller had not made it yet) is deleted too.
 	stoppedKeys map[string]bool
+	// stopping are the indexes of each array Job whose Stop is gathering (see Stop).
+	stopping map[string][]*process
 	// gone are the Jobs the watch saw deleted: one deleted (by 'jikken kill' or a resumed
 	// runner) before this runner's first look at it is still a Job that ended.
 	gone map[string]bool
@@ -64,7 +66,7 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(b.client, 0, informers.WithNamespace(b.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
 	w := &runWatch{b: b, jobs: f.Batch().V1().Jobs().Informer(), pods: f.Core().V1().Pods().Informer(),
-		procs: map[string]*process{}, arrays: map[string][]*process{}, stoppedKeys: map[string]bool{},
+		procs: map[string]*process{}, arrays: map[string][]*process{}, stoppedKeys: map[string]bool{}, stopping: map[string][]*process{},
 		gone: map[string]bool{}, kick: make(chan struct{}, 1)}
 	// The caches hold what evaluate, note and failure read, not whole objects (see cachedJob).
 	if err := w.jobs.SetTransform(slimJob); err != nil {
@@ -450,12 +452,54 @@ func (p *process) Handle() string { return "job:" + p.w.b.cfg.Namespace + "/" + 
 
 // Stop implements runner.Process: it deletes the Job; its pods get grace to end. An index of
 // an array Job whose other indexes go on is stopped by deleting its pod.
+//
+// The indexes of an array Job are stopped together: a runner stopping a run (interrupted,
+// fail-fast) stops every attempt at once, and deleting the array's Job once beats deleting
+// its pods one by one (a request each). So an index's Stop waits arrayWindow for the others'
+// before it deletes anything.
 func (p *process) Stop(grace time.Duration) error {
 	p.stopped.Store(true)
+	if p.index >= 0 {
+		p.w.stopSoon(p)
+		return nil
+	}
 	err := p.remove(context.Background())
 	p.deleted.Store(true)
 	p.poke()
 	return err
+}
+
+// stopSoon gathers the Stops of an array's indexes for arrayWindow and then removes them.
+func (w *runWatch) stopSoon(p *process) {
+	w.mu.Lock()
+	w.stopping[p.name] = append(w.stopping[p.name], p)
+	first := len(w.stopping[p.name]) == 1
+	w.mu.Unlock()
+	if !first {
+		return
+	}
+	time.AfterFunc(arrayWindow, func() {
+		w.mu.Lock()
+		stops := w.stopping[p.name]
+		delete(w.stopping, p.name)
+		w.mu.Unlock()
+		ctx := context.Background()
+		if w.lastOfArray(nil, p.name) {
+			if err := w.b.deleteJob(ctx, w.b.cfg.Namespace, p.name); err != nil {
+				w.b.cfg.Log.Warn("could not delete a stopped array Job", "job", p.name, "err", err)
+			}
+		} else {
+			for _, s := range stops {
+				if err := s.remove(ctx); err != nil {
+					w.b.cfg.Log.Warn("could not stop a trial of an array Job", "trial", s.a.Trial.Name, "err", err)
+				}
+			}
+		}
+		for _, s := range stops {
+			s.deleted.Store(true)
+			s.poke()
+		}
+	})
 }
 
 // remove deletes the attempt's Job, or, for an index of an array Job whose other indexes go
@@ -464,7 +508,7 @@ func (p *process) Stop(grace time.Duration) error {
 func (p *process) remove(ctx context.Context) error {
 	w := p.w
 	var err error
-	if p.index >= 0 && !w.lastOfArray(p) {
+	if p.index >= 0 && !w.lastOfArray(p, p.name) {
 		w.mu.Lock()
 		w.stoppedKeys[p.key] = true
 		w.mu.Unlock()
@@ -481,11 +525,11 @@ func (p *process) remove(ctx context.Context) error {
 	return err
 }
 
-// lastOfArray reports whether every other index of p's array Job has ended or been stopped.
-func (w *runWatch) lastOfArray(p *process) bool {
+// lastOfArray reports whether every index of array Job name but p has ended or been stopped.
+func (w *runWatch) lastOfArray(p *process, name string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, m := range w.arrays[p.name] {
+	for _, m := range w.arrays[name] {
 		if m != p && !m.over && !m.stopped.Load() {
 			return false
 		}
