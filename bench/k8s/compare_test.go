@@ -164,7 +164,7 @@ func runPlain(b *testing.B, c *k8stest.Cluster, n int, indexed bool, round int) 
 	r := runResult{submit: time.Duration(last.Load() - first.Load()), sinceStart: time.Unix(0, last.Load()).Sub(start), wall: end.Sub(start)}
 	r.reqs = float64(count.n.Load()) / float64(n)
 	lastPod, lastJob, _, _ := lastEnds(b, c, kubernetes.RunSelector(run))
-	r.tail, r.jobTail = end.Sub(lastPod), end.Sub(lastJob)
+	r.tail, r.jobTail = end.Sub(lastPod), tailAfter(end, lastJob)
 	return r
 }
 

@@ -154,8 +154,12 @@ func BenchmarkJikkenRun(b *testing.B) {
 }
 
 func logRun(b *testing.B, what string, n int, r runResult) {
-	b.Logf("%s, %d trials: %d Jobs created in %.2fs (%.2fs from the runner's start; every trial's pod by %.0fs), %.3f requests/trial, runner peak RSS %.0f MB, run ended %.2fs after the last pod and %.2fs after the last Job was marked Complete, whole run %.1fs",
-		what, n, r.jobs, r.submit.Seconds(), r.sinceStart.Seconds(), r.podsBy.Seconds(), r.reqs, r.rss, r.tail.Seconds(), r.jobTail.Seconds(), r.wall.Seconds())
+	jobEnd := "before the Job controller marked every Job Complete"
+	if r.jobTail >= 0 {
+		jobEnd = fmt.Sprintf("%.2fs after the last Job was marked Complete", r.jobTail.Seconds())
+	}
+	b.Logf("%s, %d trials: %d Jobs created in %.2fs (%.2fs from the runner's start; every trial's pod by %.0fs), %.3f requests/trial, runner peak RSS %.0f MB, run ended %.2fs after the last pod and %s, whole run %.1fs",
+		what, n, r.jobs, r.submit.Seconds(), r.sinceStart.Seconds(), r.podsBy.Seconds(), r.reqs, r.rss, r.tail.Seconds(), jobEnd, r.wall.Seconds())
 }
 
 // median is the median of f over rs.
@@ -274,7 +278,7 @@ func runJikken(b *testing.B, c *k8stest.Cluster, bin, exp string, n, iter int, a
 		b.Fatalf("the Jobs created hold %d trials, want %d", trials, n)
 	}
 	r.podsBy = lastCreated.Sub(start.Truncate(time.Second))
-	r.tail, r.jobTail = end.Sub(lastPod), end.Sub(lastJob)
+	r.tail, r.jobTail = end.Sub(lastPod), tailAfter(end, lastJob)
 	r.reqs = float64(p.requests.Load()) / float64(n)
 	return r
 }
@@ -351,5 +355,21 @@ func lastEnds(b *testing.B, c *k8stest.Cluster, selector string) (pod, job, crea
 		}
 		trials += int(*j.Spec.Completions) // an Indexed Job holds one trial per index
 	}
+	for _, j := range jobs.Items {
+		if j.Status.CompletionTime == nil {
+			// The runner reads each trial's end from its pod: the run may end before the Job
+			// controller has marked every (Indexed) Job Complete.
+			job = time.Time{}
+		}
+	}
 	return pod, job, created, trials
+}
+
+// tailAfter is how long after the last Job was marked Complete the run ended, or -1 when a Job
+// was not Complete yet.
+func tailAfter(end, lastJob time.Time) time.Duration {
+	if lastJob.IsZero() {
+		return -1
+	}
+	return end.Sub(lastJob)
 }
