@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jikken-dev/jikken/executor"
 	"github.com/jikken-dev/jikken/runner"
@@ -213,35 +214,43 @@ func (b *Backend) createArray(ctx context.Context, w *runWatch, members []*array
 			w.detach(p.key)
 		}
 	}
-	created, err := b.createJob(ctx, job)
-	if apierrors.IsAlreadyExists(err) {
-		// The same batch, created by a create that timed out: it is ours.
-		created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
-	}
-	if err != nil {
-		detach()
-		return nil, b.explain(fmt.Sprintf("create Job %s for %d trials (%s, ...)", job.Name, len(members), members[0].a.Trial.Name), err)
-	}
+	// The table first: a Job whose pods found no table would wait for it forever, were the
+	// runner killed between the two creates.
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: job.Name, Namespace: b.cfg.Namespace, Labels: job.Labels,
-			// The Job's garbage: deleted with it, by its TTL or by `jikken rm`.
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: created.Name, UID: created.UID}},
-		},
-		Data: table,
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name, Namespace: b.cfg.Namespace, Labels: job.Labels},
+		Data:       table,
 	}
+	configMaps := b.client.CoreV1().ConfigMaps(b.cfg.Namespace)
 	err = b.withRetry(func() error {
-		_, err := b.client.CoreV1().ConfigMaps(b.cfg.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+		_, err := configMaps.Create(ctx, cm, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
 		return err
 	})
 	if err != nil {
-		// Pods without their table cannot start: do not leave them waiting for it.
-		_ = b.deleteJob(ctx, b.cfg.Namespace, job.Name)
 		detach()
-		return nil, b.explain("create ConfigMap "+cm.Name+" (the trials of Job "+job.Name+")", err)
+		return nil, b.explain("create ConfigMap "+cm.Name+" (the trials of an array Job)", err)
+	}
+	created, err := b.createJob(ctx, job)
+	if apierrors.IsAlreadyExists(err) {
+		// The same batch, created by a create that timed out: it is ours.
+		created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		_ = configMaps.Delete(ctx, cm.Name, metav1.DeleteOptions{})
+		detach()
+		return nil, b.explain(fmt.Sprintf("create Job %s for %d trials (%s, ...)", job.Name, len(members), members[0].a.Trial.Name), err)
+	}
+	// Now the table is the Job's garbage: deleted with it, by its TTL or by `jikken rm`. Should
+	// this fail, the trials run all the same and `jikken rm --backend-objects` deletes it.
+	owner, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{
+		{APIVersion: "batch/v1", Kind: "Job", Name: created.Name, UID: created.UID}}}})
+	if err := b.withRetry(func() error {
+		_, err := configMaps.Patch(ctx, cm.Name, types.MergePatchType, owner, metav1.PatchOptions{})
+		return err
+	}); err != nil {
+		b.cfg.Log.Warn("the index table of an array Job is not owned by it; jikken rm --backend-objects deletes it", "configmap", cm.Name, "err", err)
 	}
 	for _, p := range procs {
 		p.begin()

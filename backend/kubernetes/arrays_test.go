@@ -12,8 +12,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/jikken-dev/jikken/executor"
 	"github.com/jikken-dev/jikken/experiment"
@@ -354,5 +357,39 @@ func TestStoppingAWholeArrayDeletesItsJobOnce(t *testing.T) {
 	}
 	if deletes["jobs"] != 1 || deletes["pods"] != 0 {
 		t.Errorf("deletes %v, want the Job's alone", deletes)
+	}
+}
+
+// TestTheIndexTableComesFirst: the index table is created before its Job (pods that found no
+// table would wait for it forever, were the runner killed between the two creates), and a Job
+// the API server refuses leaves no table behind.
+func TestTheIndexTableComesFirst(t *testing.T) {
+	b, cs, _ := newFake(t)
+	startAll(t, b, []*runner.Attempt{attempt(t, "r1", seedTrial(0), 1), attempt(t, "r1", seedTrial(1), 1)})
+	var order []string
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "create" && (a.GetResource().Resource == "jobs" || a.GetResource().Resource == "configmaps") {
+			order = append(order, a.GetResource().Resource)
+		}
+	}
+	if !slices.Equal(order, []string{"configmaps", "jobs"}) {
+		t.Errorf("creates %v, want the table before the Job", order)
+	}
+
+	b2, cs2, _ := newFake(t)
+	cs2.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(batchv1.Resource("jobs"), "", fmt.Errorf("exceeded quota"))
+	})
+	var wg sync.WaitGroup
+	for _, a := range []*runner.Attempt{attempt(t, "r2", seedTrial(0), 1), attempt(t, "r2", seedTrial(1), 1)} {
+		wg.Go(func() {
+			if _, err := b2.Start(context.Background(), a); err == nil || !strings.Contains(err.Error(), "exceeded quota") {
+				t.Errorf("Start: %v, want the API server's refusal", err)
+			}
+		})
+	}
+	wg.Wait()
+	if list, _ := cs2.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{}); len(list.Items) != 0 {
+		t.Errorf("%d tables left by a refused Job", len(list.Items))
 	}
 }

@@ -759,6 +759,20 @@ func (b *Backend) DeleteRun(ctx context.Context, runID string) (int, error) {
 			return 0, err
 		}
 	}
+	// The index tables of array Jobs go with their Jobs, but for one a runner killed between
+	// its creates left without an owner. An account that may not list them made none.
+	configMaps := b.client.CoreV1().ConfigMaps(b.cfg.Namespace)
+	list, err := configMaps.List(ctx, metav1.ListOptions{LabelSelector: RunSelector(runID)})
+	if err != nil && !apierrors.IsForbidden(err) {
+		return 0, b.explain("list the ConfigMaps of run "+runID, err)
+	}
+	if err == nil {
+		for _, cm := range list.Items {
+			if err := configMaps.Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return 0, b.explain("delete ConfigMap "+cm.Name, err)
+			}
+		}
+	}
 	return len(names), nil
 }
 
