@@ -336,7 +336,7 @@ func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 	if !b.cfg.JobPerAttempt && len(trials) > 1 {
 		// Array Jobs need their index tables, and stopping one trial deletes its pod. An
 		// account without these runs a Job per attempt instead.
-		for _, need := range []access{{"create", "", "configmaps"}, {"delete", "", "pods"}} {
+		for _, need := range []access{{"create", "", "configmaps"}, {"patch", "", "configmaps"}, {"delete", "", "pods"}} {
 			if ok, err := b.allowed(ctx, need.verb, need.group, need.resource); err != nil {
 				return err
 			} else if !ok {
