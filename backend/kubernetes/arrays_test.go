@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	authv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -391,5 +392,26 @@ func TestTheIndexTableComesFirst(t *testing.T) {
 	wg.Wait()
 	if list, _ := cs2.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{}); len(list.Items) != 0 {
 		t.Errorf("%d tables left by a refused Job", len(list.Items))
+	}
+}
+
+// TestAnAccountWithoutConfigMapsRunsAJobPerAttempt: Check finds the account may not create
+// ConfigMaps, and the sweep runs a Job per attempt instead of failing.
+func TestAnAccountWithoutConfigMapsRunsAJobPerAttempt(t *testing.T) {
+	b, cs, _ := newFake(t)
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authv1.SelfSubjectAccessReview)
+		r.Status.Allowed = r.Spec.ResourceAttributes.Resource != "configmaps"
+		return true, r, nil
+	})
+	if err := b.Check(context.Background(), []experiment.Trial{seedTrial(0), seedTrial(1)}); err != nil {
+		t.Fatal(err)
+	}
+	startAll(t, b, []*runner.Attempt{attempt(t, "r1", seedTrial(0), 1), attempt(t, "r1", seedTrial(1), 1)})
+	if n := len(listJobs(t, cs)); n != 2 {
+		t.Errorf("%d Jobs, want one per attempt", n)
+	}
+	if b.Settings()["job_per_attempt"] != "true" {
+		t.Error("the run does not record that it runs a Job per attempt")
 	}
 }
