@@ -53,6 +53,15 @@ func seedTrial(i int) experiment.Trial {
 	return tr
 }
 
+// sweep is the first attempts of n trials of a matrix of seeds.
+func sweep(t *testing.T, run string, n int) []*runner.Attempt {
+	var atts []*runner.Attempt
+	for i := range n {
+		atts = append(atts, attempt(t, run, seedTrial(i), 1))
+	}
+	return atts
+}
+
 // startAll starts the attempts at once, as the runner starts a sweep, and returns their
 // processes in order.
 func startAll(t *testing.T, b *Backend, atts []*runner.Attempt) []*process {
@@ -100,10 +109,7 @@ func indexPod(t *testing.T, cs *fake.Clientset, j *batchv1.Job, i int, status co
 
 func TestASweepRunsAsOneIndexedJob(t *testing.T) {
 	b, cs, _ := newFake(t)
-	var atts []*runner.Attempt
-	for i := range 5 {
-		atts = append(atts, attempt(t, "r1", seedTrial(i), 1))
-	}
+	atts := sweep(t, "r1", 5)
 	procs := startAll(t, b, atts)
 	jobs := listJobs(t, cs)
 	if len(jobs) != 1 {
@@ -325,10 +331,7 @@ func TestAnIndexThatCannotRunFailsAlone(t *testing.T) {
 // once; an array's indexes are then removed with one delete of its Job, not a delete per pod.
 func TestStoppingAWholeArrayDeletesItsJobOnce(t *testing.T) {
 	b, cs, _ := newFake(t)
-	var atts []*runner.Attempt
-	for i := range 20 {
-		atts = append(atts, attempt(t, "r1", seedTrial(i), 1))
-	}
+	atts := sweep(t, "r1", 20)
 	procs := startAll(t, b, atts)
 	j := listJobs(t, cs)[0]
 	for _, p := range procs {

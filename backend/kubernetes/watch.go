@@ -622,16 +622,8 @@ func (p *process) evaluate() (runner.Exit, bool) {
 			// FailureTarget is final too: the controller adds Failed only once every pod has
 			// terminated, which a pod on a lost node never does.
 			e := p.failure(j, c)
-			if e.Code == -1 && e.Err == nil && c.Reason != batchv1.JobReasonDeadlineExceeded && time.Since(p.started) < p.w.b.cfg.PendingTimeout {
-				// The pod's final status travels on the other watch and may arrive after the
-				// Job's: give it a moment before reporting a failure without an exit code.
-				if p.failSeen.IsZero() {
-					p.failSeen = time.Now()
-				}
-				if wait := 5*time.Second - time.Since(p.failSeen); wait > 0 {
-					p.wakeAt(wait)
-					return runner.Exit{}, false
-				}
+			if e.Code == -1 && e.Err == nil && c.Reason != batchv1.JobReasonDeadlineExceeded && p.awaitPodStatus() {
+				return runner.Exit{}, false
 			}
 			return e, true
 		}
@@ -666,17 +658,28 @@ func (p *process) indexEnded(j *cachedJob) (runner.Exit, bool) {
 		return runner.Exit{}, false
 	}
 	e := p.failure(j, batchv1.JobCondition{Reason: "FailedIndexes", Message: fmt.Sprintf("index %d failed", p.index)})
-	if e.Code == -1 && !failedPod && lost == "" && time.Since(p.started) < p.w.b.cfg.PendingTimeout {
-		// The pod's final status may arrive after the Job's: give it a moment.
-		if p.failSeen.IsZero() {
-			p.failSeen = time.Now()
-		}
-		if wait := 5*time.Second - time.Since(p.failSeen); wait > 0 {
-			p.wakeAt(wait)
-			return runner.Exit{}, false
-		}
+	if e.Code == -1 && !failedPod && lost == "" && p.awaitPodStatus() {
+		return runner.Exit{}, false
 	}
 	return e, true
+}
+
+// awaitPodStatus reports whether to wait a moment longer before reporting a failure without
+// an exit code: the pod's final status travels on the other watch and may arrive after the
+// Job's. It waits up to 5 s from the first failure seen, and not at all once the attempt is
+// older than the pending time.
+func (p *process) awaitPodStatus() bool {
+	if time.Since(p.started) >= p.w.b.cfg.PendingTimeout {
+		return false
+	}
+	if p.failSeen.IsZero() {
+		p.failSeen = time.Now()
+	}
+	if wait := 5*time.Second - time.Since(p.failSeen); wait > 0 {
+		p.wakeAt(wait)
+		return true
+	}
+	return false
 }
 
 // pending waits for the pod of a Job (or index) that has not ended, and gives it up when it

@@ -204,23 +204,21 @@ spec:
 `, name, strings.TrimRight(outcome, "\n"), exitCode, reason, phase)
 }
 
+// failIndex1 selects the pods labelled =fail-index-1 whose completion index is (operator In)
+// or is not (NotIn) 1; the operator completes it.
+const failIndex1 = `    - key: '.metadata.labels["jikken-test/outcome"]'
+      operator: In
+      values: ['fail-index-1']
+    - key: '(.metadata.annotations["batch.kubernetes.io/job-completion-index"] // "")'
+      values: ['1']
+      operator: `
+
 // outcome selectors of the end stages.
 const (
 	noOutcome = `    - key: '.metadata.labels["jikken-test/outcome"]'
       operator: DoesNotExist`
-	completionIndex = `'(.metadata.annotations["batch.kubernetes.io/job-completion-index"] // "")'`
-	atIndex1        = `    - key: '.metadata.labels["jikken-test/outcome"]'
-      operator: In
-      values: ['fail-index-1']
-    - key: ` + completionIndex + `
-      operator: In
-      values: ['1']`
-	notAtIndex1 = `    - key: '.metadata.labels["jikken-test/outcome"]'
-      operator: In
-      values: ['fail-index-1']
-    - key: ` + completionIndex + `
-      operator: NotIn
-      values: ['1']`
+	atIndex1     = failIndex1 + "In"
+	notAtIndex1  = failIndex1 + "NotIn"
 	laterAttempt = `    - key: '.metadata.labels["jikken-test/outcome"]'
       operator: In
       values: ['fail-once', 'hang-once']
