@@ -265,29 +265,57 @@ func TestClusterFailuresAndRetries(t *testing.T) {
 }
 
 func TestClusterNodeLoss(t *testing.T) {
+	testNodeLoss(t, 1)
+}
+
+// The same for three trials in one Indexed Job: each index's pod is evicted, each trial fails
+// that attempt with the eviction's reason (without waiting for the Job's status, which a pod on
+// a dead node holds up) and succeeds on retry on the other node.
+func TestClusterNodeLossInAnArray(t *testing.T) {
+	testNodeLoss(t, 3)
+}
+
+// testNodeLoss runs n trials whose first attempts run on a node that is then lost.
+func testNodeLoss(t *testing.T, n int) {
 	// The first attempt's pod never ends by itself: only the node loss ends it.
 	e := setup(t, k8stest.Options{NodeMonitorGrace: 5 * time.Second}, k8stest.Node{Name: "doomed"})
-	tr := fakeTrial("long", map[string]string{"jikken-test/outcome": "hang-once"})
-	tr.Retries, tr.Backoff = 1, experiment.Duration(10*time.Millisecond)
-	m := e.manifest(t, "run-node", []experiment.Trial{tr}, 1)
+	var trials []experiment.Trial
+	for i := range n {
+		tr := fakeTrial(fmt.Sprintf("long-%d", i), map[string]string{"jikken-test/outcome": "hang-once"})
+		tr.Retries, tr.Backoff = 1, experiment.Duration(10*time.Millisecond)
+		trials = append(trials, tr)
+	}
+	m := e.manifest(t, "run-node", trials, n)
 	b := e.backend(t, func(c *kubernetes.Config) { c.NodeLossTolerance = time.Second })
 	done := make(chan *runner.Summary, 1)
 	go func() { done <- e.execute(t, b, m) }()
-	waitUntil(t, "the trial's pod to run on the doomed node", func() bool {
+	waitUntil(t, "the trials' pods to run on the doomed node", func() bool {
 		pods, _ := e.c.Client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: kubernetes.RunSelector("run-node")})
-		return len(pods.Items) == 1 && pods.Items[0].Status.Phase == corev1.PodRunning
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return len(pods.Items) == n && running == n
 	})
+	if n > 1 {
+		if jobs := jobsOf(t, e, "run-node"); len(jobs) != 1 {
+			t.Fatalf("Jobs %v, want one Indexed Job", jobs)
+		}
+	}
 	e.c.AddNodes(t, k8stest.Node{Name: "healthy"})
 	e.c.LoseNode(t, "doomed")
 	var sum *runner.Summary
 	select {
 	case sum = <-done:
 	case <-time.After(3 * time.Minute):
-		t.Fatal("the attempt on the lost node never ended")
+		t.Fatal("the attempts on the lost node never ended")
 	}
-	r := sum.Trials[0]
-	if r.Status != store.Succeeded || len(r.Attempts) != 2 || !strings.Contains(r.Attempts[0].Reason, "doomed") {
-		t.Fatalf("record %+v", r)
+	for _, r := range sum.Trials {
+		if r.Status != store.Succeeded || len(r.Attempts) != 2 || !strings.Contains(r.Attempts[0].Reason, "doomed") {
+			t.Errorf("record %+v", r)
+		}
 	}
 }
 
