@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -59,7 +60,7 @@ const (
 // arrayKey is the key of the batches attempt a may join, or "" when it runs as a Job of its own.
 func (b *Backend) arrayKey(a *runner.Attempt) string {
 	t := a.Trial
-	if b.cfg.JobPerAttempt || t.Service || t.Health != nil {
+	if b.cfg.JobPerAttempt || b.noArrays.Load() || t.Service || t.Health != nil {
 		return ""
 	}
 	k, err := json.Marshal(struct {
@@ -77,6 +78,9 @@ func (b *Backend) arrayKey(a *runner.Attempt) string {
 	}
 	return a.RunID + "\x00" + string(k)
 }
+
+// errNoPerIndexLimit: the API server does not keep backoffLimitPerIndex.
+var errNoPerIndexLimit = errors.New("the API server does not support backoffLimitPerIndex")
 
 // arrayBatch is the attempts gathering for one array Job.
 type arrayBatch struct {
@@ -182,6 +186,13 @@ func (b *Backend) flush(w *runWatch, batch *arrayBatch) {
 		return
 	}
 	procs, err := b.createArray(ctx, w, batch.members)
+	if errors.Is(err, errNoPerIndexLimit) {
+		b.cfg.Log.Info("one Job per attempt: the API server dropped backoffLimitPerIndex (Kubernetes before 1.29, or its feature gate off)")
+		for _, m := range batch.members {
+			m.proc, m.err = b.startJob(ctx, w, m.a, m.spec)
+		}
+		return
+	}
 	for i, m := range batch.members {
 		if err != nil {
 			m.err = err
@@ -237,9 +248,19 @@ func (b *Backend) createArray(ctx context.Context, w *runWatch, members []*array
 		// The same batch, created by a create that timed out: it is ours.
 		created, err = b.client.BatchV1().Jobs(b.cfg.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
 	}
+	if err == nil && created.Spec.BackoffLimitPerIndex == nil {
+		// A server that does not know the field drops it, and its Job controller would retry a
+		// failed index up to backoffLimit times behind the runner's back: no arrays there.
+		b.noArrays.Store(true)
+		_ = b.deleteJob(ctx, b.cfg.Namespace, job.Name)
+		err = errNoPerIndexLimit
+	}
 	if err != nil {
 		_ = configMaps.Delete(ctx, cm.Name, metav1.DeleteOptions{})
 		detach()
+		if errors.Is(err, errNoPerIndexLimit) {
+			return nil, err
+		}
 		return nil, b.explain(fmt.Sprintf("create Job %s for %d trials (%s, ...)", job.Name, len(members), members[0].a.Trial.Name), err)
 	}
 	// Now the table is the Job's garbage: deleted with it, by its TTL or by `jikken rm`. Should

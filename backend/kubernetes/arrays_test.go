@@ -418,3 +418,29 @@ func TestAnAccountWithoutConfigMapsRunsAJobPerAttempt(t *testing.T) {
 		t.Error("the run does not record that it runs a Job per attempt")
 	}
 }
+
+// TestAServerWithoutPerIndexLimitsGetsAJobPerAttempt: an API server before Kubernetes 1.29
+// drops backoffLimitPerIndex, and its Job controller would then retry a failed index behind the
+// runner's back; the array is deleted and its attempts run as Jobs of their own, as do later
+// ones.
+func TestAServerWithoutPerIndexLimitsGetsAJobPerAttempt(t *testing.T) {
+	b, cs, _ := newFake(t)
+	cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		a.(k8stesting.CreateAction).GetObject().(*batchv1.Job).Spec.BackoffLimitPerIndex = nil
+		return false, nil, nil
+	})
+	startAll(t, b, sweep(t, "r1", 3))
+	startAll(t, b, sweep(t, "r2", 2))
+	jobs := listJobs(t, cs)
+	for _, j := range jobs {
+		if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion {
+			t.Errorf("Indexed Job %s left on a server that drops backoffLimitPerIndex", j.Name)
+		}
+	}
+	if len(jobs) != 5 {
+		t.Errorf("%d Jobs, want one per attempt", len(jobs))
+	}
+	if list, _ := cs.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{}); len(list.Items) != 0 {
+		t.Errorf("%d index tables left", len(list.Items))
+	}
+}

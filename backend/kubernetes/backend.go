@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	authv1 "k8s.io/api/authorization/v1"
@@ -162,6 +163,8 @@ type Backend struct {
 	// creating holds a seat for each Start building and sending a Job (see MaxCreating).
 	creating chan struct{}
 	batcher  batcher
+	// noArrays: the API server turned out not to support Indexed Jobs with per-index limits.
+	noArrays atomic.Bool
 }
 
 // MaxCreating is how many Starts build and send their Job at once. A run of -j 10000 calls Start
