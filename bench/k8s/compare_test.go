@@ -31,9 +31,9 @@ import (
 //   - plain: a bare client-go program that creates the N Jobs the backend builds, at jikken's
 //     default client rate and as many at once as the backend creates (MaxCreating), and
 //     waits on one Job informer until all are Complete;
-//   - jikken: `jikken run -j N` on a matrix of N seeds, as BenchmarkJikkenRun;
+//   - jikken: `jikken run -j N` on a matrix of N seeds, as BenchmarkJikkenRun (Indexed Jobs);
 //   - indexed: the same program creating one Indexed Job of N completions (one pod per index,
-//     backoffLimitPerIndex 1), the shape a seed array could take instead of a Job per trial;
+//     backoffLimitPerIndex 1): the least a sweep of N pods can ask of the cluster;
 //   - baseline: `jikken run` built from the git revision JIKKEN_BENCH_BASELINE.
 //
 // JIKKEN_BENCH_SIDES lists the sides and their order (default plain,jikken,indexed). Between
