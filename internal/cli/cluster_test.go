@@ -23,7 +23,7 @@ import (
 func TestClusterScripts(t *testing.T) {
 	c := k8stest.Start(t, k8stest.Options{DelayMS: 300})
 	c.AddNodes(t, k8stest.Node{Name: "n0"}, k8stest.Node{Name: "n1"})
-	for _, ns := range []string{"team-a", "team-b", "team-c", "team-d", "team-e"} {
+	for _, ns := range []string{"team-a", "team-b", "team-c", "team-d", "team-e", "team-r"} {
 		if _, err := c.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
