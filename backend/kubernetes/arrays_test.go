@@ -444,3 +444,39 @@ func TestAServerWithoutPerIndexLimitsGetsAJobPerAttempt(t *testing.T) {
 		t.Errorf("%d index tables left", len(list.Items))
 	}
 }
+
+// TestTheRunsEndLeavesAnAdoptedArrayAlone: a resumed runner adopted the indexes of an array Job
+// and started only some of its trials again (the others had ended in the record). At the run's
+// end, with the Job's status lagging behind its pods, the indexes it never started are still
+// adopted, not trials left running: the Job is not deleted under them (it was, once: `Live`
+// handed the whole Job to StopLive).
+func TestTheRunsEndLeavesAnAdoptedArrayAlone(t *testing.T) {
+	b, cs, _ := newFake(t)
+	var specs []PodSpec
+	var plan []experiment.Trial
+	for i := range 3 {
+		specs = append(specs, PodSpec{Run: "r1", Trial: seedTrial(i), Attempt: 1})
+		plan = append(plan, seedTrial(i))
+	}
+	j, err := b.cfg.ArrayJob(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.BatchV1().Jobs("default").Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Check(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	if live, err := b.Live(context.Background(), "r1"); err != nil || len(live) != 0 {
+		t.Fatalf("Live at the start: %v, %v", live, err)
+	}
+	startAll(t, b, []*runner.Attempt{attempt(t, "r1", seedTrial(0), 1)})
+	live, err := b.Live(context.Background(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live) != 0 {
+		t.Errorf("Live at the end: %+v, want nothing to stop", live)
+	}
+}

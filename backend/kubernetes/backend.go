@@ -638,15 +638,23 @@ func (b *Backend) Live(ctx context.Context, runID string) ([]runner.LiveTrial, e
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	newest := map[string]int{} // trial -> index in jobs
+	kept := map[string]bool{}  // array Jobs with an index adopted
 	for i, j := range jobs {
-		if _, taken := b.adoptees[runID+"/"+j.trial]; taken || !b.planned[j.trial] {
+		if a, taken := b.adoptees[runID+"/"+j.trial]; taken {
+			// Adopted by an earlier Live and not started since (the record says the trial
+			// ended): still its newest attempt, not to be stopped, nor its array Job.
+			if a.job == j.name && a.index == j.index {
+				newest[j.trial] = i
+			}
+			continue
+		}
+		if !b.planned[j.trial] {
 			continue
 		}
 		if k, ok := newest[j.trial]; !ok || j.attempt > jobs[k].attempt {
 			newest[j.trial] = i
 		}
 	}
-	kept := map[string]bool{} // array Jobs with an index adopted
 	for trial, i := range newest {
 		j := jobs[i]
 		b.adoptees[runID+"/"+trial] = adoptee{job: j.name, index: j.index, attempt: j.attempt}
