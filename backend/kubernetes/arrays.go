@@ -84,7 +84,6 @@ var errNoPerIndexLimit = errors.New("the API server does not support backoffLimi
 
 // arrayBatch is the attempts gathering for one array Job.
 type arrayBatch struct {
-	key     string
 	members []*arrayMember
 	bytes   int
 }
@@ -126,7 +125,7 @@ func (b *Backend) startInArray(ctx context.Context, w *runWatch, a *runner.Attem
 		delete(bt.batches, key)
 	}
 	if batch == nil {
-		batch = &arrayBatch{key: key}
+		batch = &arrayBatch{}
 		bt.batches[key] = batch
 		time.AfterFunc(arrayWindow, func() {
 			bt.mu.Lock()
@@ -159,10 +158,7 @@ func (b *Backend) startInArray(ctx context.Context, w *runWatch, a *runner.Attem
 
 // indexedTrial is what the executor of an attempt's index runs.
 func indexedTrial(s PodSpec) executor.IndexedTrial {
-	t := executor.IndexedTrial{Argv: s.Trial.Cmd.Argv}
-	if t.Argv == nil {
-		t.Argv = []string{"/bin/sh", "-c", s.Trial.Cmd.Shell}
-	}
+	t := executor.IndexedTrial{Argv: argvOf(s.Trial.Cmd)}
 	for _, e := range podEnv(s.Env) {
 		t.Env = append(t.Env, e.Name+"="+e.Value)
 	}
@@ -207,10 +203,9 @@ func (b *Backend) createArray(ctx context.Context, w *runWatch, members []*array
 	b.creating <- struct{}{}
 	defer func() { <-b.creating }()
 	specs := make([]PodSpec, len(members))
-	table := make(map[string]string, len(members))
+	entries := make([][]byte, len(members))
 	for i, m := range members {
-		specs[i] = m.spec
-		table[strconv.Itoa(i)] = string(m.entry)
+		specs[i], entries[i] = m.spec, m.entry
 	}
 	job, err := b.cfg.ArrayJob(specs)
 	if err != nil {
@@ -229,7 +224,7 @@ func (b *Backend) createArray(ctx context.Context, w *runWatch, members []*array
 	// runner killed between the two creates.
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name, Namespace: b.cfg.Namespace, Labels: job.Labels},
-		Data:       table,
+		Data:       tableOf(entries),
 	}
 	configMaps := b.client.CoreV1().ConfigMaps(b.cfg.Namespace)
 	err = b.withRetry(func() error {
@@ -359,13 +354,21 @@ func arrayTrials(j *batchv1.Job) []string {
 // IndexTable is the index table of the array Job of specs: the ConfigMap's data, whose key i
 // is what index i runs (an executor.IndexedTrial).
 func IndexTable(specs []PodSpec) (map[string]string, error) {
-	table := make(map[string]string, len(specs))
+	entries := make([][]byte, len(specs))
 	for i, s := range specs {
-		b, err := json.Marshal(indexedTrial(s))
-		if err != nil {
+		var err error
+		if entries[i], err = json.Marshal(indexedTrial(s)); err != nil {
 			return nil, err
 		}
-		table[strconv.Itoa(i)] = string(b)
 	}
-	return table, nil
+	return tableOf(entries), nil
+}
+
+// tableOf is the ConfigMap data of the entries of an index table: key i is entry i.
+func tableOf(entries [][]byte) map[string]string {
+	table := make(map[string]string, len(entries))
+	for i, e := range entries {
+		table[strconv.Itoa(i)] = string(e)
+	}
+	return table
 }

@@ -192,10 +192,7 @@ func (c *Config) pod(s PodSpec, name string, executorArgs []string) (corev1.PodT
 	if t.Cmd.IsZero() {
 		return corev1.PodTemplateSpec{}, fmt.Errorf("trial %s has no cmd", t.Name)
 	}
-	argv := t.Cmd.Argv
-	if argv == nil {
-		argv = []string{"/bin/sh", "-c", t.Cmd.Shell}
-	}
+	argv := argvOf(t.Cmd)
 	wd := t.Workdir
 	mounts := []corev1.VolumeMount{{Name: "jikken-bin", MountPath: binDir}, {Name: "jikken-work", MountPath: workDir}}
 	volumes := []corev1.Volume{
@@ -392,11 +389,7 @@ func probe(h *experiment.Health) *corev1.Probe {
 		p.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(n))}
 		return p
 	}
-	argv := h.Cmd.Argv
-	if argv == nil {
-		argv = []string{"/bin/sh", "-c", h.Cmd.Shell}
-	}
-	p.Exec = &corev1.ExecAction{Command: argv}
+	p.Exec = &corev1.ExecAction{Command: argvOf(h.Cmd)}
 	return p
 }
 
@@ -434,6 +427,14 @@ func (c *Config) Job(s PodSpec) (*batchv1.Job, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// argvOf is the command a container runs for c: its argv, or a string cmd through /bin/sh -c.
+func argvOf(c experiment.Command) []string {
+	if c.Argv != nil {
+		return c.Argv
+	}
+	return []string{"/bin/sh", "-c", c.Shell}
+}
 
 // sortedKeys returns m's keys in order.
 func sortedKeys[V any](m map[string]V) []string {
