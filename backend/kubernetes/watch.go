@@ -83,15 +83,16 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 	}}); err != nil {
 		return nil, err
 	}
-	notify := func(name func(any) string) cache.ResourceEventHandlerFuncs {
+	// notify pokes, on each event, the processes that key(obj) names to wake.
+	notify := func(key func(any) string, wake func(string)) cache.ResourceEventHandlerFuncs {
 		return cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { w.wake(name(obj)) },
-			UpdateFunc: func(_, obj any) { w.wake(name(obj)) },
+			AddFunc:    func(obj any) { wake(key(obj)) },
+			UpdateFunc: func(_, obj any) { wake(key(obj)) },
 			DeleteFunc: func(obj any) {
 				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = t.Obj
 				}
-				w.wake(name(obj))
+				wake(key(obj))
 			},
 		}
 	}
@@ -127,7 +128,7 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		}
 		return procKey(p.job, p.index)
 	}
-	jobHandler := notify(jobName)
+	jobHandler := notify(jobName, w.wakeJob)
 	jobHandler.DeleteFunc = func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -138,12 +139,10 @@ func (b *Backend) watch(ctx context.Context, run string) (*runWatch, error) {
 		w.mu.Unlock()
 		w.wakeJob(name)
 	}
-	jobHandler.AddFunc = func(obj any) { w.wakeJob(jobName(obj)) }
-	jobHandler.UpdateFunc = func(_, obj any) { w.wakeJob(jobName(obj)) }
 	if _, err := w.jobs.AddEventHandler(jobHandler); err != nil {
 		return nil, err
 	}
-	if _, err := w.pods.AddEventHandler(notify(podJob)); err != nil {
+	if _, err := w.pods.AddEventHandler(notify(podJob, w.wake)); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
