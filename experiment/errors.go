@@ -5,17 +5,26 @@ import (
 	"strings"
 )
 
-// Problem is one thing wrong with an experiment, located by file, trial and field.
+// Problem is one thing wrong with an experiment (or, as a warning, risky in it), located by
+// file, line and column of the Jsonnet source, trial and field.
 type Problem struct {
-	File  string
-	Trial string // trial name, or "#3" when the trial has no usable name
-	Field string
-	Msg   string
+	File   string `json:"file"`
+	Line   int    `json:"line,omitempty"` // 0 when unknown
+	Column int    `json:"column,omitempty"`
+	Trial  string `json:"trial,omitempty"` // trial name, or "#3" when the trial has no usable name
+	Field  string `json:"field,omitempty"`
+	Msg    string `json:"message"`
+	// origin is the path of the trial's object in the evaluated JSON (["trials", 3]), which
+	// Field continues; locate follows it through the source.
+	origin []any
 }
 
 func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", p.Line, p.Column)
+	}
 	if p.Trial != "" {
 		fmt.Fprintf(&b, ": trial %s", p.Trial)
 	}
@@ -45,14 +54,21 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// problems collects Problems for one file.
+// problems collects Problems, and warnings, for one file.
 type problems struct {
-	file string
-	list []Problem
+	file  string
+	list  []Problem
+	warns []Problem
+	// origin is the path of the trial being read, given to what add records
+	origin []any
 }
 
 func (ps *problems) add(trial, field, format string, args ...any) {
-	ps.list = append(ps.list, Problem{File: ps.file, Trial: trial, Field: field, Msg: fmt.Sprintf(format, args...)})
+	ps.list = append(ps.list, Problem{File: ps.file, Trial: trial, Field: field, Msg: fmt.Sprintf(format, args...), origin: ps.origin})
+}
+
+func (ps *problems) warn(trial, field, format string, args ...any) {
+	ps.warns = append(ps.warns, Problem{File: ps.file, Trial: trial, Field: field, Msg: fmt.Sprintf(format, args...), origin: ps.origin})
 }
 
 func (ps *problems) err() error {

@@ -31,6 +31,9 @@ type Experiment struct {
 	// UsesRunID is true when the file has "UUID" literals, so it must be evaluated again with
 	// the run's id once that is known.
 	UsesRunID bool `json:"-"`
+	// Warnings are what may go wrong though the file is valid (a param in code that another
+	// interpreter parses), each once, located as problems are.
+	Warnings []Problem `json:"-"`
 }
 
 // Options change how a file is evaluated.
@@ -78,11 +81,16 @@ func Load(path string, opts Options) (*Experiment, error) {
 		}
 		return nil, fmt.Errorf("evaluate %s%s%w", path, sep, err)
 	}
+	dir := filepath.Dir(abs)
+	src := ev.Sources[relTo(dir, abs)]
 	exp, err := ParseMax(path, []byte(ev.JSON), opts.MaxTrials)
+	if verr, ok := err.(*ValidationError); ok {
+		locate(path, src, verr.Problems)
+	}
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(abs)
+	locate(path, src, exp.Warnings)
 	exp.Path, exp.Dir = abs, dir
 	exp.Sources = ev.Sources
 	exp.UsesRunID = uuidLiteral.MatchString(ev.Sources[relTo(dir, abs)])

@@ -14,6 +14,7 @@ import (
 // other fields over the defaults.
 func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 	where := fmt.Sprintf("matrix[%d]", at)
+	origin := []any{"matrix", at}
 	group := "trial"
 	if n, ok := m["name"]; ok {
 		s, isStr := n.(string)
@@ -23,6 +24,8 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 		}
 		group = s
 	}
+	// Until its trials are in the plan, a dependency on the group is not reported as unknown.
+	p.broken[group] = true
 	if _, dup := p.groups[group]; dup {
 		p.ps.add("", where+".name", "two matrices are called %q; give each a distinct name", group)
 		return
@@ -99,6 +102,25 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 	}
 	names := matrixNames(group, axes, gens, func(g gen) (map[string]any, *int64) { return g.params, g.seed })
 	base := mergeDefaults(defaults, template)
+	p.ps.origin = origin
+	defer func() { p.ps.origin = nil }()
+	var cmd *cmdTemplate
+	if s, ok := base["cmd"].(string); ok {
+		cmd = parseCmd(s)
+		isParam := func(name string) bool {
+			for _, a := range axes {
+				if a.name == name {
+					return true
+				}
+			}
+			bp, _ := base["params"].(map[string]any)
+			_, ok := bp[name]
+			return ok
+		}
+		for _, w := range cmd.warnings(isParam) {
+			p.ps.warn("", where+".cmd", "%s", w)
+		}
+	}
 	for i, g := range gens {
 		tm := make(map[string]any, len(base)+3)
 		for k, v := range base {
@@ -134,10 +156,10 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 			if v, ok := tm[f]; ok {
 				var out any
 				var err error
-				if cmd, isStr := v.(string); isStr && f == "cmd" {
-					out, err = substituteShell(cmd, vars, envs)
+				if f == "cmd" && cmd != nil {
+					out, err = cmd.expand(vars, envs)
 				} else {
-					out, err = substitute(v, vars)
+					out, err = substitute(v, vars, envs)
 				}
 				if err != nil {
 					p.ps.add(trialWhere, f, "%v", err)
@@ -155,9 +177,10 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 			return // one bad template makes every trial of the group bad: report it once
 		}
 		t.Group = group
-		p.trials = append(p.trials, t)
+		p.add(t, origin)
 		p.groups[group] = append(p.groups[group], t.Name)
 	}
+	delete(p.broken, group)
 }
 
 // combinations is how many trials the axes and seeds give before exclude, saturating at
@@ -322,8 +345,9 @@ func matrixNames[G any](group string, axes []axis, gens []G, get func(G) (map[st
 
 var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 
-// substitute replaces {{param}}, {{seed}}, {{index}}, {{group}} and {{trial}} in strings inside v.
-func substitute(v any, vars map[string]string) (any, error) {
+// substitute replaces {{param}}, {{seed}}, {{index}}, {{group}} and {{trial}} in strings inside
+// v. envs names the params, whose values must fit MaxEnvParam.
+func substitute(v any, vars, envs map[string]string) (any, error) {
 	switch x := v.(type) {
 	case string:
 		if !strings.Contains(x, "{{") {
@@ -339,6 +363,9 @@ func substitute(v any, vars map[string]string) (any, error) {
 				missing = append(missing, name)
 				val = x[m[0]:m[1]]
 			}
+			if _, isParam := envs[name]; isParam && len(val) > MaxEnvParam {
+				return nil, tooLarge(name, len(val))
+			}
 			b.WriteString(x[last:m[0]])
 			b.WriteString(val)
 			last = m[1]
@@ -351,7 +378,7 @@ func substitute(v any, vars map[string]string) (any, error) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			s, err := substitute(e, vars)
+			s, err := substitute(e, vars, envs)
 			if err != nil {
 				return nil, err
 			}
@@ -361,7 +388,7 @@ func substitute(v any, vars map[string]string) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			s, err := substitute(e, vars)
+			s, err := substitute(e, vars, envs)
 			if err != nil {
 				return nil, err
 			}

@@ -7,13 +7,15 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 var trialFields = []string{
-	"name", "image", "cmd", "env", "params", "seed", "workdir", "timeout", "retries", "backoff",
+	"name", "image", "cmd", "env", "params", "seed", "workdir", "workdir_outside", "timeout", "retries", "backoff",
 	"resources", "service", "restart", "show", "health", "depends", "after", "ports", "volumes", "networks",
 	"node_selector", "tolerations", "labels",
 }
@@ -55,7 +57,7 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 		ps.add("", "", "not JSON: %v", err)
 		return nil, ps.err()
 	}
-	p := &parser{ps: ps, groups: map[string][]string{}, max: maxTrials, defaultTimeout: map[int]bool{}}
+	p := newParser(ps, maxTrials)
 	switch t := top.(type) {
 	case []any:
 		exp.Form = "combu"
@@ -63,9 +65,7 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 			break
 		}
 		for i, raw := range t {
-			if tr, ok := p.trial(raw, i, nil); ok {
-				p.trials = append(p.trials, tr)
-			}
+			p.trial(raw, []any{i}, i, nil)
 		}
 	case map[string]any:
 		exp.Form = "jikken"
@@ -76,9 +76,10 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 	if len(ps.list) == 0 && len(p.trials) == 0 {
 		ps.add("", "", "no trials; add a trials array or a matrix")
 	}
-	if len(ps.list) == 0 {
-		p.link()
-	}
+	// Names, dependencies and cycles are checked even when fields are wrong, so that one
+	// round of fixes is enough: trials with bad fields take part by their names.
+	p.link()
+	exp.Warnings = ps.warns
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
@@ -90,7 +91,12 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 }
 
 type parser struct {
-	ps     *problems
+	ps      *problems
+	origins [][]any // the path of each trial's object in the evaluated JSON, for positions
+	// broken are names of trials and groups too wrong to be in the plan: a dependency on one is
+	// not reported again as unknown.
+	broken map[string]bool
+	warned map[string]bool // params already warned of as too large for the environment
 	max    int // the cap on trials
 	capped bool
 	trials []Trial
@@ -100,6 +106,10 @@ type parser struct {
 	// defaultTimeout marks the trials (by index) whose timeout came from defaults, which
 	// services do not take.
 	defaultTimeout map[int]bool
+}
+
+func newParser(ps *problems, maxTrials int) *parser {
+	return &parser{ps: ps, groups: map[string][]string{}, max: maxTrials, defaultTimeout: map[int]bool{}, broken: map[string]bool{}, warned: map[string]bool{}}
 }
 
 type rawDep struct {
@@ -127,11 +137,7 @@ func (p *parser) object(m map[string]any, exp *Experiment) {
 		if !ok {
 			p.ps.add("", "defaults", "must be an object of trial fields")
 		} else {
-			for _, k := range sortedKeys(defaults) {
-				if k == "name" || !contains(trialFields, k) {
-					p.ps.add("", "defaults."+k, "not a field defaults can set%s", suggest(k, trialFields))
-				}
-			}
+			defaults = p.defaults(defaults)
 		}
 	}
 	if ts, ok := m["trials"]; ok {
@@ -143,9 +149,7 @@ func (p *parser) object(m map[string]any, exp *Experiment) {
 			arr = nil
 		}
 		for i, raw := range arr {
-			if tr, ok := p.trial(raw, i, defaults); ok {
-				p.trials = append(p.trials, tr)
-			}
+			p.trial(raw, []any{"trials", i}, i, defaults)
 		}
 	}
 	if mx, ok := m["matrix"]; ok {
@@ -167,6 +171,27 @@ func (p *parser) object(m map[string]any, exp *Experiment) {
 			p.matrix(mo, i, defaults)
 		}
 	}
+}
+
+// defaults checks the fields of defaults once, and returns them less the wrong ones, so that
+// a mistake there is reported once rather than once per trial.
+func (p *parser) defaults(d map[string]any) map[string]any {
+	ok := make(map[string]any, len(d))
+	for _, k := range sortedKeys(d) {
+		if k == "name" || !contains(trialFields, k) {
+			p.ps.add("", "defaults."+k, "not a field defaults can set%s", suggest(k, trialFields))
+			continue
+		}
+		ok[k] = d[k]
+	}
+	sub := newParser(&problems{file: p.ps.file}, p.max)
+	sub.fields(ok, "", 0)
+	for _, pr := range sub.ps.list {
+		delete(ok, pr.Field)
+		p.ps.add("", "defaults."+pr.Field, "%s", pr.Msg)
+	}
+	p.ps.warns = append(p.ps.warns, sub.ps.warns...)
+	return ok
 }
 
 // room reports whether n more trials fit under the cap, and records the problem (once) when
@@ -194,16 +219,21 @@ func thousands(n int) string {
 	return s
 }
 
-// trial parses one trial object merged over defaults. at is its position, for messages.
-func (p *parser) trial(raw any, at int, defaults map[string]any) (Trial, bool) {
+// trial parses one trial object merged over defaults and adds it to the plan when it has a
+// valid name, even with other problems, so that dependencies on it are checked too. origin is
+// its path in the evaluated JSON, at its position in its array, for messages.
+func (p *parser) trial(raw any, origin []any, at int, defaults map[string]any) {
+	p.ps.origin = origin
+	defer func() { p.ps.origin = nil }()
 	m, ok := raw.(map[string]any)
 	if !ok {
 		p.ps.add(fmt.Sprintf("#%d", at), "", "must be an object, got %s", jsonKind(raw))
-		return Trial{}, false
+		return
 	}
 	where := fmt.Sprintf("#%d", at)
 	if n, ok := m["name"].(string); ok && n != "" {
 		where = strconv.Quote(n)
+		p.broken[n] = true // until it is in the plan
 	}
 	for _, k := range sortedKeys(m) {
 		if !contains(trialFields, k) {
@@ -211,7 +241,6 @@ func (p *parser) trial(raw any, at int, defaults map[string]any) (Trial, bool) {
 		}
 	}
 	merged := mergeDefaults(defaults, m)
-	before := len(p.ps.list)
 	if _, own := m["timeout"]; !own && defaults["timeout"] != nil {
 		p.defaultTimeout[len(p.trials)] = true
 	}
@@ -219,7 +248,19 @@ func (p *parser) trial(raw any, at int, defaults map[string]any) (Trial, bool) {
 	if _, ok := m["name"]; !ok {
 		p.ps.add(where, "name", "missing; every trial needs a unique name")
 	}
-	return tr, len(p.ps.list) == before
+	if tr.Name == "" {
+		delete(p.defaultTimeout, len(p.trials))
+		p.rawDeps = slices.DeleteFunc(p.rawDeps, func(d rawDep) bool { return d.trial == len(p.trials) })
+		return
+	}
+	delete(p.broken, tr.Name)
+	p.add(tr, origin)
+}
+
+// add puts a parsed trial in the plan.
+func (p *parser) add(t Trial, origin []any) {
+	p.trials = append(p.trials, t)
+	p.origins = append(p.origins, origin)
 }
 
 // mergeDefaults returns t over d; env, params and labels are merged key by key.
@@ -276,6 +317,14 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 	}
 	str("image", &t.Image)
 	str("workdir", &t.Workdir)
+	outside, isBool := m["workdir_outside"].(bool)
+	if _, set := m["workdir_outside"]; set && !isBool {
+		bad("workdir_outside", "must be true or false")
+	}
+	if t.Workdir != "" && !outside && escapes(t.Workdir, t.Image != "") {
+		bad("workdir", "%q is outside the experiment's folder, where trials run (in the run's code snapshot); "+
+			"use a path inside it, or say the trial may leave it with workdir_outside: true", clip(t.Workdir))
+	}
 	if v, ok := m["cmd"]; ok {
 		c, err := toCommand(v)
 		if err != nil {
@@ -326,6 +375,11 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 					bad("params", "%q is not a valid parameter name: use letters, digits and '_'", k)
 				}
 				t.Params[k] = plain(pv)
+				if n := len(ParamString(t.Params[k])); n > MaxEnvParam && !p.warned[k] {
+					p.warned[k] = true
+					p.ps.warn(where, "params", "param %s is %s bytes, more than the %d KiB an environment variable can carry: the trial gets no %s; it reads the value from the params file $JIKKEN_PARAMS",
+						k, thousands(n), MaxEnvParam>>10, ParamEnv(k))
+				}
 			}
 		}
 	}
@@ -478,6 +532,7 @@ func (p *parser) link() {
 	byName := make(map[string]int, len(p.trials))
 	for i, t := range p.trials {
 		if j, dup := byName[t.Name]; dup {
+			p.ps.origin = p.origins[i]
 			p.ps.add(strconv.Quote(t.Name), "name", "duplicate name: trials #%d and #%d are both called %q", j, i, t.Name)
 			continue
 		}
@@ -496,8 +551,12 @@ func (p *parser) link() {
 	}
 	for _, d := range p.rawDeps {
 		t := &p.trials[d.trial]
+		p.ps.origin = p.origins[d.trial]
 		for _, target := range expand(d.name) {
 			ti, ok := byName[target]
+			if !ok && p.broken[target] {
+				continue // its own problems are reported
+			}
 			if !ok {
 				p.ps.add(strconv.Quote(t.Name), "depends", "unknown trial %q%s", d.name, suggest(d.name, p.names()))
 				continue
@@ -518,11 +577,13 @@ func (p *parser) link() {
 	}
 	for i := range p.trials {
 		t := &p.trials[i]
+		p.ps.origin = p.origins[i]
 		var after []string
 		for _, a := range t.After {
 			for _, target := range expand(a) {
 				ti, ok := byName[target]
 				switch {
+				case !ok && p.broken[target]:
 				case !ok:
 					p.ps.add(strconv.Quote(t.Name), "after", "unknown trial %q%s", a, suggest(a, p.names()))
 				case p.trials[ti].Service:
@@ -534,16 +595,12 @@ func (p *parser) link() {
 		}
 		t.After = after
 	}
-	if len(p.ps.list) > 0 {
-		return
-	}
 	p.services(byName)
-	if len(p.ps.list) > 0 {
-		return
-	}
 	if cycle := findCycle(p.trials); cycle != nil {
+		p.ps.origin = p.origins[byName[cycle[0]]]
 		p.ps.add(strconv.Quote(cycle[0]), "depends", "dependency cycle: %s", strings.Join(cycle, " -> "))
 	}
+	p.ps.origin = nil
 }
 
 // services marks as services the trials that others depend on to have started (or be
@@ -575,9 +632,32 @@ func (p *parser) services(byName map[string]int) {
 			t.Timeout = 0
 		}
 		if t.Restart != "" && !t.Service {
+			p.ps.origin = p.origins[i]
 			p.ps.add(strconv.Quote(t.Name), "restart", "only services restart; nothing depends on %q to have started, so use retries", t.Name)
 		}
 	}
+}
+
+// escapes reports whether a workdir leaves the experiment's folder: a relative path that climbs
+// out with .., or an absolute one, except in a container, whose own paths those are.
+func escapes(dir string, container bool) bool {
+	if filepath.IsAbs(dir) || strings.HasPrefix(dir, "/") {
+		return !container
+	}
+	return !filepath.IsLocal(dir)
+}
+
+// clip shortens a value quoted in a message: a message repeats no huge strings.
+func clip(s string) string {
+	const keep = 200
+	if len(s) <= keep {
+		return s
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%s bytes)", s[:cut], thousands(len(s)))
 }
 
 func (p *parser) names() []string {
