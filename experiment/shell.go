@@ -627,9 +627,24 @@ func (t *cmdTemplate) expand(vars, envs map[string]string) (string, error) {
 				return "", fmt.Errorf("a value put in the heredoc holds the line %q, which would end it early and run the rest as commands; "+
 					"use another delimiter, or read the value from its $JIKKEN_PARAM_ variable", doc.delim)
 			}
+			if dashDrops(line, doc.delim) {
+				return "", fmt.Errorf("a line of the heredoc starts with the beginning of its delimiter %q and then a byte beyond ASCII, "+
+					"which dash (/bin/sh on Debian and Ubuntu) drops; use another delimiter, or read the value from its $JIKKEN_PARAM_ variable", doc.delim)
+			}
 		}
 	}
 	return out, nil
+}
+
+// dashDrops reports whether dash would lose a byte of a heredoc line: when a line begins with
+// part of the delimiter and goes on with a byte of 0x80 or more, dash's check for the
+// delimiter drops that byte ("Eé" arrives as "E\xa9" in a heredoc ended by EOF).
+func dashDrops(line, delim string) bool {
+	k := 0
+	for k < len(line) && k < len(delim) && line[k] == delim[k] {
+		k++
+	}
+	return k > 0 && k < len(line) && line[k] >= 0x80
 }
 
 func tooLarge(name string, n int) error {

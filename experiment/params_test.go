@@ -1,0 +1,142 @@
+package experiment
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hostilePayloads are param values that try to run `touch pwned` in a shell, in Python or by
+// ending a heredoc, or that a careless paste would change (globs, $HOME, a leading dash).
+var hostilePayloads = map[string]string{
+	"quotes":    `'"$(touch pwned)"'; __import__('os').system('touch pwned') #`,
+	"subst":     "$(touch pwned)",
+	"backquote": "`touch pwned`",
+	"semicolon": "x; touch pwned",
+	"newline":   "x\ntouch pwned",
+	"backslash": `a\'; touch pwned; echo \`,
+	"single":    `'; touch pwned; '`,
+	"double":    `"; touch pwned; "`,
+	"home":      "$HOME",
+	"glob":      "*",
+	"dashdash":  "--",
+	"dash":      "-n",
+	"unicode":   "héllo wörld ✓ 日本 \u200b",
+	"empty":     "",
+	"long":      strings.Repeat(`ab c'd"e$(touch pwned);`, 1000),
+	"heredoc":   "EOF\ntouch pwned\nEOF",
+}
+
+// cmdForms are the ways a cmd string uses a param; each writes the value to the file got.
+// warn says whether jikken must warn of the form whatever the value: the placeholder stands in
+// code that another interpreter parses. suffix is what the form adds to the value.
+var cmdForms = []struct {
+	name, cmd string
+	warn      bool
+	suffix    string
+}{
+	{"plain", `printf '%s' {{p}} > got`, false, ""},
+	{"single", `printf '%s' '{{p}}' > got`, false, ""},
+	{"double", `printf '%s' "{{p}}" > got`, false, ""},
+	{"sh -c", `sh -c 'printf "%s" "{{p}}" > got'`, true, ""},
+	{"bash -c", `bash -c "printf '%s' '{{p}}' > got"`, true, ""},
+	{"eval", `eval "printf '%s' '{{p}}'" > got`, true, ""},
+	{"python3 -c", `python3 -c "import sys; sys.stdout.write('{{p}}')" > got`, true, ""},
+	{"heredoc", "cat > got <<EOF\n{{p}}\nEOF", false, "\n"},
+	{"quoted heredoc", "cat > got <<'EOF'\n{{p}}\nEOF\n", false, "\n"},
+	{"heredoc script", "python3 - > got <<EOF\nimport sys; sys.stdout.write('{{p}}')\nEOF", true, ""},
+	{"$( )", `printf '%s' "$(printf '%s' '{{p}}')" > got`, false, ""},
+	{"backquotes", "printf '%s' \"`printf '%s' '{{p}}'`\" > got", false, ""},
+	{"env var", `printf '%s' "$JIKKEN_PARAM_P" > got`, false, ""},
+}
+
+// TestHostileParams expands every hostile payload into every cmd form and runs the command in
+// /bin/sh, as the local backend does: no payload runs anything unless jikken warned of the
+// form, and where it did not warn the value arrives byte for byte.
+func TestHostileParams(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	ran, exact, refused := 0, 0, 0
+	for _, f := range cmdForms {
+		for name, v := range hostilePayloads {
+			spec, _ := json.Marshal(map[string]any{"matrix": map[string]any{"name": "t", "params": map[string]any{"p": []string{v}}, "cmd": f.cmd}})
+			exp, err := Parse("x.jsonnet", spec)
+			if err != nil {
+				// Refused: nothing runs. Only a value that would end a quoted heredoc may be.
+				if f.name != "quoted heredoc" || name != "heredoc" {
+					t.Errorf("%s / %s: refused: %v", f.name, name, err)
+				}
+				refused++
+				continue
+			}
+			warned := len(exp.Warnings) > 0
+			if warned != f.warn {
+				t.Errorf("%s / %s: warned %v, want %v: %v", f.name, name, warned, f.warn, exp.Warnings)
+			}
+			dir := t.TempDir()
+			c := exec.Command("/bin/sh", "-c", exp.Trials[0].Cmd.Shell)
+			c.Dir = dir
+			c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", ParamEnv("p") + "=" + v}
+			out, _ := c.CombinedOutput()
+			if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+				ran++
+				if !warned {
+					t.Errorf("%s / %s: the payload ran and jikken did not warn; command %q", f.name, name, exp.Trials[0].Cmd.Shell)
+				}
+			}
+			if warned {
+				continue
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "got"))
+			if err != nil || string(got) != v+f.suffix {
+				t.Errorf("%s / %s: got %q (%v), want %q; command %q printed %s", f.name, name, clip(string(got)), err, clip(v+f.suffix), clip(exp.Trials[0].Cmd.Shell), out)
+				continue
+			}
+			exact++
+		}
+	}
+	t.Logf("%d payloads x %d forms: %d arrived exact, %d ran code (each in a warned form), %d refused",
+		len(hostilePayloads), len(cmdForms), exact, ran, refused)
+}
+
+// TestCmdWarnings checks which spots count as code for another interpreter.
+func TestCmdWarnings(t *testing.T) {
+	cases := []struct {
+		cmd  string
+		warn string // a part of the warning, or "" for none
+	}{
+		{"./train --lr {{p}}", ""},
+		{"python3 train.py --lr {{p}}", ""},
+		{`sh -c 'echo "$1"' sh {{p}}`, ""},
+		{"sudo -u x bash -lc 'echo {{p}}'", "bash -lc"},
+		{"timeout 5 python3 -c 'print({{p}})'", "python3 -c"},
+		{"perl -ne 'print if /{{p}}/' f", "perl -ne"},
+		{`node -e "console.log('{{p}}')"`, "node -e"},
+		{"ssh host echo {{p}}", "ssh"},
+		{"eval echo {{p}}", "eval"},
+		{"awk -v x=1 '{print \"{{p}}\"}' f", "awk"},
+		{"sed -i 's/a/b/' {{p}}", ""},
+		{"sed -e 's/a/{{p}}/' f", "sed -e"},
+		{"cat <<EOF | sh\necho {{p}}\nEOF", "sh (its stdin)"},
+		{"cat <<EOF > f\n{{p}}\nEOF\nsh f", ""},
+		{"python3 train.py <<EOF\n{{p}}\nEOF", ""},
+		{`x="$(sh -c 'echo {{p}}')"`, "sh -c"},
+		{`bash -c "$(echo {{p}})"`, "bash -c"},
+		{"echo $(( {{p}} + 1 ))", "arithmetic"},
+		{"echo hi # it's {{p}}", ""},
+		{"ls 2>&1 | grep {{p}}", ""},
+	}
+	for _, c := range cases {
+		w := parseCmd(c.cmd).warnings(func(string) bool { return true })
+		switch {
+		case c.warn == "" && len(w) > 0:
+			t.Errorf("%q: unexpected warning %q", c.cmd, w)
+		case c.warn != "" && (len(w) == 0 || !strings.Contains(w[0], c.warn)):
+			t.Errorf("%q: warnings %q, want one about %q", c.cmd, w, c.warn)
+		}
+	}
+}
