@@ -97,7 +97,7 @@ type parser struct {
 	// not reported again as unknown.
 	broken map[string]bool
 	warned map[string]bool // params already warned of as too large for the environment
-	max    int // the cap on trials
+	max    int             // the cap on trials
 	capped bool
 	trials []Trial
 	groups map[string][]string // matrix group name -> its trial names
