@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,11 @@ func locate(file, src string, list []Problem) {
 		line, col := lc.find(root, path, strings.Trim(p.Trial, `"`))
 		p.Line, p.Column = line, col
 	}
+	// in the order of the file, as a compiler lists them
+	sort.SliceStable(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
+	})
 }
 
 type locator struct {

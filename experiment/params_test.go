@@ -140,3 +140,50 @@ func TestCmdWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkdirOutside: a workdir that leaves the experiment's folder, written or from a param,
+// is refused unless the trial says workdir_outside: true; a container's absolute path is its own.
+func TestWorkdirOutside(t *testing.T) {
+	cases := []struct {
+		trial string
+		ok    bool
+	}{
+		{`{"name": "a", "cmd": "pwd", "workdir": "sub/dir"}`, true},
+		{`{"name": "a", "cmd": "pwd", "workdir": "sub/../../x"}`, false},
+		{`{"name": "a", "cmd": "pwd", "workdir": "/tmp"}`, false},
+		{`{"name": "a", "cmd": "pwd", "workdir": "/work", "image": "busybox"}`, true},
+		{`{"name": "a", "cmd": "pwd", "workdir": "/tmp", "workdir_outside": true}`, true},
+		{`{"name": "a", "cmd": "pwd", "workdir": "/tmp", "workdir_outside": "yes"}`, false},
+	}
+	for _, c := range cases {
+		_, err := Parse("x.json", []byte("["+c.trial+"]"))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v", c.trial, err)
+		}
+	}
+	m := `{"matrix": {"params": {"p": ["../../../../tmp"]}, "cmd": "pwd", "workdir": "{{p}}"}}`
+	if _, err := Parse("x.json", []byte(m)); err == nil || !strings.Contains(err.Error(), "workdir_outside: true") {
+		t.Errorf("workdir from a param: %v", err)
+	}
+	m = `{"defaults": {"workdir_outside": true}, "matrix": {"params": {"p": ["../../../../tmp"]}, "cmd": "pwd", "workdir": "{{p}}"}}`
+	if _, err := Parse("x.json", []byte(m)); err != nil {
+		t.Errorf("workdir_outside in defaults: %v", err)
+	}
+}
+
+// TestOversizedParam: a param too large for a command line or the environment is refused
+// where a placeholder would put it, with a message that names it and does not repeat it, and
+// is only warned of where the trial reads it from params.json.
+func TestOversizedParam(t *testing.T) {
+	big := strings.Repeat("x", 200_000)
+	spec, _ := json.Marshal(map[string]any{"matrix": map[string]any{"params": map[string]any{"blob": []string{big}}, "cmd": "./use {{blob}}"}})
+	_, err := Parse("x.json", spec)
+	if err == nil || !strings.Contains(err.Error(), "param blob is 200,000 bytes") || !strings.Contains(err.Error(), "$JIKKEN_PARAMS") || len(err.Error()) > 1000 {
+		t.Errorf("placeholder of a 200,000-byte param: %.300v", err)
+	}
+	spec, _ = json.Marshal(map[string]any{"matrix": map[string]any{"params": map[string]any{"blob": []string{big}}, "cmd": `jq -r .blob "$JIKKEN_PARAMS"`}})
+	exp, err := Parse("x.json", spec)
+	if err != nil || len(exp.Warnings) != 1 || !strings.Contains(exp.Warnings[0].Msg, "no JIKKEN_PARAM_BLOB") {
+		t.Errorf("a 200,000-byte param read from params.json: %v, warnings %v", err, exp.Warnings)
+	}
+}

@@ -79,6 +79,10 @@ func (c Command) String() string {
 	return strings.Join(c.Argv, " ")
 }
 
+// Short renders the command for a message or a table: cut at 200 bytes, with its length, so
+// that an error about a huge command does not repeat it.
+func (c Command) Short() string { return clip(c.String()) }
+
 // MarshalJSON writes a string or an array, as the command was given.
 func (c Command) MarshalJSON() ([]byte, error) {
 	if c.Argv != nil {

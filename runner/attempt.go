@@ -452,7 +452,11 @@ func trialEnv(a *Attempt, paramsPath string) []string {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		env = append(env, experiment.ParamEnv(k)+"="+experiment.ParamString(t.Params[k]))
+		v := experiment.ParamString(t.Params[k])
+		if len(v) > experiment.MaxEnvParam {
+			continue // no program could start with it; the trial reads it from params.json
+		}
+		env = append(env, experiment.ParamEnv(k)+"="+v)
 	}
 	keys := make([]string, 0, len(t.Env))
 	for k := range t.Env {

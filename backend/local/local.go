@@ -156,7 +156,7 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		if st, serr := os.Stat(a.Workdir); serr != nil || !st.IsDir() {
 			return nil, fmt.Errorf("working directory %s does not exist; fix the trial's workdir", a.Workdir)
 		}
-		return nil, fmt.Errorf("start %s: %w", a.Trial.Cmd, err)
+		return nil, fmt.Errorf("start %s: %w", a.Trial.Cmd.Short(), err)
 	}
 	return &process{b: b, cmd: cmd, pid: cmd.Process.Pid, run: a.RunID, trial: a.Trial.Name, attempt: a.N,
 		health: a.Trial.Health, dir: a.Workdir, env: cmd.Env, group: group, done: make(chan struct{})}, nil
