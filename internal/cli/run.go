@@ -109,6 +109,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 			return err
 		}
 	}
+	printWarnings(o.f.IO.ErrOut, exp.Warnings)
 	o.settings.Jobs = o.jobs
 	backend, err := openBackend(ctx, o.f, o.backend, o.settings)
 	if err != nil {

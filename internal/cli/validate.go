@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -20,8 +21,10 @@ func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 		Use:   "validate FILE",
 		Short: "Check an experiment file and print the plan it expands to",
 		Long: `Validate evaluates FILE as 'jikken run' would and prints the trials in dependency levels (a level
-starts only after what it waits for), without running anything. Every problem is listed with
-the file, the trial and the field; the exit code is 1 when there is one.
+starts only after what it waits for), without running anything. Every problem of the file is
+listed at once, each with file:line:column, the trial and the field; the exit code is 1 when
+there is one. Warnings (a param in code that another interpreter parses, such as sh -c '...'
+or python3 -c "...") go to stderr and do not change the exit code.
 
 With --host it also prints what this host offers trials (cores, memory, GPUs and MIG
 instances, and where each figure comes from) and how the plan fits: how many trials of each
@@ -47,12 +50,13 @@ kind can run at once, what limits them, and which trials can never run here.`,
 				}
 			}
 			if output == "json" {
-				out := map[string]any{"name": exp.Name, "form": exp.Form, "trials": exp.Trials, "levels": levelNames(exp)}
+				out := map[string]any{"name": exp.Name, "form": exp.Form, "trials": exp.Trials, "levels": levelNames(exp), "warnings": warningsJSON(exp)}
 				if fit != nil {
 					out["host"] = fit
 				}
 				return cmdutil.WriteJSON(f.IO.Out, out)
 			}
+			printWarnings(f.IO.ErrOut, exp.Warnings)
 			w := f.IO.Out
 			fmt.Fprintf(w, "%s: experiment %q (%s form), %d trials\n", args[0], exp.Name, exp.Form, len(exp.Trials))
 			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -80,7 +84,7 @@ kind can run at once, what limits them, and which trials can never run here.`,
 					if t.Retries > 0 {
 						extra += fmt.Sprintf(" retries %d", t.Retries)
 					}
-					fmt.Fprintf(tw, "  %s\t%s%s\n", t.Name, t.Cmd, extra)
+					fmt.Fprintf(tw, "  %s\t%s%s\n", t.Name, t.Cmd.Short(), extra)
 				}
 			}
 			if err := tw.Flush(); err != nil {
@@ -109,4 +113,18 @@ func levelNames(exp *experiment.Experiment) [][]string {
 		out = append(out, names)
 	}
 	return out
+}
+
+// printWarnings shows what may go wrong in a valid experiment, before anything runs.
+func printWarnings(w io.Writer, warns []experiment.Problem) {
+	for _, p := range warns {
+		fmt.Fprintf(w, "warning: %s\n", p)
+	}
+}
+
+func warningsJSON(exp *experiment.Experiment) []experiment.Problem {
+	if exp.Warnings == nil {
+		return []experiment.Problem{}
+	}
+	return exp.Warnings
 }
