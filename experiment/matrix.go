@@ -102,8 +102,6 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 	}
 	names := matrixNames(group, axes, gens, func(g gen) (map[string]any, *int64) { return g.params, g.seed })
 	base := mergeDefaults(defaults, template)
-	p.ps.origin = origin
-	defer func() { p.ps.origin = nil }()
 	var cmd *cmdTemplate
 	if s, ok := base["cmd"].(string); ok {
 		cmd = parseCmd(s)
@@ -121,6 +119,8 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 			p.ps.warn("", where+".cmd", "%s", w)
 		}
 	}
+	p.ps.origin = origin
+	defer func() { p.ps.origin = nil }()
 	for i, g := range gens {
 		tm := make(map[string]any, len(base)+3)
 		for k, v := range base {

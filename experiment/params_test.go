@@ -127,6 +127,7 @@ func TestCmdWarnings(t *testing.T) {
 		{`x="$(sh -c 'echo {{p}}')"`, "sh -c"},
 		{`bash -c "$(echo {{p}})"`, "bash -c"},
 		{"echo $(( {{p}} + 1 ))", "arithmetic"},
+		{"echo $(( 1 << 2 ))\necho {{p}}", ""},
 		{"echo hi # it's {{p}}", ""},
 		{"ls 2>&1 | grep {{p}}", ""},
 	}

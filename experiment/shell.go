@@ -178,7 +178,7 @@ func (sc *scanner) commands(end byte, code, fix string) {
 			l.cur, l.inWord = append(l.cur, '$'), true
 		case c == '$' && strings.HasPrefix(s[sc.i:], "$(("):
 			sc.i += 3
-			sc.commands(')', "arithmetic expansion", "")
+			sc.commands(')', arithmetic, "")
 			sc.skip(')')
 			l.cur, l.inWord = append(l.cur, '$'), true
 		case c == '$' && strings.HasPrefix(s[sc.i:], "$("):
@@ -199,7 +199,7 @@ func (sc *scanner) commands(end byte, code, fix string) {
 		case c == ' ' || c == '\t':
 			sc.i++
 			l.endWord()
-		case c == '<' && strings.HasPrefix(s[sc.i:], "<<") && !strings.HasPrefix(s[sc.i:], "<<<"):
+		case c == '<' && strings.HasPrefix(s[sc.i:], "<<") && !strings.HasPrefix(s[sc.i:], "<<<") && code != arithmetic:
 			sc.heredocOp(l)
 		case c == ';' || c == '&' || c == '|' || c == '(' || c == ')':
 			pipe := c == '|' && !strings.HasPrefix(s[sc.i:], "||")
@@ -283,7 +283,7 @@ func (sc *scanner) double(code, fix string) []byte {
 			text = append(text, '$')
 		case strings.HasPrefix(s[sc.i:], "$(("):
 			sc.i += 3
-			sc.commands(')', "arithmetic expansion", "")
+			sc.commands(')', arithmetic, "")
 			sc.skip(')')
 			text = append(text, '$')
 		case strings.HasPrefix(s[sc.i:], "$("):
@@ -389,7 +389,7 @@ func (sc *scanner) body(d *pendingDoc) {
 				sc.commands('`', d.code, d.fix)
 			case strings.HasPrefix(s[sc.i:], "$(("):
 				sc.i += 3
-				sc.commands(')', "arithmetic expansion", "")
+				sc.commands(')', arithmetic, "")
 				sc.skip(')')
 			case strings.HasPrefix(s[sc.i:], "$("):
 				sc.i += 2
@@ -403,6 +403,9 @@ func (sc *scanner) body(d *pendingDoc) {
 	d.doc.bodyEnd = len(s) // unterminated: sh warns or fails at run time
 	sc.t.docs = append(sc.t.docs, d.doc)
 }
+
+// arithmetic is the code of $(( )): an expression, where << is a shift, not a heredoc.
+const arithmetic = "arithmetic expansion"
 
 // interpreter is a program that takes code for another language in an argument.
 type interpreter struct {
@@ -556,7 +559,7 @@ func (t *cmdTemplate) warnings(isParam func(string) bool) []string {
 		}
 		msg := fmt.Sprintf("{{%s}} stands in code that %s parses, where no quoting keeps a value with quotes, ;, $( ) or a newline from running as a command; %s",
 			s.name, s.code, advice(s.fix, s.name))
-		if s.code == "arithmetic expansion" {
+		if s.code == arithmetic {
 			msg = fmt.Sprintf("{{%s}} stands in an arithmetic expansion $(( )), which evaluates a value as an expression (bash runs $( ) inside array subscripts); check it is a number first, or compute elsewhere", s.name)
 		}
 		if !seen[msg] {
