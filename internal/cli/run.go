@@ -294,7 +294,7 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 	for _, x := range []struct {
 		n    int
 		word string
-	}{{c.Failed, "failed"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Pending, "not run"}} {
+	}{{c.Failed, "failed"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "services stopped"}, {c.Pending, "not run"}} {
 		if x.n > 0 {
 			fmt.Fprintf(w, ", %d %s", x.n, x.word)
 		}
