@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -164,6 +165,20 @@ func mappingString(field string, m map[string]any) (string, error) {
 		}
 		return s, nil
 	}
+	// combu writes the protocol on each side ({host: "2222/tcp", container: "80/tcp"}), as
+	// Docker's API names ports: take it from there when the sides agree.
+	proto := get["protocol"]
+	for _, k := range []string{"container", "host"} {
+		v, p, ok := strings.Cut(get[k], "/")
+		if !ok {
+			continue
+		}
+		if proto != "" && p != proto {
+			return "", fmt.Errorf("%s %q says %s, but the port is %s", k, get[k], p, proto)
+		}
+		get[k], proto = v, p
+	}
+	c = get["container"]
 	s := c
 	if h := get["host"]; h != "" {
 		s = h + ":" + s
@@ -173,10 +188,17 @@ func mappingString(field string, m map[string]any) (string, error) {
 	} else if get["ip"] != "" {
 		return "", fmt.Errorf("ip needs host")
 	}
-	if proto := get["protocol"]; proto != "" {
+	if proto != "" {
 		s += "/" + proto
 	}
 	return s, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func toInt(v any) (int64, error) {
@@ -310,7 +332,7 @@ func parseMemory(v any) (int64, error) {
 func toHealth(v any) (*Health, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("must be an object with cmd or tcp, and optional interval and timeout")
+		return nil, fmt.Errorf("must be an object with cmd, tcp or http, and optional interval and timeout")
 	}
 	h := &Health{}
 	for _, k := range sortedKeys(m) {
@@ -328,6 +350,13 @@ func toHealth(v any) (*Health, error) {
 				return nil, fmt.Errorf("tcp must be a host:port string")
 			}
 			h.TCP = s
+		case "http":
+			s, ok := e.(string)
+			u, err := url.Parse(s)
+			if !ok || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, fmt.Errorf("http must be a URL such as \"http://127.0.0.1:8080/healthz\"")
+			}
+			h.HTTP = s
 		case "interval", "timeout":
 			b, _ := json.Marshal(e)
 			var d Duration
@@ -340,11 +369,11 @@ func toHealth(v any) (*Health, error) {
 				h.Timeout = d
 			}
 		default:
-			return nil, fmt.Errorf("unknown field %q; use cmd, tcp, interval, timeout", k)
+			return nil, fmt.Errorf("unknown field %q; use cmd, tcp, http, interval, timeout", k)
 		}
 	}
-	if h.Cmd.IsZero() == (h.TCP == "") {
-		return nil, fmt.Errorf("set exactly one of cmd and tcp")
+	if n := btoi(!h.Cmd.IsZero()) + btoi(h.TCP != "") + btoi(h.HTTP != ""); n != 1 {
+		return nil, fmt.Errorf("set exactly one of cmd, tcp and http")
 	}
 	return h, nil
 }

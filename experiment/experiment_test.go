@@ -367,6 +367,28 @@ func TestCombuPortAndVolumeObjects(t *testing.T) {
 	}
 }
 
+// combu's README writes ports with the protocol on each side ({host: "2222/tcp", container:
+// "80/tcp"}); they become docker's "2222:80/tcp", and sides that disagree are refused.
+func TestCombuPortsWithProtocolOnEachSide(t *testing.T) {
+	exp, err := Parse("combu.json", []byte(`[{"name": "a", "image": "busybox", "networks": ["sample"],
+	  "ports": [{"host": "2222/tcp", "container": "80/tcp"}, {"host": "5353", "container": "53/udp"}, {"container": "9000/tcp"}],
+	  "volumes": [{"host": "data", "container": "/data"}]},
+	  {"name": "b", "image": "busybox", "depends": ["a"], "networks": ["sample"], "cmd": "echo combu"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(exp.Trials[0].Ports, " "); got != "2222:80/tcp 5353:53/udp 9000/tcp" {
+		t.Errorf("ports = %s", got)
+	}
+	if got := strings.Join(exp.Trials[0].Volumes, " "); got != "data:/data" {
+		t.Errorf("volumes = %s", got)
+	}
+	_, err = Parse("combu.json", []byte(`[{"name": "a", "image": "busybox", "ports": [{"host": "2222/udp", "container": "80/tcp"}]}]`))
+	if err == nil || !strings.Contains(err.Error(), `says udp, but the port is tcp`) {
+		t.Errorf("disagreeing protocols: %v", err)
+	}
+}
+
 // A trial others depend on to have started, and that none waits for to end, is a service (as
 // in combu and compose); defaults.timeout does not reach services; a trial someone waits for
 // stays a step.

@@ -50,6 +50,13 @@ type Trial struct {
 	Labels       map[string]string `json:"labels,omitempty"`
 }
 
+// DeclaredService reports whether the trial says it is a service (service: true). Only such a
+// trial runs outside -j, is stopped by the runner once no trial needs it, and is left out of
+// results. A service implied by depends is a trial like the others while the runner is
+// concerned: it takes a slot, is never stopped for being idle, and succeeds when it exits 0;
+// its dependants only need it running (or succeeded) when they start.
+func (t *Trial) DeclaredService() bool { return t.Service && !t.ServiceImplied }
+
 // Toleration lets a trial's pods onto nodes with a matching taint (Kubernetes backend), with
 // Kubernetes' meaning: operator Equal (the default) matches key and value, Exists any value of
 // key (or every taint when key is empty); an empty effect matches every effect; Seconds bounds
@@ -136,11 +143,14 @@ const (
 	RestartAlways    Restart = "always"     // restarted whenever it ends while needed
 )
 
-// Health is a readiness probe for a service: a command that exits 0, or a TCP address that
-// accepts connections, checked every Interval until Timeout.
+// Health is a service's probe: a command that exits 0, a TCP address that accepts
+// connections, or an HTTP URL that answers 2xx or 3xx to a GET. It is checked every Interval
+// until it passes (within Timeout of the start: readiness), then every Interval while the
+// service runs (liveness: FailureThreshold failures in a row and the service is unhealthy).
 type Health struct {
 	Cmd      Command  `json:"cmd,omitzero"`
 	TCP      string   `json:"tcp,omitempty"`
+	HTTP     string   `json:"http,omitempty"`
 	Interval Duration `json:"interval,omitempty"`
 	Timeout  Duration `json:"timeout,omitempty"`
 }

@@ -24,7 +24,8 @@ type Row struct {
 	Metrics map[string]float64
 }
 
-// Load reads the results of a run: one row per trial (services left out), in plan order.
+// Load reads the results of a run: one row per trial (declared services left out: a trial
+// others depend on is a trial with results of its own), in plan order.
 func Load(ctx context.Context, runs store.Runs, run string) ([]Row, error) {
 	m, err := runs.Manifest(ctx, run)
 	if err != nil {
@@ -36,7 +37,7 @@ func Load(ctx context.Context, runs store.Runs, run string) ([]Row, error) {
 	}
 	var rows []Row
 	for _, t := range m.Trials {
-		if t.Service {
+		if t.DeclaredService() {
 			continue
 		}
 		row := Row{Trial: t.Name, Group: t.Group, Status: store.Pending, Params: t.Params, Seed: t.Seed}

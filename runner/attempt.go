@@ -256,7 +256,8 @@ func (a *attempt) stop(grace time.Duration) {
 }
 
 // watchHealth runs the attempt's health check until it passes, cannot pass, the attempt ends or
-// the deadline comes (then the core's own timer decides).
+// the deadline comes (then the core's own timer decides); once it has passed, it goes on
+// probing while the attempt runs, where the backend can (liveness).
 func (a *attempt) watchHealth(deadline time.Time) {
 	a.mu.Lock()
 	p := a.proc
@@ -280,12 +281,33 @@ func (a *attempt) watchHealth(deadline time.Time) {
 		switch {
 		case err == nil:
 			a.d.send(core.Healthy{Trial: a.trial, Attempt: a.n, At: time.Now()})
+			if l, ok := p.(LivenessWatcher); ok {
+				a.watchLiveness(l)
+			}
 		case ctx.Err() != nil || errors.Is(err, ErrAttemptEnded):
 			// The deadline is the core's; an attempt that ended reports its exit.
 		default:
 			a.d.send(core.Unhealthy{Trial: a.trial, Attempt: a.n, Reason: err.Error(), At: time.Now()})
 		}
 	}()
+}
+
+// watchLiveness probes a healthy attempt until it ends, and reports it unhealthy when its
+// probes keep failing: the core restarts or fails it as its restart policy says.
+func (a *attempt) watchLiveness(l LivenessWatcher) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-a.ended:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := l.WatchLiveness(ctx)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrAttemptEnded) {
+		a.d.send(core.Unhealthy{Trial: a.trial, Attempt: a.n, Reason: err.Error(), At: time.Now()})
+	}
 }
 
 // clearOutputs removes what earlier attempts stored, so the trial folder holds one attempt's

@@ -82,6 +82,20 @@ type Healthier interface {
 	WaitHealthy(ctx context.Context) error
 }
 
+// LivenessWatcher is implemented by processes whose health check goes on once it has passed,
+// as a Kubernetes liveness probe does.
+type LivenessWatcher interface {
+	// WatchLiveness probes every interval and returns when FailureThreshold probes in a row
+	// have failed (an error saying why), when the attempt ends (an error wrapping
+	// ErrAttemptEnded) or when ctx is done (ctx.Err()).
+	WatchLiveness(ctx context.Context) error
+}
+
+// FailureThreshold is how many probes in a row must fail, once a service has been healthy,
+// for it to be unhealthy (Kubernetes' and compose's default of 3): one slow answer is not
+// the end of a server.
+const FailureThreshold = 3
+
 // ErrAttemptEnded is returned (wrapped) by Healthier.WaitHealthy when the attempt ended before
 // it was healthy.
 var ErrAttemptEnded = errors.New("the attempt ended before it was healthy")

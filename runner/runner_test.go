@@ -68,7 +68,7 @@ func TestDependsWaitsForHealthyServiceAndStopsIt(t *testing.T) {
 	]`
 	sum, _, _ := run(t, spec, nil)
 	st := statuses(sum)
-	if st["client"] != store.Succeeded || st["svc"] != store.Succeeded || sum.Status != store.Succeeded {
+	if st["client"] != store.Succeeded || st["svc"] != store.Stopped || sum.Status != store.Succeeded {
 		t.Fatalf("statuses = %v, run %s", st, sum.Status)
 	}
 	if !strings.Contains(sum.Trials[0].Reason, "stopped after its dependants ended") {

@@ -84,10 +84,15 @@ const (
 	Failed    Status = "failed"
 	Skipped   Status = "skipped" // an `after` dependency did not succeed
 	Killed    Status = "killed"  // stopped by kill, Ctrl-C or fail-fast
+	// Stopped is a declared service the runner stopped (or did not start again) because no
+	// trial needed it any more: neither a success nor a failure of the run.
+	Stopped Status = "stopped"
 )
 
 // Final reports whether a trial with this status will not run again in this runner.
-func (s Status) Final() bool { return s == Succeeded || s == Failed || s == Skipped || s == Killed }
+func (s Status) Final() bool {
+	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped
+}
 
 // TrialRecord is a trial's journal entry, rewritten atomically on every change of state.
 type TrialRecord struct {

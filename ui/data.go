@@ -83,7 +83,7 @@ func (r *reader) facts(ctx context.Context, id string) (*manifestFacts, error) {
 	}
 	params := map[string]bool{}
 	for _, t := range m.Trials {
-		if !t.Service {
+		if !t.DeclaredService() {
 			f.total++
 		}
 		for k := range t.Params {
@@ -257,7 +257,7 @@ func (r *reader) run(ctx context.Context, id string) (*RunView, error) {
 	}
 	v := &RunView{RunSummary: r.summary(ctx, id), File: m.File, Tool: m.Tool, Trials: []TrialView{}}
 	for _, t := range m.Trials {
-		if t.Service {
+		if t.DeclaredService() {
 			continue
 		}
 		tv := TrialView{Name: t.Name, Group: t.Group, Status: store.Pending, Seed: t.Seed, Params: map[string]string{}}

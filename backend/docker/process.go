@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -294,6 +295,9 @@ func (p *process) healthy(ctx context.Context) (bool, error) {
 	if p.health != nil && p.health.TCP != "" {
 		return p.dial(ctx, st), nil
 	}
+	if p.health != nil && p.health.HTTP != "" {
+		return p.get(ctx, st), nil
+	}
 	if !p.hasHealthcheck {
 		return true, nil
 	}
@@ -303,6 +307,33 @@ func (p *process) healthy(ctx context.Context) (bool, error) {
 }
 
 // dial tries the TCP probe's port on each of the container's addresses.
+// get runs an HTTP probe against the container's address on each of its networks: the URL's
+// host names the container's side (as a tcp probe's does), so it is replaced by the address.
+func (p *process) get(ctx context.Context, st container.InspectResponse) bool {
+	u, err := url.Parse(p.health.HTTP)
+	if err != nil || st.NetworkSettings == nil {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	for _, ep := range st.NetworkSettings.Networks {
+		if ep == nil || !ep.IPAddress.IsValid() {
+			continue
+		}
+		v := *u
+		v.Host = net.JoinHostPort(ep.IPAddress.String(), port)
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := runner.ProbeHTTP(pctx, v.String())
+		cancel()
+		if err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *process) dial(ctx context.Context, st container.InspectResponse) bool {
 	_, port, err := net.SplitHostPort(p.health.TCP)
 	if err != nil {

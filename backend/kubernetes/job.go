@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"path"
 	"regexp"
 	"sort"
@@ -388,6 +389,17 @@ func probe(h *experiment.Health) *corev1.Probe {
 		n, _ := strconv.Atoi(port)
 		p.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(n))}
 		return p
+	}
+	if h.HTTP != "" {
+		if u, err := url.Parse(h.HTTP); err == nil {
+			n, _ := strconv.Atoi(u.Port())
+			if n == 0 {
+				n = map[string]int{"http": 80, "https": 443}[u.Scheme]
+			}
+			path := u.RequestURI()
+			p.HTTPGet = &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(int32(n)), Scheme: corev1.URIScheme(strings.ToUpper(u.Scheme))}
+			return p
+		}
 	}
 	p.Exec = &corev1.ExecAction{Command: argvOf(h.Cmd)}
 	return p

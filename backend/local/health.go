@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"syscall"
@@ -16,20 +17,16 @@ import (
 // does not hold the check past the next interval forever.
 const probeTimeout = 10 * time.Second
 
-// WaitHealthy implements runner.Healthier with the trial's tcp or cmd probe, every interval
-// (default 200ms), until it passes, the attempt ends or ctx is done.
+// WaitHealthy implements runner.Healthier with the trial's tcp, http or cmd probe, every
+// interval (default 200ms), until it passes, the attempt ends or ctx is done.
 func (p *process) WaitHealthy(ctx context.Context) error {
 	if p.health == nil {
 		return nil
 	}
-	interval := time.Duration(p.health.Interval)
-	if interval <= 0 {
-		interval = 200 * time.Millisecond
-	}
-	tick := time.NewTicker(interval)
+	tick := time.NewTicker(p.interval())
 	defer tick.Stop()
 	for {
-		if p.probe(ctx) {
+		if p.probe(ctx) == nil {
 			return nil
 		}
 		select {
@@ -42,26 +39,76 @@ func (p *process) WaitHealthy(ctx context.Context) error {
 	}
 }
 
-func (p *process) probe(ctx context.Context) bool {
+// WatchLiveness implements runner.LivenessWatcher: the same probe, every interval, until
+// runner.FailureThreshold fail in a row.
+func (p *process) WatchLiveness(ctx context.Context) error {
+	if p.health == nil {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	tick := time.NewTicker(p.interval())
+	defer tick.Stop()
+	failed := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return fmt.Errorf("%s: %w", p.trial, runner.ErrAttemptEnded)
+		case <-tick.C:
+		}
+		err := p.probe(ctx)
+		switch {
+		case err == nil:
+			failed = 0
+		case ctx.Err() != nil:
+			return ctx.Err()
+		default:
+			if failed++; failed >= runner.FailureThreshold {
+				return fmt.Errorf("%d probes in a row failed, the last: %w", failed, err)
+			}
+		}
+	}
+}
+
+func (p *process) interval() time.Duration {
+	if d := time.Duration(p.health.Interval); d > 0 {
+		return d
+	}
+	return 200 * time.Millisecond
+}
+
+// probe runs the check once; the error says why it failed.
+func (p *process) probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	if p.health.TCP != "" {
+	switch {
+	case p.health.TCP != "":
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", p.health.TCP)
 		if err != nil {
-			return false
+			return fmt.Errorf("health check: %w", err)
 		}
 		c.Close()
-		return true
+		return nil
+	case p.health.HTTP != "":
+		return runner.ProbeHTTP(ctx, p.health.HTTP)
 	}
 	cmd := p.b.command(p.health.Cmd, p.dir)
 	cmd.Dir, cmd.Env = p.dir, p.env
 	// Its own group, killed whole when the probe runs out of time.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return false
+		return fmt.Errorf("health check %s: %w", p.health.Cmd, err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer stop()
-	return cmd.Wait() == nil
+	if err := cmd.Wait(); err != nil {
+		var exit interface{ ExitCode() int }
+		if errors.As(err, &exit) {
+			return fmt.Errorf("health check %s: exit status %d", p.health.Cmd, exit.ExitCode())
+		}
+		return fmt.Errorf("health check %s: %w", p.health.Cmd, err)
+	}
+	return nil
 }

@@ -54,6 +54,8 @@ func label(s store.Status) string {
 		return "killed"
 	case store.Pending:
 		return "retry"
+	case store.Stopped:
+		return "stopped"
 	}
 	return string(s)
 }
@@ -61,7 +63,7 @@ func label(s store.Status) string {
 // status is the status line: a bar when there is room, counts, elapsed time and ETA.
 func (p *runProgress) status() string {
 	c := p.last
-	done := c.Succeeded + c.Failed + c.Skipped + c.Killed
+	done := c.Succeeded + c.Failed + c.Skipped + c.Killed + c.Stopped
 	elapsed := time.Since(p.start)
 	s := fmt.Sprintf(" %d/%d  ok %d  failed %d  running %d  %s  ETA %s", done, c.Total, c.Succeeded, c.Failed+c.Skipped, c.Running,
 		progress.Clock(elapsed), progress.ETA(done, c.Total, elapsed))

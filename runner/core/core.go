@@ -101,8 +101,12 @@ type dep struct {
 type trial struct {
 	i    int
 	spec *experiment.Trial
-	rec  store.TrialRecord
-	ph   phase
+	// svc is set for a declared service (experiment.Trial.DeclaredService): it needs no slot
+	// and is stopped once no trial needs it. A service implied by depends is a trial like the
+	// others here, which its dependants need running (or succeeded) when they start.
+	svc bool
+	rec store.TrialRecord
+	ph  phase
 	// attempt is the number of the attempt starting or running, or of the last one.
 	attempt int
 	// collected is the last attempt whose outputs went to the store (0: none).
@@ -116,6 +120,8 @@ type trial struct {
 	stopWhy     string
 	// journalFinal is set when the journal already holds this trial's final record.
 	journalFinal bool
+	// noted is the attempt whose record says the run waits for it to end by itself.
+	noted int
 	// adopt is the attempt the backend re-attaches to (Config.Adopted); reopen is set while
 	// that attempt, open in the journal and closed by Begin, is still to be continued, and
 	// continued while it runs on.
@@ -170,7 +176,7 @@ func New(cfg Config) *Core {
 	c.counts.Total = len(cfg.Trials)
 	for i := range cfg.Trials {
 		spec := &cfg.Trials[i]
-		t := &trial{i: i, spec: spec, tries: spec.Retries + 1, req: requestOf(spec.Resources)}
+		t := &trial{i: i, spec: spec, svc: spec.DeclaredService(), tries: spec.Retries + 1, req: requestOf(spec.Resources)}
 		if spec.Service && spec.Retries == 0 && (spec.Restart == experiment.RestartOnFailure || spec.Restart == experiment.RestartAlways) {
 			t.tries = 1 + DefaultRestarts
 		}
@@ -182,9 +188,9 @@ func New(cfg Config) *Core {
 		}
 		t.rec.Backend = c.cfg.Backend
 		switch {
-		case t.rec.Status == store.Succeeded && !spec.Service:
+		case t.rec.Status == store.Succeeded && !t.svc:
 			t.ph, t.okDurable = final, true
-		case t.rec.Status.Final() && spec.Service:
+		case t.rec.Status.Final() && t.svc:
 			t.journalFinal = true
 			fallthrough
 		default:
@@ -203,7 +209,7 @@ func New(cfg Config) *Core {
 			t.adopt = cfg.Adopted[spec.Name]
 		}
 		c.ts[i] = t
-		if !spec.Service && t.ph != final {
+		if !t.svc && t.ph != final {
 			c.open++
 		}
 	}
@@ -212,7 +218,7 @@ func New(cfg Config) *Core {
 			j := index[d.Trial]
 			t.deps = append(t.deps, dep{t: j, cond: d.Condition})
 			c.ts[j].depDeps = append(c.ts[j].depDeps, i)
-			if c.ts[j].spec.Service {
+			if c.ts[j].svc {
 				t.services = append(t.services, j)
 			}
 			if t.ph != final {
@@ -229,10 +235,10 @@ func New(cfg Config) *Core {
 		}
 	}
 	for i, t := range c.ts {
-		if t.spec.Service && len(t.depDeps) == 0 {
+		if t.svc && len(t.depDeps) == 0 {
 			c.standalone = append(c.standalone, i)
 		}
-		if t.spec.Service && len(t.depDeps) > 0 {
+		if t.svc && len(t.depDeps) > 0 {
 			c.lazy = append(c.lazy, i)
 		}
 		c.place(t)
@@ -256,8 +262,14 @@ func (c *Core) Step(ev Event) []Action {
 	case Healthy:
 		c.healthyEv(e)
 	case Unhealthy:
-		if t := c.current(e.Trial, e.Attempt, running); t != nil && !t.healthy && t.stop == noStop {
-			c.stopAttempt(t, stopUnhealthy, "not healthy: "+e.Reason)
+		// After the first pass it is liveness that failed: the attempt ends, and its restart
+		// policy (or retries) says whether another starts.
+		if t := c.current(e.Trial, e.Attempt, running); t != nil && t.stop == noStop {
+			why := "not healthy: "
+			if t.healthy {
+				why = "not healthy any more: "
+			}
+			c.stopAttempt(t, stopUnhealthy, why+e.Reason)
 		}
 	case Exited:
 		c.exited(e)
@@ -289,7 +301,7 @@ func (c *Core) Done() bool {
 	if c.halted {
 		return true
 	}
-	return c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed == c.counts.Total
+	return c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed+c.counts.Stopped == c.counts.Total
 }
 
 // Counts returns the trials by state.
@@ -356,6 +368,9 @@ func (c *Core) schedule() {
 				c.stalled()
 			}
 			if len(c.dirty) == 0 {
+				c.waitsOnServers()
+			}
+			if len(c.dirty) == 0 {
 				return
 			}
 		}
@@ -367,7 +382,7 @@ func (c *Core) evaluate(t *trial) {
 	if t.ph != idle || t.retrying || c.halted {
 		return
 	}
-	if t.spec.Service && !c.needed(t) {
+	if t.svc && !c.needed(t) {
 		c.finishUnneeded(t)
 		return
 	}
@@ -383,7 +398,7 @@ func (c *Core) evaluate(t *trial) {
 			}
 		}
 	case t.inReady:
-	case t.spec.Service:
+	case t.svc:
 		if c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
 			return
 		}
@@ -417,7 +432,7 @@ func (c *Core) demanded(s *trial) bool {
 		if ok, why := c.depsStateBesides(d, true); !ok || why != "" {
 			continue
 		}
-		if d.spec.Service && len(d.depDeps) > 0 && !c.demanded(d) {
+		if d.svc && len(d.depDeps) > 0 && !c.demanded(d) {
 			continue // a service that is not needed yet needs nothing yet
 		}
 		// d starts once the services it needs (and theirs) are up: each must be able to start
@@ -483,7 +498,7 @@ func (c *Core) stalled() {
 	// them and fits beside them.
 	paused := false
 	for _, t := range c.ts {
-		if t.spec.Service && t.ph == running && len(t.depDeps) > 0 && !c.inUse(t) {
+		if t.svc && t.ph == running && len(t.depDeps) > 0 && !c.inUse(t) {
 			c.stopAttempt(t, stopPause, "paused: no trial uses it now, and others need its resources; it starts again when needed")
 			paused = true
 		}
@@ -495,7 +510,7 @@ func (c *Core) stalled() {
 	// could start but do not fit beside them.
 	var stuck []*trial
 	for _, t := range c.ts {
-		if t.spec.Service || t.ph != idle {
+		if t.svc || t.ph != idle {
 			continue
 		}
 		if t.inReady {
@@ -524,6 +539,67 @@ func (c *Core) stalled() {
 	}
 }
 
+// waitsOnServers says so when the run cannot move on unless trials that others depended on to
+// have started end by themselves: every attempt running is such a trial (or a declared
+// service), none has a timeout, nothing else is due, and either a trial that waits for a slot
+// needs one of them running beside it, or no trial waits at all. The runner never stops such
+// a trial (it is not a declared service), so its record says why the run waits for it.
+func (c *Core) waitsOnServers() {
+	if c.halted {
+		return
+	}
+	var holders []*trial
+	for _, t := range c.ts {
+		switch {
+		case t.retrying || t.ph == starting:
+			return
+		case t.ph != running || t.svc:
+		case t.stop != noStop || !t.healthy || !t.spec.ServiceImplied || t.spec.Timeout > 0:
+			return // something is still to happen
+		default:
+			holders = append(holders, t)
+		}
+	}
+	if len(holders) == 0 {
+		return
+	}
+	var waiting []string
+	beside := false
+	for _, t := range c.ts {
+		if t.svc || t.ph != idle || !t.inReady {
+			continue
+		}
+		waiting = append(waiting, t.spec.Name)
+		for _, d := range t.deps {
+			beside = beside || slices.Contains(holders, c.ts[d.t])
+		}
+	}
+	var why string
+	switch {
+	case beside:
+		why = fmt.Sprintf("holds one of the %d slots (-j) that %s wait%s for while needing it running: the run goes on when it ends by itself, since only a trial marked service: true is stopped by the runner (raise -j, or mark it service: true)",
+			c.cfg.Jobs, strings.Join(waiting, ", "), map[bool]string{true: "", false: "s"}[len(waiting) > 1])
+	case len(waiting) == 0:
+		for _, h := range holders {
+			for _, i := range h.depDeps {
+				if c.ts[i].ph != final {
+					return // a trial still uses it
+				}
+			}
+		}
+		why = "runs on after the trials that depended on it ended: the run ends when it does, since only a trial marked service: true is stopped by the runner"
+	default:
+		return
+	}
+	for _, h := range holders {
+		if h.noted != h.attempt {
+			h.noted = h.attempt
+			h.rec.Reason = why
+			c.persist(h)
+		}
+	}
+}
+
 // fill starts queued trials, in plan order among those whose resources fit, services first,
 // then other trials while slots are free; it reports whether it changed anything that may let
 // other trials move.
@@ -540,14 +616,14 @@ func (c *Core) fill() bool {
 			if t.ph != idle || t.retrying {
 				continue
 			}
-			if t.spec.Service && !c.needed(t) {
+			if t.svc && !c.needed(t) {
 				c.finishUnneeded(t)
 				changed = true
 				continue
 			}
 			// Services started before this one in the same pass may have taken what the trial
 			// that wanted it needs.
-			if t.spec.Service && c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
+			if t.svc && c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
 				continue
 			}
 			ok, why := c.depsState(t)
@@ -594,12 +670,21 @@ func (c *Core) depsStateBesides(t *trial, besides bool) (ok bool, blocked string
 			if u.ph == final && st != store.Succeeded {
 				return false, depReason(u)
 			}
-		case u.spec.Service:
+		case u.svc:
 			sat = u.ph == running && u.stop == noStop && (d.cond == experiment.Started || u.healthy)
 			if u.ph == final {
 				return false, depReason(u)
 			}
 			sat = sat || besides
+		case u.spec.ServiceImplied:
+			// A service only while it runs: its dependants start beside a running attempt, or
+			// once it has succeeded; while it waits for a retry, so do they.
+			up := u.ph == running && u.stop == noStop && (d.cond == experiment.Started || u.healthy)
+			if u.ph == final && st != store.Succeeded {
+				return false, depReason(u)
+			}
+			ok = ok && (up || u.okDurable)
+			continue
 		case d.cond == experiment.Started:
 			sat = u.startedHere || u.okDurable
 		default: // healthy
@@ -646,7 +731,7 @@ func (c *Core) start(t *trial) {
 	}
 	t.reopen = false
 	t.ph, t.healthy, t.stop, t.stopWhy, t.queued = starting, false, noStop, "", false
-	if !t.spec.Service {
+	if !t.svc {
 		c.running++
 	}
 	c.active++
@@ -785,6 +870,8 @@ func describeHealth(h *experiment.Health) string {
 		return " (the image's health check)"
 	case h.TCP != "":
 		return " (health check: tcp " + h.TCP + ")"
+	case h.HTTP != "":
+		return " (health check: http " + h.HTTP + ")"
 	default:
 		return " (health check: " + h.Cmd.String() + ")"
 	}
@@ -819,7 +906,7 @@ func (c *Core) exited(e Exited) {
 	}
 	reason := exitReason(e)
 	clean := e.Err == "" && e.Code == 0
-	service := t.spec.Service
+	service := t.svc
 	var status store.Status
 	retry := false
 	switch t.stop {
@@ -837,7 +924,8 @@ func (c *Core) exited(e Exited) {
 	case stopHalt:
 		status, reason = store.Killed, t.stopWhy
 	case stopIdle:
-		status, reason = store.Succeeded, t.stopWhy
+		// The runner ended it: whatever its exit code says, it did not succeed by itself.
+		status, reason = store.Stopped, t.stopWhy
 	case stopLostService:
 		status, reason = store.Failed, t.stopWhy
 	case stopTimeout, stopUnhealthy:
@@ -855,7 +943,8 @@ func (c *Core) exited(e Exited) {
 		case clean:
 			status, reason = store.Succeeded, ""
 		case service:
-			status, reason = store.Succeeded, "stopped after its dependants ended (it ended by itself: "+reason+")"
+			// It failed by itself once no trial needed it: not restarted, and not a success.
+			status = store.Failed
 		default:
 			retry = true
 		}
@@ -886,7 +975,7 @@ func (c *Core) exited(e Exited) {
 // release gives back the slot and the resources of t's attempt, which has ended or not started.
 func (c *Core) release(t *trial) {
 	c.active--
-	if !t.spec.Service {
+	if !t.svc {
 		c.running--
 	}
 	c.pool.give(t.grant)
@@ -971,7 +1060,7 @@ func (c *Core) ended(t *trial) {
 	st := t.rec.Status
 	t.ph, t.retrying = final, false
 	c.place(t)
-	if !t.spec.Service {
+	if !t.svc {
 		c.open--
 		if c.open == 0 {
 			for _, i := range c.standalone {
@@ -1009,8 +1098,11 @@ func (c *Core) finishUnneeded(t *trial) {
 	reason := "not started: every trial that needs it has ended"
 	if t.startedHere {
 		reason = "not restarted: every trial that needs it has ended"
+		if n := len(t.rec.Attempts); n > 0 && t.rec.Attempts[n-1].Reason != "" {
+			reason += " (its last attempt: " + t.rec.Attempts[n-1].Reason + ")"
+		}
 	}
-	c.finish(t, store.Succeeded, reason)
+	c.finish(t, store.Stopped, reason)
 }
 
 // idle stops or ends a service that no trial needs any more.
@@ -1138,6 +1230,8 @@ func (c *Core) place(t *trial) {
 		b = &c.counts.Failed
 	case t.rec.Status == store.Skipped:
 		b = &c.counts.Skipped
+	case t.rec.Status == store.Stopped:
+		b = &c.counts.Stopped
 	default:
 		b = &c.counts.Killed
 	}

@@ -110,7 +110,7 @@ func TestResumeFromAnyPrefix(t *testing.T) {
 			return "resumed run: " + v, tr
 		}
 		for i, spec := range p.trials {
-			if spec.Service {
+			if spec.DeclaredService() {
 				continue
 			}
 			a, b := full.c.Record(i), resumed.c.Record(i)
@@ -128,8 +128,8 @@ func describePlan(p plan) string {
 		fmt.Fprintf(&b, "  capacity: %g cores, %d bytes, GPUs %+v\n", c.CPU, c.Memory, c.GPUs)
 	}
 	for i, t := range p.trials {
-		fmt.Fprintf(&b, "  %d %s service=%v restart=%q retries=%d timeout=%s health=%v depends=%v after=%v resources=%+v behaviour=%+v\n",
-			i, t.Name, t.Service, t.Restart, t.Retries, time.Duration(t.Timeout), t.Health != nil, t.Depends, t.After, t.Resources, p.behave[i])
+		fmt.Fprintf(&b, "  %d %s service=%v implied=%v restart=%q retries=%d timeout=%s health=%v depends=%v after=%v resources=%+v behaviour=%+v\n",
+			i, t.Name, t.Service, t.ServiceImplied, t.Restart, t.Retries, time.Duration(t.Timeout), t.Health != nil, t.Depends, t.After, t.Resources, p.behave[i])
 	}
 	return b.String()
 }

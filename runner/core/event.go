@@ -42,7 +42,8 @@ type Healthy struct {
 }
 
 // Unhealthy reports that an attempt's health check gave up before the deadline (the engine
-// reported the container unhealthy, a probe cannot run at all).
+// reported the container unhealthy, a probe cannot run at all), or, once the attempt was
+// healthy, that its probes kept failing (liveness).
 type Unhealthy struct {
 	Trial, Attempt int
 	Reason         string
@@ -203,5 +204,5 @@ const (
 
 // Counts are the run's trials by state.
 type Counts struct {
-	Total, Pending, Running, Succeeded, Failed, Skipped, Killed int
+	Total, Pending, Running, Succeeded, Failed, Skipped, Killed, Stopped int
 }

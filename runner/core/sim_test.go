@@ -90,7 +90,23 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 		b := behaviour{healthy: true}
 		t.Resources = draw()
 		t.Service = rng.IntN(4) == 0
-		if t.Service {
+		// Half the services are implied (others depend on them to have started): trials like
+		// the others that jikken never stops for being idle, so they end by themselves.
+		t.ServiceImplied = t.Service && rng.IntN(2) == 0
+		if t.ServiceImplied {
+			switch r := rng.IntN(4); {
+			case o.deterministic || r == 0:
+				b.code = 0
+			case r == 1:
+				b.code = 1
+			default:
+				b.hang = true
+				t.Timeout = experiment.Duration(time.Duration(1+rng.IntN(10)) * time.Second)
+			}
+			if !o.deterministic && rng.IntN(3) == 0 {
+				t.Restart = experiment.RestartOnFailure
+			}
+		} else if t.Service {
 			b.hang = true
 			if rng.IntN(3) == 0 {
 				t.Health = &experiment.Health{TCP: "127.0.0.1:1", Timeout: experiment.Duration(time.Duration(1+rng.IntN(5)) * time.Second)}
@@ -283,7 +299,13 @@ func (w *world) apply(a core.Action) string {
 			return fmt.Sprintf("stop of %s attempt %d, which is not running", w.p.trials[a.Trial].Name, a.Attempt)
 		}
 		at.stopAsked = true
-		if t := w.p.trials[a.Trial]; t.Service && a.Reason == "stopped after its dependants ended" {
+		// (Its own limits, a stop of the run, or the loss of a declared service it needs.)
+		if t := w.p.trials[a.Trial]; t.ServiceImplied && !strings.HasPrefix(a.Reason, "killed: ") &&
+			!strings.HasPrefix(a.Reason, "timed out") && !strings.HasPrefix(a.Reason, "not healthy") &&
+			!strings.Contains(a.Reason, " ended while this trial needed it: ") {
+			return fmt.Sprintf("%s, a service implied by depends, stopped by the runner: %q", t.Name, a.Reason)
+		}
+		if t := w.p.trials[a.Trial]; t.DeclaredService() && a.Reason == "stopped after its dependants ended" {
 			// A service is stopped for being idle only once no trial needs it.
 			for i, u := range w.p.trials {
 				for _, d := range u.Depends {
@@ -414,14 +436,17 @@ func (w *world) checkStart(a core.StartAttempt) string {
 				return fmt.Sprintf("%s started before %s succeeded", t.Name, d.Trial)
 			}
 		case experiment.Started:
-			if target.Service && !up {
+			if target.DeclaredService() && !up {
 				return fmt.Sprintf("%s started while service %s is not up", t.Name, d.Trial)
+			}
+			if target.ServiceImplied && !up && stored(d.Trial) != store.Succeeded {
+				return fmt.Sprintf("%s started while %s neither runs nor has succeeded", t.Name, d.Trial)
 			}
 			if !target.Service && !w.everStarted[j] && stored(d.Trial) != store.Succeeded {
 				return fmt.Sprintf("%s started before %s started", t.Name, d.Trial)
 			}
 		case experiment.Healthy:
-			if !healthy && !(!target.Service && stored(d.Trial) == store.Succeeded) {
+			if !healthy && !(!target.DeclaredService() && stored(d.Trial) == store.Succeeded) {
 				return fmt.Sprintf("%s started before %s was healthy", t.Name, d.Trial)
 			}
 		}
@@ -433,12 +458,24 @@ func (w *world) checkStart(a core.StartAttempt) string {
 func (w *world) check() string {
 	running := 0
 	for _, at := range w.attempts {
-		if !at.exited && !w.p.trials[at.trial].Service {
+		if !at.exited && !w.p.trials[at.trial].DeclaredService() {
 			running++
 		}
 	}
 	if running > w.p.jobs {
 		return fmt.Sprintf("%d trials run at once with a cap of %d", running, w.p.jobs)
+	}
+	// A trial the runner stopped is never recorded as succeeded: its last attempt ended by
+	// itself, or the record says something else.
+	for i, t := range w.p.trials {
+		rec := w.c.Record(i)
+		if rec.Status != store.Succeeded || len(rec.Attempts) == 0 {
+			continue
+		}
+		last := rec.Attempts[len(rec.Attempts)-1]
+		if at := w.attempts[[2]int{i, last.N}]; at != nil && at.stopAsked {
+			return fmt.Sprintf("%s is recorded succeeded although the runner stopped its attempt %d (%q)", t.Name, last.N, last.Reason)
+		}
 	}
 	// A running trial whose service ended for good is being stopped.
 	for _, at := range w.attempts {
@@ -447,7 +484,7 @@ func (w *world) check() string {
 		}
 		for _, d := range w.p.trials[at.trial].Depends {
 			j := w.name[d.Trial]
-			if !w.p.trials[j].Service {
+			if !w.p.trials[j].DeclaredService() {
 				continue
 			}
 			rec := w.c.Record(j)
@@ -621,7 +658,7 @@ func (w *world) run(stopAt int) string {
 				return fmt.Sprintf("%s went from %s to %s", w.p.trials[i].Name, prev, st)
 			}
 			if st.Final() && st != store.Pending {
-				if _, ok := finals[i]; !ok && w.c.Record(i).Finished != nil && !w.p.trials[i].Service {
+				if _, ok := finals[i]; !ok && w.c.Record(i).Finished != nil && !w.p.trials[i].DeclaredService() {
 					finals[i] = st
 				}
 			}
@@ -675,7 +712,7 @@ func (w *world) checkEnd() string {
 		if rec.Status == store.Failed && w.lostService(i) {
 			named := false
 			for _, d := range t.Depends {
-				named = named || (w.p.trials[w.name[d.Trial]].Service && strings.HasPrefix(rec.Reason, d.Trial+" ended"))
+				named = named || (w.p.trials[w.name[d.Trial]].DeclaredService() && strings.HasPrefix(rec.Reason, d.Trial+" ended"))
 			}
 			if !named {
 				return fmt.Sprintf("%s failed for a service it does not depend on: %q", t.Name, rec.Reason)

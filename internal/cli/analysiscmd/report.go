@@ -241,7 +241,7 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 func paramNames(m *store.Manifest) map[string]bool {
 	out := map[string]bool{}
 	for _, t := range m.Trials {
-		if t.Service {
+		if t.DeclaredService() {
 			continue
 		}
 		for k := range t.Params {
@@ -385,7 +385,7 @@ func trialCounts(m *store.Manifest, recs map[string]*store.TrialRecord) string {
 	counts := map[string]int{}
 	total := 0
 	for _, t := range m.Trials {
-		if t.Service {
+		if t.DeclaredService() {
 			continue
 		}
 		total++
