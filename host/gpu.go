@@ -332,3 +332,10 @@ func runSMI(ctx context.Context, path string, args ...string) ([]byte, error) {
 	return nil, fmt.Errorf("%s %s failed (%v)%s; fix the NVIDIA driver, or set JIKKEN_GPUS=none (--gpus none) to run without GPUs",
 		path, strings.Join(args, " "), err, msg)
 }
+
+// CheckGPUList reports whether s is a well-formed GPU list (JIKKEN_GPUS, --gpus), before
+// anything asks nvidia-smi, so that a typo is a usage error.
+func CheckGPUList(s string) error {
+	_, err := parseSelection(s)
+	return err
+}

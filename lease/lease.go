@@ -1,36 +1,55 @@
-// Package lease lets the runs on one host share its GPUs without colliding: before an attempt
-// starts on a device, its runner records a lease in a small ledger per device under the user's
-// cache folder, guarded by a file lock. A lease names the runner process (pid and start time),
-// so the lease of a runner that crashed expires by itself: no stale lock outlives its holder.
+// Package lease lets every run on one host share its GPUs without colliding, whoever started
+// it: before an attempt starts on a device, its runner records a lease in one ledger for the
+// whole machine, guarded by a file lock every user can take. A lease is a file of its taker's
+// in a sticky folder, so any user can add leases but only their owner (or root) can remove
+// them. A lease names the attempt's process group once it has started, so it lives as long as
+// the trial's processes do, even when the runner that took it was killed; until then it names
+// the runner.
 package lease
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
+	"strings"
 )
 
 // Whole is a whole device in the thousandths leases are counted in.
 const Whole = 1000
 
-// Book is the ledgers of one host's devices, in Dir.
+// EnvDir names the ledger's folder instead of the default (tests, or a host whose /run/lock
+// is not shared by its users).
+const EnvDir = "JIKKEN_LEASES"
+
+// DefaultDir is the host's ledger: /run/lock is where the system keeps locks, writable by every
+// user (mode 1777) and emptied at boot, when every lease has ended anyway.
+const DefaultDir = "/run/lock/jikken"
+
+// Book is the ledger of one host's devices, in Dir.
 type Book struct {
 	Dir string
+	// InUse, when set, lists the processes that use each GPU (by UUID), as nvidia-smi
+	// --query-compute-apps does: a device one of them uses, which no live lease accounts for,
+	// is not handed out.
+	InUse func() (map[string][]int, error)
 }
 
-// Default is the book in the user's cache folder.
-func Default() (Book, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return Book{}, fmt.Errorf("find the cache folder for GPU leases: %w", err)
+// Default is the host's book: $JIKKEN_LEASES, else DefaultDir where /run/lock exists, else a
+// folder in the system's temporary folder.
+func Default() Book {
+	if d := os.Getenv(EnvDir); d != "" {
+		return Book{Dir: d}
 	}
-	return Book{Dir: filepath.Join(dir, "jikken", "leases")}, nil
+	if st, err := os.Stat(filepath.Dir(DefaultDir)); err == nil && st.IsDir() {
+		return Book{Dir: DefaultDir}
+	}
+	return Book{Dir: filepath.Join(os.TempDir(), "jikken-leases")}
 }
 
 // Holder is who holds a lease: one attempt of a trial of a run.
@@ -40,137 +59,255 @@ type Holder struct {
 	Attempt int    `json:"attempt"`
 }
 
+// Share is a part of one device, in thousandths.
+type Share struct {
+	Device string `json:"device"`
+	Share  int    `json:"share"`
+}
+
+// proc names a process; Start (its start time) tells a reused pid apart.
+type proc struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start,omitempty"`
+}
+
+// entry is one lease file.
 type entry struct {
 	Holder
-	Share int `json:"share"`
-	// PID and Start name the runner process; Start (its start time) tells a reused pid apart.
-	PID   int    `json:"pid"`
-	Start uint64 `json:"start"`
+	UID    int     `json:"uid"`
+	Shares []Share `json:"shares"`
+	// Runner took the lease; Group, once set, is the attempt's process group (its leader).
+	// The lease lives while either does.
+	Runner proc `json:"runner"`
+	Group  proc `json:"group,omitzero"`
+
+	file string
+}
+
+func (e *entry) live() bool { return e.Runner.alive() || e.Group.groupAlive() }
+
+// Lease is a lease taken.
+type Lease struct {
+	b *Book
+	e entry
 }
 
 // Take leases shares[k] thousandths of devices[k] to h, all of them or none. It returns the
-// devices other processes hold too much of, when it could not, and a release func when it did.
-func (b Book) Take(devices []string, shares []int, h Holder) (release func() error, busy []string, err error) {
+// devices it could not lease (other leases hold too much of them, or processes no lease
+// accounts for use them), when it could not. A live lease of h itself (an attempt an earlier
+// runner started and this one adopts) is taken over.
+func (b Book) Take(devices []string, shares []int, h Holder) (*Lease, []string, error) {
 	if len(devices) != len(shares) {
 		return nil, nil, errors.New("lease: one share per device")
 	}
-	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("lease GPUs: %w", err)
+	var apps map[string][]int
+	if b.InUse != nil {
+		var err error
+		if apps, err = b.InUse(); err != nil {
+			return nil, nil, fmt.Errorf("find the processes that use the GPUs (or pass --gpus-busy=ignore): %w", err)
+		}
 	}
-	me := entry{Holder: h, PID: os.Getpid(), Start: startTime(os.Getpid())}
-	// Devices are locked in one order, so two runners taking overlapping sets cannot deadlock.
-	order := make([]int, len(devices))
-	for i := range order {
-		order[i] = i
+	if err := b.prepare(); err != nil {
+		return nil, nil, err
 	}
-	sort.Slice(order, func(i, j int) bool { return devices[order[i]] < devices[order[j]] })
-	var locks []*os.File
-	defer func() {
-		for _, l := range locks {
-			unlock(l)
+	unlock, err := b.lock()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	me := entry{Holder: h, UID: os.Geteuid(), Runner: self(), file: b.file(h)}
+	for k, d := range devices {
+		me.Shares = append(me.Shares, Share{Device: d, Share: shares[k]})
+	}
+	entries, err := b.read(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var busy []string
+	for _, s := range me.Shares {
+		used := s.Share
+		var holders []entry
+		for _, e := range entries {
+			if e.Holder == h {
+				me.Group = e.Group
+				continue
+			}
+			for _, o := range e.Shares {
+				if o.Device == s.Device {
+					used += o.Share
+					holders = append(holders, e)
+				}
+			}
 		}
-	}()
-	ledgers := make([][]entry, len(devices))
-	for _, k := range order {
-		l, err := lock(b.path(devices[k], ".lock"))
-		if err != nil {
-			return nil, nil, fmt.Errorf("lease GPU %s: %w", devices[k], err)
+		if used > Whole || foreign(apps[s.Device], holders) {
+			busy = append(busy, s.Device)
 		}
-		locks = append(locks, l)
-		ledger, err := b.read(devices[k])
-		if err != nil {
-			return nil, nil, err
-		}
-		used := 0
-		for _, e := range ledger {
-			used += e.Share
-		}
-		if used+shares[k] > Whole {
-			busy = append(busy, devices[k])
-		}
-		ledgers[k] = ledger
 	}
 	if len(busy) > 0 {
 		return nil, busy, nil
 	}
-	for k, d := range devices {
-		e := me
-		e.Share = shares[k]
-		if err := b.write(d, append(ledgers[k], e)); err != nil {
-			return nil, nil, err
-		}
+	if err := b.write(me); err != nil {
+		return nil, nil, err
 	}
-	return func() error { return b.release(devices, me) }, nil, nil
+	return &Lease{b: &b, e: me}, nil, nil
 }
 
-// release removes the leases of holder me on devices.
-func (b Book) release(devices []string, me entry) error {
-	var errs []error
-	for _, d := range devices {
-		l, err := lock(b.path(d, ".lock"))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		ledger, err := b.read(d)
-		if err == nil {
-			ledger = slices.DeleteFunc(ledger, func(e entry) bool { return e.Holder == me.Holder && e.PID == me.PID })
-			err = b.write(d, ledger)
-		}
-		unlock(l)
-		if err != nil {
-			errs = append(errs, err)
+// foreign reports whether a process in pids belongs to none of holders' process groups (nor
+// descends from one). A trial's processes in the moment between its start and Bind count as
+// foreign: the device then waits a little longer.
+func foreign(pids []int, holders []entry) bool {
+	for _, pid := range pids {
+		if !slices.ContainsFunc(holders, func(e entry) bool { return belongs(pid, e.Group.PID) }) {
+			return true
 		}
 	}
-	return errors.Join(errs...)
+	return false
 }
 
-// Holders lists the live leases on device d, for people ('jikken validate --host').
-func (b Book) Holders(d string) ([]Holder, error) {
-	ledger, err := b.read(d)
-	var out []Holder
-	for _, e := range ledger {
-		out = append(out, e.Holder)
-	}
-	return out, err
-}
-
-// read returns the live leases of device d: those whose runner still runs.
-func (b Book) read(d string) ([]entry, error) {
-	data, err := os.ReadFile(b.path(d, ".json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the leases of GPU %s: %w", d, err)
-	}
-	var all []entry
-	if err := json.Unmarshal(data, &all); err != nil {
-		// A ledger cut short by a crash mid-write cannot happen (it is renamed into place),
-		// but one written by hand can: start it again rather than lock the device forever.
-		return nil, nil
-	}
-	return slices.DeleteFunc(all, func(e entry) bool { return !alive(e.PID, e.Start) }), nil
-}
-
-func (b Book) write(d string, ledger []entry) error {
-	data, err := json.MarshalIndent(ledger, "", "  ")
+// Bind names the attempt's process group (by its leader's pid) as the lease's holder, so the
+// lease outlives this runner for as long as the group has a process.
+func (l *Lease) Bind(leader int) error {
+	p := proc{PID: leader, Start: startTime(leader)}
+	unlock, err := l.b.lock()
 	if err != nil {
 		return err
 	}
-	p := b.path(d, ".json")
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write the leases of GPU %s: %w", d, err)
+	defer unlock()
+	l.e.Group = p
+	return l.b.write(l.e)
+}
+
+// Release ends the lease.
+func (l *Lease) Release() error {
+	unlock, err := l.b.lock()
+	if err != nil {
+		return err
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		return fmt.Errorf("write the leases of GPU %s: %w", d, err)
+	defer unlock()
+	if err := os.Remove(l.e.file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("release GPU lease %s: %w", l.e.file, err)
 	}
 	return nil
 }
 
-var unsafeFile = regexp.MustCompile(`[^A-Za-z0-9_.:-]+`)
+// Held is a live lease, for people ('jikken validate --host').
+type Held struct {
+	Holder
+	UID    int     `json:"uid"`
+	Shares []Share `json:"shares"`
+}
 
-func (b Book) path(d, ext string) string {
-	return filepath.Join(b.Dir, unsafeFile.ReplaceAllString(d, "_")+ext)
+// Held lists the live leases.
+func (b Book) Held() ([]Held, error) {
+	entries, err := b.read(false)
+	var out []Held
+	for _, e := range entries {
+		out = append(out, Held{Holder: e.Holder, UID: e.UID, Shares: e.Shares})
+	}
+	return out, err
+}
+
+// prepare makes the ledger's folder when it is missing, writable by every user and sticky, as
+// /tmp is: anyone may add a lease, only its owner may remove it.
+func (b Book) prepare() error {
+	st, err := os.Stat(b.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(b.Dir), 0o755); err != nil {
+			return fmt.Errorf("make the GPU lease folder: %w", err)
+		}
+		if err := os.Mkdir(b.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("make the GPU lease folder: %w", err)
+		} else if err == nil {
+			// Made private first and opened up after, so the mode does not depend on the umask.
+			if err := os.Chmod(b.Dir, 0o777|os.ModeSticky); err != nil {
+				return fmt.Errorf("make the GPU lease folder: %w", err)
+			}
+		}
+		st, err = os.Stat(b.Dir)
+	}
+	if err != nil {
+		return fmt.Errorf("GPU lease folder: %w", err)
+	}
+	m := st.Mode()
+	switch {
+	case !st.IsDir():
+		return fmt.Errorf("GPU lease folder %s is not a folder; remove it, or set %s", b.Dir, EnvDir)
+	case m.Perm()&0o022 != 0 && m&os.ModeSticky == 0:
+		return fmt.Errorf("GPU lease folder %s is writable by others without the sticky bit, so anyone could remove the leases of others; run chmod +t %s", b.Dir, b.Dir)
+	}
+	return nil
+}
+
+// file is the lease file of h: its owner's uid and a digest of h, so an adopting runner finds
+// the lease of the attempt it adopts.
+func (b Book) file(h Holder) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%d", h.Run, h.Trial, h.Attempt)))
+	return filepath.Join(b.Dir, fmt.Sprintf("%d-%s.lease", os.Geteuid(), hex.EncodeToString(sum[:12])))
+}
+
+// read returns the live leases. With tidy, the files of leases that ended without a release
+// (their runner and trial died) are removed where this user may.
+func (b Book) read(tidy bool) ([]entry, error) {
+	names, err := os.ReadDir(b.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the GPU leases: %w", err)
+	}
+	var out []entry
+	for _, n := range names {
+		if !strings.HasSuffix(n.Name(), ".lease") {
+			continue
+		}
+		p := filepath.Join(b.Dir, n.Name())
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the GPU leases: %w", err)
+		}
+		var e entry
+		if err := json.Unmarshal(data, &e); err != nil {
+			// Written by hand, or by another tool: it holds nothing.
+			continue
+		}
+		e.file = p
+		if e.live() {
+			out = append(out, e)
+		} else if tidy {
+			_ = os.Remove(p) // fails on another user's file in the sticky folder: left for them
+		}
+	}
+	return out, nil
+}
+
+// write puts e in its file, readable by every user and writable by its owner only. The file is
+// renamed into place, so a reader never sees half a lease.
+func (b Book) write(e entry) error {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	tmp := e.file + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write GPU lease: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("write GPU lease: %w", err)
+	}
+	if err := os.Rename(tmp, e.file); err != nil {
+		return fmt.Errorf("write GPU lease: %w", err)
+	}
+	return nil
+}
+
+// lock takes the ledger's lock, a file any user can open to read (flock needs no more).
+func (b Book) lock() (func(), error) {
+	f, err := openLock(filepath.Join(b.Dir, ".lock"))
+	if err != nil {
+		return nil, fmt.Errorf("lock the GPU leases in %s: %w", b.Dir, err)
+	}
+	return func() { unlock(f) }, nil
 }

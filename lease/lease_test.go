@@ -1,35 +1,43 @@
+//go:build linux
+
 package lease
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
 
+func h(trial string, attempt int) Holder { return Holder{Run: "r", Trial: trial, Attempt: attempt} }
+
 func TestSharesAddUpToOneDevice(t *testing.T) {
-	b := Book{Dir: t.TempDir()}
-	r1, busy, err := b.Take([]string{"GPU-a"}, []int{500}, Holder{Run: "r", Trial: "x", Attempt: 1})
+	b := Book{Dir: filepath.Join(t.TempDir(), "leases")}
+	l1, busy, err := b.Take([]string{"GPU-a"}, []int{500}, h("x", 1))
 	if err != nil || busy != nil {
 		t.Fatal(err, busy)
 	}
-	if _, busy, _ := b.Take([]string{"GPU-a"}, []int{500}, Holder{Run: "r", Trial: "y", Attempt: 1}); busy != nil {
+	if _, busy, _ := b.Take([]string{"GPU-a"}, []int{500}, h("y", 1)); busy != nil {
 		t.Fatalf("a second half was refused: %v", busy)
 	}
-	if _, busy, _ := b.Take([]string{"GPU-b", "GPU-a"}, []int{1000, 250}, Holder{Run: "r", Trial: "z", Attempt: 1}); len(busy) != 1 || busy[0] != "GPU-a" {
+	if _, busy, _ := b.Take([]string{"GPU-b", "GPU-a"}, []int{1000, 250}, h("z", 1)); len(busy) != 1 || busy[0] != "GPU-a" {
 		t.Fatalf("a full device was given out: busy %v", busy)
 	}
 	// All or nothing: GPU-b was not taken by the refused lease.
-	if _, busy, _ := b.Take([]string{"GPU-b"}, []int{1000}, Holder{Run: "r", Trial: "w", Attempt: 1}); busy != nil {
+	if _, busy, _ := b.Take([]string{"GPU-b"}, []int{1000}, h("w", 1)); busy != nil {
 		t.Fatalf("a refused lease kept GPU-b: %v", busy)
 	}
-	if err := r1(); err != nil {
+	if err := l1.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if _, busy, _ := b.Take([]string{"GPU-a"}, []int{500}, Holder{Run: "r", Trial: "v", Attempt: 1}); busy != nil {
+	if _, busy, _ := b.Take([]string{"GPU-a"}, []int{500}, h("v", 1)); busy != nil {
 		t.Fatalf("a released share was not given again: %v", busy)
 	}
 }
@@ -44,7 +52,7 @@ func TestConcurrentTakersNeverOverbook(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			for k := 0; k < 20; k++ {
-				release, busy, err := b.Take([]string{"GPU-0"}, []int{500}, Holder{Run: "r", Trial: string(rune('a' + i)), Attempt: k + 1})
+				l, busy, err := b.Take([]string{"GPU-0"}, []int{500}, h(string(rune('a'+i)), k+1))
 				if err != nil {
 					t.Error(err)
 					return
@@ -57,7 +65,7 @@ func TestConcurrentTakersNeverOverbook(t *testing.T) {
 				}
 				time.Sleep(time.Millisecond)
 				held.Add(-1)
-				if err := release(); err != nil {
+				if err := l.Release(); err != nil {
 					t.Error(err)
 				}
 			}
@@ -69,35 +77,215 @@ func TestConcurrentTakersNeverOverbook(t *testing.T) {
 	}
 }
 
-// The lease of a runner that died expires with it.
-func TestLeaseOfADeadRunnerExpires(t *testing.T) {
-	if os.Getenv("LEASE_HOLDER_DIR") != "" {
-		b := Book{Dir: os.Getenv("LEASE_HOLDER_DIR")}
-		if _, busy, err := b.Take([]string{"GPU-0"}, []int{1000}, Holder{Run: "dead", Trial: "t", Attempt: 1}); err != nil || busy != nil {
-			os.Exit(1)
-		}
-		os.Stdout.WriteString("held\n")
-		time.Sleep(time.Minute)
-		return
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLeaseOfADeadRunnerExpires$")
-	cmd.Env = append(os.Environ(), "LEASE_HOLDER_DIR="+dir)
+// holder runs this test binary as a runner that takes GPU-0 for h("t", 1) in dir and, with
+// bind, starts a trial (sleep, a process group of its own) and binds the lease to it. It
+// returns the runner and the trial's pid once the lease is taken.
+func holder(t *testing.T, dir string, bind bool) (*exec.Cmd, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunner$")
+	cmd.Env = append(os.Environ(), "LEASE_HOLDER_DIR="+dir, "LEASE_HOLDER_BIND="+strconv.FormatBool(bind))
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 5)
-	if _, err := out.Read(buf); err != nil || !strings.HasPrefix(string(buf), "held") {
-		t.Fatalf("the holder did not take its lease: %q %v", buf, err)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != 2 || f[0] != "held" {
+		t.Fatalf("the holder did not take its lease: %q %v", line, err)
+	}
+	pid, _ := strconv.Atoi(f[1])
+	return cmd, pid
+}
+
+func TestHelperRunner(t *testing.T) {
+	dir := os.Getenv("LEASE_HOLDER_DIR")
+	if dir == "" {
+		t.Skip("run by holder")
 	}
 	b := Book{Dir: dir}
-	if _, busy, _ := b.Take([]string{"GPU-0"}, []int{1000}, Holder{Run: "live", Trial: "t", Attempt: 1}); busy == nil {
+	l, busy, err := b.Take([]string{"GPU-0"}, []int{1000}, h("t", 1))
+	if err != nil || busy != nil {
+		os.Exit(1)
+	}
+	pid := 0
+	if os.Getenv("LEASE_HOLDER_BIND") == "true" {
+		trial := exec.Command("sleep", "60")
+		trial.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := trial.Start(); err != nil {
+			os.Exit(1)
+		}
+		pid = trial.Process.Pid
+		if err := l.Bind(pid); err != nil {
+			os.Exit(1)
+		}
+	}
+	os.Stdout.WriteString("held " + strconv.Itoa(pid) + "\n")
+	time.Sleep(time.Minute)
+}
+
+func busyFor(t *testing.T, b Book, who Holder) []string {
+	t.Helper()
+	l, busy, err := b.Take([]string{"GPU-0"}, []int{1000}, who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l != nil {
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return busy
+}
+
+// The lease of a runner that died before its trial started expires with it.
+func TestLeaseOfADeadRunnerExpires(t *testing.T) {
+	dir := t.TempDir()
+	runner, _ := holder(t, dir, false)
+	b := Book{Dir: dir}
+	if busyFor(t, b, h("other", 1)) == nil {
 		t.Fatal("a device another process holds was given out")
 	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	if _, busy, err := b.Take([]string{"GPU-0"}, []int{1000}, Holder{Run: "live", Trial: "t", Attempt: 1}); err != nil || busy != nil {
-		t.Fatalf("the lease of a dead runner still holds the device: %v %v", busy, err)
+	_ = runner.Process.Kill()
+	_ = runner.Wait()
+	if busy := busyFor(t, b, h("other", 1)); busy != nil {
+		t.Fatalf("the lease of a dead runner still holds the device: %v", busy)
+	}
+}
+
+// A runner SIGKILLed while its trial runs: the trial's lease holds until the trial's process
+// group has no process left.
+func TestLeaseLivesWithTheTrialsProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	runner, trial := holder(t, dir, true)
+	_ = runner.Process.Kill()
+	_ = runner.Wait()
+	b := Book{Dir: dir}
+	if busy := busyFor(t, b, h("other", 1)); busy == nil {
+		t.Fatal("the device of a trial that still runs was given out once its runner was killed")
+	}
+	// The trial's process is the orphan of a killed runner: init reaps it.
+	if err := syscall.Kill(-trial, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for syscall.Kill(-trial, 0) != syscall.ESRCH {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if busy := busyFor(t, b, h("other", 1)); busy != nil {
+		t.Fatalf("the lease of a trial whose processes all ended still holds the device: %v", busy)
+	}
+}
+
+// A runner that adopts an attempt an earlier one started takes over its lease.
+func TestAnAdoptedAttemptKeepsItsLease(t *testing.T) {
+	dir := t.TempDir()
+	runner, _ := holder(t, dir, true)
+	_ = runner.Process.Kill()
+	_ = runner.Wait()
+	b := Book{Dir: dir}
+	l, busy, err := b.Take([]string{"GPU-0"}, []int{1000}, h("t", 1))
+	if err != nil || busy != nil {
+		t.Fatalf("the adopting runner was refused its own attempt's lease: %v %v", busy, err)
+	}
+	if busy := busyFor(t, b, h("other", 1)); busy == nil {
+		t.Fatal("an adopted attempt's device was given out")
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A device a process uses that no lease accounts for is not handed out; one that a lease's
+// trial uses is, for the share left.
+func TestDevicesOthersUseAreBusy(t *testing.T) {
+	other := exec.Command("sleep", "60")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	trial := exec.Command("sh", "-c", "sleep 60 & wait")
+	trial.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := trial.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-trial.Process.Pid, syscall.SIGKILL); _ = trial.Wait() })
+	var child int
+	for child == 0 {
+		out, _ := exec.Command("pgrep", "-s", strconv.Itoa(trial.Process.Pid), "sleep").Output()
+		child, _ = strconv.Atoi(strings.TrimSpace(string(out)))
+	}
+	apps := map[string][]int{"GPU-a": {other.Process.Pid}, "GPU-b": {child}}
+	b := Book{Dir: t.TempDir(), InUse: func() (map[string][]int, error) { return apps, nil }}
+	if busy := busyForDevice(t, b, "GPU-a", h("x", 1)); len(busy) != 1 {
+		t.Fatalf("a device another process uses was given out: busy %v", busy)
+	}
+	if busy := busyForDevice(t, b, "GPU-b", h("x", 1)); len(busy) != 1 {
+		t.Fatalf("a device whose process no lease accounts for was given out: busy %v", busy)
+	}
+	delete(apps, "GPU-b")
+	l, busy, err := b.Take([]string{"GPU-b"}, []int{500}, h("y", 1))
+	if err != nil || busy != nil {
+		t.Fatal(err, busy)
+	}
+	if err := l.Bind(trial.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	apps["GPU-b"] = []int{child}
+	if busy := busyForDevice(t, b, "GPU-b", h("z", 1)); busy != nil {
+		t.Fatalf("the other half of a device whose only process is a leased trial's was refused: %v", busy)
+	}
+	b.InUse = nil
+	if busy := busyForDevice(t, b, "GPU-a", h("w", 1)); busy != nil {
+		t.Fatalf("without the check (--gpus-busy=ignore) the device was still refused: %v", busy)
+	}
+}
+
+func busyForDevice(t *testing.T, b Book, d string, who Holder) []string {
+	t.Helper()
+	l, busy, err := b.Take([]string{d}, []int{500}, who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l != nil {
+		_ = l.Release()
+	}
+	return busy
+}
+
+// The ledger's folder is made for every user, sticky; a folder where others could remove
+// leases is refused.
+func TestTheLedgerFolderIsSharedAndSticky(t *testing.T) {
+	root := t.TempDir()
+	b := Book{Dir: filepath.Join(root, "run", "jikken")}
+	if _, _, err := b.Take([]string{"GPU-0"}, []int{1000}, h("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(b.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode()&os.ModeSticky == 0 || st.Mode().Perm() != 0o777 {
+		t.Fatalf("the ledger folder's mode is %v, want sticky and writable by all", st.Mode())
+	}
+	open := Book{Dir: filepath.Join(root, "open")}
+	if err := os.Mkdir(open.Dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open.Dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := open.Take([]string{"GPU-0"}, []int{1000}, h("x", 1)); err == nil || !strings.Contains(err.Error(), "chmod +t") {
+		t.Fatalf("a world-writable folder without the sticky bit was used: %v", err)
+	}
+}
+
+func TestDefaultFolder(t *testing.T) {
+	t.Setenv(EnvDir, "")
+	if d := Default().Dir; d != DefaultDir && !strings.HasPrefix(d, os.TempDir()) {
+		t.Fatalf("default ledger %s", d)
+	}
+	t.Setenv(EnvDir, "/x/y")
+	if d := Default().Dir; d != "/x/y" {
+		t.Fatalf("$%s did not name the ledger: %s", EnvDir, d)
 	}
 }

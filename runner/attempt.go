@@ -38,8 +38,8 @@ type attempt struct {
 	devices []string
 	shares  []int
 
-	// release gives back the GPU leases the attempt holds (nil: none).
-	release func()
+	// lease is the attempt's lease of its devices (nil: none).
+	lease *lease.Lease
 
 	mu    sync.Mutex
 	proc  Process
@@ -82,7 +82,7 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 		return nil, nil, false
 	}
 	if len(a.devices) > 0 && r.Leases != nil {
-		release, held, err := r.Leases.Take(a.devices, a.shares, lease.Holder{Run: run, Trial: t.Name, Attempt: a.n})
+		l, held, err := r.Leases.Take(a.devices, a.shares, lease.Holder{Run: run, Trial: t.Name, Attempt: a.n})
 		switch {
 		case err != nil:
 			return fail(err, nil)
@@ -90,11 +90,7 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 			a.end(core.DevicesBusy{Trial: a.trial, Attempt: a.n, Devices: held, At: time.Now()})
 			return nil, nil, false
 		}
-		a.release = func() {
-			if err := release(); err != nil {
-				r.Log.Warn("release GPU leases", "trial", t.Name, "err", err)
-			}
-		}
+		a.lease = l
 	}
 	if a.clear {
 		if err := a.clearOutputs(ctx); err != nil {
@@ -133,6 +129,11 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 	a.mu.Lock()
 	a.proc = proc
 	a.mu.Unlock()
+	if g, ok := proc.(GroupLeader); ok && a.lease != nil {
+		if err := a.lease.Bind(g.GroupLeader()); err != nil {
+			r.Log.Warn("hand the GPU lease to the trial's processes; it ends with this runner", "trial", t.Name, "err", err)
+		}
+	}
 	started := core.Started{Trial: a.trial, Attempt: a.n, Handle: proc.Handle(), Dir: dir}
 	if dg, ok := proc.(ImageDigester); ok {
 		started.ImageDigest = dg.ImageDigest()
@@ -182,8 +183,10 @@ func (a *attempt) end(ev core.Event) {
 		delete(d.attempts, a.trial)
 	}
 	d.mu.Unlock()
-	if a.release != nil {
-		a.release()
+	if a.lease != nil {
+		if err := a.lease.Release(); err != nil {
+			d.r.Log.Warn("release GPU leases", "trial", d.m.Trials[a.trial].Name, "err", err)
+		}
 	}
 	if e, ok := ev.(core.Exited); ok {
 		e.At = time.Now()

@@ -53,6 +53,14 @@ type Process interface {
 	Stop(grace time.Duration) error
 }
 
+// GroupLeader is implemented by processes that run on this host as a process group (a local
+// attempt's session, a container's init): the pid of its leader. An attempt's GPU leases name
+// that group once it has started, so they hold while its processes run, even after the runner
+// that started it was killed.
+type GroupLeader interface {
+	GroupLeader() int
+}
+
 // Notifier is implemented by processes whose end the backend learns from its engine without a
 // goroutine waiting on each attempt (a cluster's watch delivers every change). The runner then
 // holds no goroutine while such an attempt runs: right after Start it calls Notify once, and it

@@ -200,6 +200,9 @@ type process struct {
 // Handle is the attempt's process group (and session) id.
 func (p *process) Handle() string { return "pgid:" + strconv.Itoa(p.pid) }
 
+// GroupLeader implements runner.GroupLeader: the attempt's process group is its own.
+func (p *process) GroupLeader() int { return p.pid }
+
 func (p *process) Wait() runner.Exit {
 	awaitExit(p.pid)
 	err := p.cmd.Wait()

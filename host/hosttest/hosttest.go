@@ -1,6 +1,7 @@
 // Package hosttest fakes a GPU host for tests on machines without GPUs: an nvidia-smi program
 // that answers the calls jikken makes as the real one does (--query-gpu in CSV, -L with MIG
-// instances), or fails as it does when the driver is not loaded.
+// instances, --query-compute-apps with the processes that use each GPU), or fails as it does
+// when the driver is not loaded.
 package hosttest
 
 import (
@@ -32,7 +33,22 @@ type Fake struct {
 	Fail string
 	// Log, when set, is a file every call appends its arguments to, one line a call.
 	Log string
+	// Apps are the processes that use the GPUs, as --query-compute-apps lists them.
+	Apps []App
+	// AppsDir, when set, is a folder of files that trials write while they run, each of lines
+	// "GPU-uuid, pid" (AppLine): --query-compute-apps lists those of processes that still
+	// exist too, as the real one lists the processes that hold a CUDA context.
+	AppsDir string
 }
+
+// App is a process that uses a GPU.
+type App struct {
+	GPU int // the fake GPU's index
+	PID int
+}
+
+// AppLine is a line of --query-compute-apps=gpu_uuid,pid --format=csv,noheader.
+func AppLine(uuid string, pid int) string { return fmt.Sprintf("%s, %d\n", uuid, pid) }
 
 // DriverNotLoaded is what nvidia-smi prints when the NVIDIA driver is not loaded.
 const DriverNotLoaded = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."
@@ -95,6 +111,16 @@ func (g GPU) withDefaults() GPU {
 	return g
 }
 
+// ComputeApps is what f's nvidia-smi prints for --query-compute-apps=gpu_uuid,pid
+// --format=csv,noheader, less the processes of AppsDir.
+func (f Fake) ComputeApps() string {
+	var b strings.Builder
+	for _, a := range f.Apps {
+		b.WriteString(AppLine(UUID(a.GPU), a.PID))
+	}
+	return b.String()
+}
+
 // NvidiaSMI writes an nvidia-smi program that answers as f says into a new temporary folder,
 // and returns the folder (to put first on PATH) .
 func NvidiaSMI(t testing.TB, f Fake) string {
@@ -123,9 +149,12 @@ func (f Fake) Script() string {
   *nounits*) printf '%%s' %s ;;
   *) printf '%%s' %s ;;
   esac ;;
+*" --query-compute-apps=gpu_uuid,pid "*)
+  printf '%%s' %s
+  %s ;;
 *) echo "fake nvidia-smi: arguments not supported: $*" >&2; exit 2 ;;
 esac
-`, shellQuote(f.List()), shellQuote(f.Query(true)), shellQuote(f.Query(false)))
+`, shellQuote(f.List()), shellQuote(f.Query(true)), shellQuote(f.Query(false)), shellQuote(f.ComputeApps()), f.dynamicApps())
 	}
 	return s.String()
 }
@@ -137,6 +166,14 @@ func OnPath(t testing.TB, f Fake) string {
 	dir := NvidiaSMI(t, f)
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return dir
+}
+
+// dynamicApps is the shell that lists the live processes of AppsDir's files.
+func (f Fake) dynamicApps() string {
+	if f.AppsDir == "" {
+		return ":"
+	}
+	return fmt.Sprintf(`cat %s/* 2>/dev/null | while IFS=', ' read -r uuid pid; do [ -d "/proc/$pid" ] && echo "$uuid, $pid"; done; :`, shellQuote(f.AppsDir))
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -24,6 +24,9 @@ type hostSettings struct {
 	CPUs      float64
 	Memory    string
 	NoEnforce bool
+	// GPUsBusy says what to do with GPUs that processes jikken did not start use: wait (for
+	// them to end) or ignore.
+	GPUsBusy string
 }
 
 func (h *hostSettings) addFlags(cmd *cobra.Command, enforce bool) {
@@ -34,6 +37,7 @@ func (h *hostSettings) addFlags(cmd *cobra.Command, enforce bool) {
 	fl.StringVar(&h.Memory, "memory", os.Getenv("JIKKEN_MEMORY"), `memory of the host, e.g. "24Gi" (default: the cgroup's limit or the machine's; $JIKKEN_MEMORY)`)
 	if enforce {
 		fl.BoolVar(&h.NoEnforce, "no-enforce", false, "run trials with cpu or memory limits even where no cgroup can enforce them (the limits still admit trials)")
+		fl.StringVar(&h.GPUsBusy, "gpus-busy", envOr("JIKKEN_GPUS_BUSY", "wait"), "GPUs that processes jikken did not start use (nvidia-smi --query-compute-apps): wait for them, or ignore them ($JIKKEN_GPUS_BUSY)")
 	}
 }
 
@@ -52,8 +56,21 @@ func (h hostSettings) over(o store.RunOptions) hostSettings {
 	return h
 }
 
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 func (h hostSettings) options() (host.Options, error) {
 	o := host.Options{GPUs: h.GPUs, CPUs: h.CPUs}
+	if err := host.CheckGPUList(h.GPUs); err != nil {
+		return o, cmdutil.UsageError("--gpus: %v", err)
+	}
+	if h.GPUsBusy != "" && h.GPUsBusy != "wait" && h.GPUsBusy != "ignore" {
+		return o, cmdutil.UsageError("--gpus-busy %q: want wait or ignore", h.GPUsBusy)
+	}
 	if h.CPUs < 0 {
 		return o, cmdutil.UsageError("--cpus %g: want a positive number of cores", h.CPUs)
 	}
@@ -68,9 +85,13 @@ func (h hostSettings) options() (host.Options, error) {
 }
 
 // hostCapacity is what the trials of a run on backend may use of this host, and the book of
-// GPU leases the host's runs share; nil when the backend places trials elsewhere (a cluster,
-// a remote Docker engine).
+// GPU leases the host's runs share (every user's: see lease.Default); nil when the backend
+// places trials elsewhere (a cluster, a remote Docker engine).
 func hostCapacity(ctx context.Context, backend runner.Backend, h hostSettings) (*core.Capacity, *lease.Book, *host.Inventory, error) {
+	o, err := h.options()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	switch b := backend.(type) {
 	case *local.Backend:
 		b.NoEnforce = h.NoEnforce
@@ -81,10 +102,6 @@ func hostCapacity(ctx context.Context, backend runner.Backend, h hostSettings) (
 	default:
 		return nil, nil, nil, nil
 	}
-	o, err := h.options()
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	inv, err := host.Discover(ctx, o)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("find what this host offers (or set --gpus, --cpus, --memory): %w", err)
@@ -93,9 +110,9 @@ func hostCapacity(ctx context.Context, backend runner.Backend, h hostSettings) (
 	for _, g := range inv.GPUs {
 		c.GPUs = append(c.GPUs, core.Device{ID: g.ID(), MIG: g.MIG})
 	}
-	book, err := lease.Default()
-	if err != nil {
-		return nil, nil, nil, err
+	book := lease.Default()
+	if h.GPUsBusy != "ignore" && len(inv.GPUs) > 0 {
+		book.InUse = func() (map[string][]int, error) { return host.ComputeApps(ctx, o.NvidiaSMI) }
 	}
 	return c, &book, inv, nil
 }

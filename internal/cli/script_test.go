@@ -43,6 +43,8 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("JIKKEN_STORE", filepath.Join(env.WorkDir, ".jikken"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
+			// The host's GPU ledger is shared by every user and test: each script has its own.
+			env.Setenv("JIKKEN_LEASES", filepath.Join(env.WorkDir, ".leases"))
 			env.Setenv("GIT_AUTHOR_NAME", "Test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
 			env.Setenv("GIT_COMMITTER_NAME", "Test")
