@@ -79,6 +79,30 @@ type DirLister interface {
 	ListDirs(ctx context.Context, prefix string, fn func(name string) error) error
 }
 
+// AfterLister is implemented by blobs that can start a listing after a key without visiting the
+// keys before it, as S3's ListObjectsV2 with start-after does. LiveAfter uses it so that a reader
+// polling a long attempt's live points lists only the chunks it has not seen.
+//
+// Contract, checked for every implementation by storetest.Run: ListAfter is List of prefix
+// restricted to the keys greater than after (in List's order); after need not exist.
+type AfterLister interface {
+	ListAfter(ctx context.Context, prefix, after string, fn func(Info) error) error
+}
+
+// ListAfter lists the keys under prefix that sort after after, with the blob's ListAfter when it
+// has one, else by skipping the first keys of a List.
+func ListAfter(ctx context.Context, b Blob, prefix, after string, fn func(Info) error) error {
+	if al, ok := b.(AfterLister); ok {
+		return al.ListAfter(ctx, prefix, after, fn)
+	}
+	return b.List(ctx, prefix, func(in Info) error {
+		if in.Key <= after {
+			return nil
+		}
+		return fn(in)
+	})
+}
+
 // ValidDirPrefix reports why prefix cannot be passed to DirLister.ListDirs, or nil.
 func ValidDirPrefix(prefix string) error {
 	if prefix == "" {

@@ -19,6 +19,14 @@ func TestFolderConformance(t *testing.T) {
 	storetest.Run(t, f)
 }
 
+func TestFolderLive(t *testing.T) {
+	f, err := store.OpenFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunLive(t, f)
+}
+
 func TestFolderListing(t *testing.T) {
 	f, err := store.OpenFolder(t.TempDir())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Metric is one line of metrics.jsonl:
@@ -114,8 +115,8 @@ func ReadMetrics(r io.Reader) ([]Metric, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var m Metric
-		if err := json.Unmarshal(line, &m); err != nil {
+		m, err := ParseMetricLine(line)
+		if err != nil {
 			if i == len(lines)-1 && !bytes.HasSuffix(data, []byte("\n")) {
 				break // torn last line
 			}
@@ -126,10 +127,24 @@ func ReadMetrics(r io.Reader) ([]Metric, error) {
 	return out, nil
 }
 
+// ParseMetricLine reads one line of metrics.jsonl (without its newline). A line that is not
+// valid UTF-8 is refused: JSON decoding would silently turn its bad bytes into U+FFFD and give a
+// metric a name the trial never wrote.
+func ParseMetricLine(line []byte) (Metric, error) {
+	if !utf8.Valid(line) {
+		return Metric{}, errors.New("not valid UTF-8")
+	}
+	var m Metric
+	if err := json.Unmarshal(line, &m); err != nil {
+		return Metric{}, err
+	}
+	return m, nil
+}
+
 // ParseStdoutMetric reads a `::metric name=value [step=N]` line that unmodified programs print.
 func ParseStdoutMetric(line string) (Metric, bool) {
 	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "::metric ")
-	if !ok {
+	if !ok || !utf8.ValidString(rest) {
 		return Metric{}, false
 	}
 	var m Metric

@@ -70,6 +70,8 @@ type Core struct {
 	standalone []int
 	// lazy are the services trials depend on: with counted resources, they start on demand.
 	lazy []int
+	// live is how far each trial's live metrics are stored (metrics.go); nil until reported.
+	live []LiveMetrics
 }
 
 type phase uint8
@@ -281,6 +283,8 @@ func (c *Core) Step(ev Event) []Action {
 		c.persisted(e.Trial, e.Version)
 	case DevicesBusy:
 		c.devicesBusy(e)
+	case MetricsReported:
+		c.metricsReported(e)
 	case PersistFailed:
 		if c.fault == "" {
 			c.fault = fmt.Sprintf("record %s: %s", c.ts[e.Trial].spec.Name, e.Err)

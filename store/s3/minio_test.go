@@ -28,6 +28,15 @@ func TestConformanceMinIO(t *testing.T) {
 	}
 }
 
+func TestLiveMinIO(t *testing.T) {
+	srv := s3test.MinIO(t)
+	b, err := s3.New(context.Background(), "s3://"+srv.NewBucket()+"/live", srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunLive(t, b)
+}
+
 // TestCreateOneWinnerMinIO races many Creates of the same key, many times: the conditional PUT
 // must let exactly one through each time, the object must hold the winner's body, and the run
 // lock built on it must refuse a second holder.

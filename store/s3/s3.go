@@ -409,8 +409,17 @@ func (e fnError) Error() string { return e.err.Error() }
 // List implements store.Blob. S3 lists keys in UTF-8 byte order, which is Go's string order. A
 // listing that fails part way resumes after the last key it delivered.
 func (s *Store) List(ctx context.Context, prefix string, fn func(store.Info) error) error {
+	return s.ListAfter(ctx, prefix, "", fn)
+}
+
+// ListAfter implements store.AfterLister with ListObjectsV2's start-after: the keys up to after
+// cost no request.
+func (s *Store) ListAfter(ctx context.Context, prefix, start string, fn func(store.Info) error) error {
 	base := s.base()
 	after := ""
+	if start != "" {
+		after = base + start
+	}
 	err := s.retry(ctx, s.budget, func(int) error {
 		lctx, cancel := context.WithCancel(ctx)
 		defer cancel()

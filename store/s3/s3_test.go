@@ -23,6 +23,15 @@ func TestConformanceFake(t *testing.T) {
 	}
 }
 
+func TestLiveFake(t *testing.T) {
+	srv := s3test.Fake(t)
+	b, err := s3.New(context.Background(), "s3://"+srv.NewBucket()+"/p", srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunLive(t, b)
+}
+
 func TestListingFake(t *testing.T) {
 	srv := s3test.Fake(t)
 	b, err := s3.New(context.Background(), "s3://"+srv.NewBucket()+"/p", srv.Config())

@@ -105,6 +105,26 @@ func Run(t *testing.T, b store.Blob) {
 			t.Fatalf("list with stopping fn: n=%d err=%v", n, err)
 		}
 	})
+	t.Run("ListAfter", func(t *testing.T) {
+		for _, k := range []string{"la/000000000002.jsonl", "la/000000000005.jsonl", "la/000000000009.jsonl", "la-x/1", "lb/0"} {
+			put(k, k)
+		}
+		for _, c := range []struct{ after, want string }{
+			{"", "[la/000000000002.jsonl la/000000000005.jsonl la/000000000009.jsonl]"},
+			{"la/000000000002.jsonl", "[la/000000000005.jsonl la/000000000009.jsonl]"},
+			{"la/000000000003.jsonl", "[la/000000000005.jsonl la/000000000009.jsonl]"},
+			{"la/000000000009.jsonl", "[]"},
+			{"lz", "[]"},
+		} {
+			got := []string{}
+			if err := store.ListAfter(ctx, b, "la/", c.after, func(in store.Info) error { got = append(got, in.Key); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != c.want {
+				t.Errorf("ListAfter(la/, %q) = %q, want %s", c.after, got, c.want)
+			}
+		}
+	})
 	t.Run("ListDirs", func(t *testing.T) {
 		dl, ok := b.(store.DirLister)
 		if !ok {
