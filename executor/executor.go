@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -71,11 +70,10 @@ type Result struct {
 	Reason   string
 	// Upload is set when outputs did not all reach the store.
 	Upload error
+	// Notes say what of the trial's outputs was left out (a symbolic link), as the runner's
+	// record of an attempt says it.
+	Notes []string
 }
-
-// reserved are the names the runner writes in a trial folder; a trial's own files of these
-// names are stored under artifacts/ (the same rule as the runner's).
-var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true}
 
 // Run runs the trial's command to its end and uploads its outputs. An error means the execution
 // could not be set up at all; a command that fails is reported in Result.
@@ -122,7 +120,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res := u.execute(ctx, stdout, stderr)
 	stdout.Sync()
 	stderr.Sync()
-	res.Upload = u.finish(ctx, res, started)
+	res.Notes, res.Upload = u.finish(ctx, res, started, stderr)
 	return res, nil
 }
 
@@ -217,31 +215,18 @@ func (u *uploader) putLogs(ctx context.Context) error {
 	defer u.mu.Unlock()
 	var errs []error
 	for name, p := range map[string]string{"stdout.log": u.stdoutPath, "stderr.log": u.stderrPath} {
-		if err := putCopy(ctx, u.o.Store, u.key(name), p); err != nil {
+		if err := store.PutCopy(ctx, u.o.Store, u.key(name), p); err != nil {
 			errs = append(errs, fmt.Errorf("upload %s: %w", name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// putCopy uploads the file at p without letting the store move it (the folder store renames
-// files it is given; the executor's files stay where the command wrote them).
-func putCopy(ctx context.Context, b store.Blob, key, p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return b.Put(ctx, key, io.LimitReader(f, st.Size()), st.Size())
-}
-
 // finish uploads everything the trial left: metrics (with stdout's ::metric lines when asked),
-// result, artifacts, logs and params, then the record when asked. It returns the upload errors.
-func (u *uploader) finish(ctx context.Context, res Result, started time.Time) error {
+// result, artifacts, logs and params, then the record when asked. What it left out is noted at
+// the end of the trial's stderr (the stored log and the container's), since the runner that
+// reads this attempt's record may be elsewhere. It returns the notes and the upload errors.
+func (u *uploader) finish(ctx context.Context, res Result, started time.Time, stderr *os.File) ([]string, error) {
 	o := u.o
 	var errs []error
 	if o.ScanStdoutMetrics {
@@ -249,29 +234,12 @@ func (u *uploader) finish(ctx context.Context, res Result, started time.Time) er
 			errs = append(errs, err)
 		}
 	}
-	err := filepath.WalkDir(o.OutputDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !d.Type().IsRegular() {
-			return err
-		}
-		rel, err := filepath.Rel(o.OutputDir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if reserved[rel] {
-			rel = path.Join("artifacts", rel)
-		}
-		if err := store.ValidKey(u.key(rel)); err != nil {
-			errs = append(errs, fmt.Errorf("output %s: %w", rel, err))
-			return nil
-		}
-		if err := putCopy(ctx, o.Store, u.key(rel), p); err != nil {
-			errs = append(errs, fmt.Errorf("upload %s: %w", rel, err))
-		}
-		return nil
-	})
+	notes, err := store.PutOutputs(ctx, o.Store, o.RunID, o.Trial, o.OutputDir, false)
 	if err != nil {
 		errs = append(errs, err)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(tee(stderr, o.Stderr), "jikken trial-exec: note: %s\n", n)
 	}
 	if err := u.putLogs(ctx); err != nil {
 		errs = append(errs, err)
@@ -283,15 +251,15 @@ func (u *uploader) finish(ctx context.Context, res Result, started time.Time) er
 	}
 	upload := errors.Join(errs...)
 	if o.Record != nil {
-		if err := u.record(ctx, res, upload, started); err != nil {
+		if err := u.record(ctx, res, upload, notes, started); err != nil {
 			upload = errors.Join(upload, err)
 		}
 	}
-	return upload
+	return notes, upload
 }
 
 // record writes trial.json for a trial that ran without a runner.
-func (u *uploader) record(ctx context.Context, res Result, upload error, started time.Time) error {
+func (u *uploader) record(ctx context.Context, res Result, upload error, notes []string, started time.Time) error {
 	rec := *u.o.Record
 	rec.Run, rec.Name, rec.Tool = u.o.RunID, u.o.Trial, "jikken "+version.String()
 	end := time.Now().UTC()
@@ -313,7 +281,7 @@ func (u *uploader) record(ctx context.Context, res Result, upload error, started
 	if n < 1 {
 		n = 1
 	}
-	rec.Attempts = append(rec.Attempts, store.Attempt{N: n, Started: st, Finished: end, ExitCode: &code, Reason: rec.Reason})
+	rec.Attempts = append(rec.Attempts, store.Attempt{N: n, Started: st, Finished: end, ExitCode: &code, Reason: rec.Reason, Notes: notes})
 	rec.Started, rec.Finished = &st, &end
 	b, err := json.MarshalIndent(&rec, "", "  ")
 	if err != nil {

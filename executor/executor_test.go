@@ -190,3 +190,46 @@ func TestRunKeepsStoreCredentialsFromTheTrial(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOutputsFollowTheTrialContract: trial-exec stores outputs as the runner collects them: a
+// trial's own attempts/1/stdout.log goes under artifacts/, never over the key where attempt 1's
+// log is kept, and a symbolic link is left out with a note (in the result, the stored stderr and
+// the record), not silently.
+func TestRunOutputsFollowTheTrialContract(t *testing.T) {
+	ctx := context.Background()
+	b := openStore(t)
+	kept := store.TrialKey("r1", "t1", "attempts/1/stdout.log")
+	if err := b.Put(ctx, kept, strings.NewReader("attempt 1\n"), 10); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	script := `mkdir -p "$JIKKEN_OUTPUT_DIR/attempts/1"
+echo mine > "$JIKKEN_OUTPUT_DIR/attempts/1/stdout.log"
+ln -s /etc/hostname "$JIKKEN_OUTPUT_DIR/link"`
+	res, err := Run(ctx, Options{
+		Argv: []string{"/bin/sh", "-c", script}, Env: append(os.Environ(), "JIKKEN_OUTPUT_DIR="+out),
+		Store: b, RunID: "r1", Trial: "t1", OutputDir: out, FlushEvery: -1, Attempt: 2,
+		Record: &store.TrialRecord{},
+	})
+	if err != nil || res.ExitCode != 0 || res.Upload != nil {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if got := get(t, b, "t1", "attempts/1/stdout.log"); got != "attempt 1\n" {
+		t.Errorf("attempt 1's log = %q, want it untouched", got)
+	}
+	if got := get(t, b, "t1", "artifacts/attempts/1/stdout.log"); got != "mine\n" {
+		t.Errorf("artifacts/attempts/1/stdout.log = %q", got)
+	}
+	const note = "output link not stored: a symbolic link (to /etc/hostname)"
+	if len(res.Notes) != 1 || !strings.HasPrefix(res.Notes[0], note) {
+		t.Errorf("notes = %q, want %q", res.Notes, note)
+	}
+	if got := get(t, b, "t1", "stderr.log"); !strings.Contains(got, note) {
+		t.Errorf("stderr.log = %q, want the note", got)
+	}
+	var rec store.TrialRecord
+	if err := json.Unmarshal([]byte(get(t, b, "t1", "trial.json")), &rec); err != nil || len(rec.Attempts) != 1 ||
+		len(rec.Attempts[0].Notes) != 1 || !strings.HasPrefix(rec.Attempts[0].Notes[0], note) {
+		t.Errorf("record = %+v, %v; want the note on its attempt", rec, err)
+	}
+}

@@ -46,10 +46,6 @@ type attempt struct {
 	ended chan struct{}
 }
 
-// reserved are trial-folder names the runner writes; a trial's own files of these names are
-// kept under artifacts/ instead.
-var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true, "attempts": true}
-
 // AttemptDir is the folder of attempt n of a trial while it runs, under the runner's work root.
 func AttemptDir(workRoot, run, trial string, n int) string {
 	return filepath.Join(workRoot, run, trial+"@"+strconv.Itoa(n))
@@ -354,7 +350,6 @@ func (a *attempt) collect(ctx context.Context, att *Attempt, paramsPath string, 
 	b := a.d.r.Runs.Blob
 	key := func(name string) string { return store.TrialKey(att.RunID, att.Trial.Name, name) }
 	var errs []error
-	var notes []string
 	if !stored {
 		if st, err := os.Stat(att.StdoutPath); err == nil && st.Size() > 0 {
 			if err := track.AppendStdoutMetrics(att.StdoutPath, filepath.Join(att.OutputDir, "metrics.jsonl")); err != nil {
@@ -362,37 +357,7 @@ func (a *attempt) collect(ctx context.Context, att *Attempt, paramsPath string, 
 			}
 		}
 	}
-	err := filepath.WalkDir(att.OutputDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == att.OutputDir {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(att.OutputDir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if !d.Type().IsRegular() {
-			notes = append(notes, fmt.Sprintf("output %s not stored: %s", rel, kindOf(p, d)))
-			return nil
-		}
-		if reserved[strings.SplitN(rel, "/", 2)[0]] {
-			rel = path.Join("artifacts", rel)
-		}
-		if err := store.ValidKey(key(rel)); err != nil {
-			errs = append(errs, fmt.Errorf("output %s: %w", rel, err))
-			return nil
-		}
-		if err := store.PutFile(ctx, b, key(rel), p); err != nil {
-			errs = append(errs, err)
-		}
-		return nil
-	})
+	notes, err := store.PutOutputs(ctx, b, att.RunID, att.Trial.Name, att.OutputDir, true)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -421,22 +386,6 @@ func rmdir(dir string) error {
 		return os.Remove(dir)
 	}
 	return syscall.Rmdir(dir)
-}
-
-// kindOf says what a non-regular output file is, for the trial's notes.
-func kindOf(p string, d fs.DirEntry) string {
-	switch t := d.Type(); {
-	case t&fs.ModeSymlink != 0:
-		target, _ := os.Readlink(p)
-		return fmt.Sprintf("a symbolic link (to %s); write the file itself into the output folder", target)
-	case t&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 func writeParams(p string, params map[string]any, seed *int64) error {

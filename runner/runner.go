@@ -42,6 +42,9 @@ type Runner struct {
 	Capacity *core.Capacity
 	// Leases, when set, keeps the runs on this host from using the same GPUs at once.
 	Leases *lease.Book
+	// Admitted is set when the command has already decided that the plan can run here (Admit,
+	// with the same Backend and Capacity): Run does not ask the backend again.
+	Admitted bool
 }
 
 // ErrUnfit is returned (wrapped) when trials ask for more than the host has.
@@ -89,13 +92,10 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	if r.Host == "" {
 		r.Host = hostname()
 	}
-	if c, ok := r.Backend.(Checker); ok {
-		if err := c.Check(ctx, m.Trials); err != nil {
+	if !r.Admitted {
+		if err := Admit(ctx, r.Backend, m.Trials, r.Capacity); err != nil {
 			return nil, err
 		}
-	}
-	if err := CheckFit(m.Trials, r.Capacity); err != nil {
-		return nil, err
 	}
 	if err := r.reapOrphans(ctx, m.RunID, false); err != nil {
 		return nil, fmt.Errorf("stop what an earlier runner left running: %w", err)
@@ -132,6 +132,18 @@ func (r *Runner) reapOrphans(ctx context.Context, run string, atEnd bool) error 
 		}
 	}
 	return nil
+}
+
+// Admit decides once whether trials can run on b: the backend's own check (Checker), then
+// whether each fits the capacity c the host offers (nil: no limit). Nothing has started when it
+// refuses them.
+func Admit(ctx context.Context, b Backend, trials []experiment.Trial, c *core.Capacity) error {
+	if ch, ok := b.(Checker); ok {
+		if err := ch.Check(ctx, trials); err != nil {
+			return err
+		}
+	}
+	return CheckFit(trials, c)
 }
 
 // CheckFit refuses trials that can never start on c (nil: no limit), with the numbers.

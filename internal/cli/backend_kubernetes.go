@@ -21,7 +21,7 @@ import (
 // newKubernetesBackend configures the kubernetes backend from the environment, documented in
 // docs/kubernetes.md: JIKKEN_K8S_NAMESPACE, KUBECONFIG, JIKKEN_K8S_EXECUTOR_IMAGE,
 // JIKKEN_K8S_STORE_SECRET, ...; --namespace and --kubeconfig override theirs.
-func newKubernetesBackend(ctx context.Context, f *cmdutil.Factory, s backendSettings) (runner.Backend, error) {
+func newKubernetesBackend(_ context.Context, _ *cmdutil.Factory, blob store.Blob, s backendSettings) (runner.Backend, error) {
 	cfg, err := kubernetesConfig(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -43,10 +43,6 @@ func newKubernetesBackend(ctx context.Context, f *cmdutil.Factory, s backendSett
 	cfg.JobPerAttempt = cfg.JobPerAttempt || s.JobPerAttempt
 	if s.Burst != 0 {
 		cfg.Burst = s.Burst
-	}
-	blob, err := store.Open(ctx, f.StoreURL)
-	if err != nil {
-		return nil, err
 	}
 	cfg.Store, cfg.StoreURL = blob, blob.Location()
 	return kubernetes.New(cfg)

@@ -18,7 +18,7 @@ import (
 )
 
 // backends maps --backend names to constructors.
-var backends = map[string]func(ctx context.Context, f *cmdutil.Factory, s backendSettings) (runner.Backend, error){
+var backends = map[string]func(ctx context.Context, f *cmdutil.Factory, blob store.Blob, s backendSettings) (runner.Backend, error){
 	"local":      newLocalBackend,
 	"docker":     newDockerBackend,
 	"kubernetes": newKubernetesBackend,
@@ -151,11 +151,8 @@ func settingsOf(b runner.Backend) map[string]string {
 
 // newLocalBackend gives trials the store and the jikken binary that runs them, so a final step
 // can read its siblings' results with 'jikken results "$JIKKEN_RUN_ID"'.
-func newLocalBackend(ctx context.Context, f *cmdutil.Factory, _ backendSettings) (runner.Backend, error) {
-	b := &local.Backend{}
-	if blob, err := store.Open(ctx, f.StoreURL); err == nil {
-		b.Env = append(b.Env, "JIKKEN_STORE="+blob.Location())
-	}
+func newLocalBackend(_ context.Context, f *cmdutil.Factory, blob store.Blob, _ backendSettings) (runner.Backend, error) {
+	b := &local.Backend{Env: []string{"JIKKEN_STORE=" + blob.Location()}}
 	if f.Executable != "" {
 		b.Env = append(b.Env, "JIKKEN_BIN="+f.Executable)
 		b.PathPrepend = filepath.Dir(f.Executable)
@@ -163,7 +160,8 @@ func newLocalBackend(ctx context.Context, f *cmdutil.Factory, _ backendSettings)
 	return b, nil
 }
 
-func openBackend(ctx context.Context, f *cmdutil.Factory, name string, s backendSettings) (runner.Backend, error) {
+// openBackend makes the backend name for the run store blob holds, which the command opened.
+func openBackend(ctx context.Context, f *cmdutil.Factory, blob store.Blob, name string, s backendSettings) (runner.Backend, error) {
 	mk, ok := backends[name]
 	if !ok {
 		return nil, cmdutil.UsageError("unknown backend %q; use one of %s", name, strings.Join(backendList(), ", "))
@@ -171,7 +169,7 @@ func openBackend(ctx context.Context, f *cmdutil.Factory, name string, s backend
 	if err := s.check(name); err != nil {
 		return nil, err
 	}
-	b, err := mk(ctx, f, s)
+	b, err := mk(ctx, f, blob, s)
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", name, err)
 	}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/jikken-dev/jikken/ghost"
+	"github.com/jikken-dev/jikken/ghost/gitexec"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -16,9 +15,9 @@ import (
 // tree differs, a snapshot of it (pushed to ghostRepo when one is given). Outside a git
 // repository there is nothing to pin.
 func codeSnapshot(ctx context.Context, dir, ghostRepo string) (*ghost.Snapshot, error) {
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--verify", "-q", "HEAD")
-	cmd.Dir, cmd.Env = dir, gitEnv()
-	if err := cmd.Run(); err != nil {
+	// The environment is git's for every call of jikken's (gitexec's): an inherited GIT_DIR or
+	// GIT_CEILING_DIRECTORIES must not decide whether the code is recorded.
+	if _, err := (gitexec.Client{Dir: dir}).Run(ctx, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
 		return nil, nil // not a repository, or no commit yet
 	}
 	snap, err := ghost.Take(ctx, dir, ghost.SnapshotOptions{GhostRepo: ghostRepo})
@@ -26,20 +25,6 @@ func codeSnapshot(ctx context.Context, dir, ghostRepo string) (*ghost.Snapshot, 
 		return nil, fmt.Errorf("record the code (or pass --in-place to run without a snapshot): %w", err)
 	}
 	return &snap, nil
-}
-
-// gitEnv is the environment for git without variables that would point it at another repository.
-func gitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 // codeWorkdir returns where the trials of m run: a materialised copy of the run's code snapshot

@@ -80,7 +80,7 @@ recorded ones. The exit code is 0 when every metric matches (within
 				settings = settings.over(orig.Options.Backend)
 			}
 			settings.Jobs = orig.Options.Jobs
-			backend, err := openBackend(ctx, f, backendName, settings)
+			backend, err := openBackend(ctx, f, runs.Blob, backendName, settings)
 			if err != nil {
 				return err
 			}

@@ -313,8 +313,11 @@ func plural(n int, noun string) string {
 
 // backendObjectNoun names what DeleteRun counted for r's backend.
 func backendObjectNoun(r *rmRun) string {
-	if r.Backend == "kubernetes" {
+	switch r.Backend {
+	case "kubernetes":
 		return "Job"
+	case "slurm":
+		return "job"
 	}
 	return "container"
 }
@@ -461,7 +464,7 @@ type runDeleter interface {
 }
 
 func (d *rmDeleter) deleteBackendObjects(ctx context.Context, m *store.Manifest) (int, error) {
-	b, err := openBackend(ctx, d.o.f, m.Backend, d.o.settings.over(m.Options.Backend))
+	b, err := openBackend(ctx, d.o.f, d.runs.Blob, m.Backend, d.o.settings.over(m.Options.Backend))
 	if err != nil {
 		return 0, err
 	}

@@ -40,7 +40,7 @@ func TestRmBackendObjectsDeletesKubernetesJobs(t *testing.T) {
 	fake := &fakeJobs{}
 	saved := backends["kubernetes"]
 	t.Cleanup(func() { backends["kubernetes"] = saved })
-	backends["kubernetes"] = func(_ context.Context, _ *cmdutil.Factory, s backendSettings) (runner.Backend, error) {
+	backends["kubernetes"] = func(_ context.Context, _ *cmdutil.Factory, _ store.Blob, s backendSettings) (runner.Backend, error) {
 		fake.namespace = s.Namespace
 		return fake, nil
 	}

@@ -110,31 +110,23 @@ func runRun(ctx context.Context, o *runOptions) error {
 		}
 	}
 	printWarnings(o.f.IO.ErrOut, exp.Warnings)
-	o.settings.Jobs = o.jobs
-	backend, err := openBackend(ctx, o.f, o.backend, o.settings)
-	if err != nil {
-		return err
-	}
-	capacity, _, _, err := hostCapacity(ctx, backend, o.host)
-	if err != nil {
-		return err
-	}
-	if c, ok := backend.(runner.Checker); ok {
-		if err := c.Check(ctx, exp.Trials); err != nil {
-			return err
-		}
-	}
-	if err := runner.CheckFit(exp.Trials, capacity); err != nil {
-		return err
-	}
-	if n := countImages(exp.Trials); n > 0 && backend.Name() == "local" && o.output == "text" {
-		fmt.Fprintf(o.f.IO.ErrOut, "note: the local backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", n)
-	}
 	blob, err := store.Open(ctx, o.f.StoreURL)
 	if err != nil {
 		return err
 	}
 	runs := store.Runs{Blob: blob}
+	o.settings.Jobs = o.jobs
+	backend, err := openBackend(ctx, o.f, blob, o.backend, o.settings)
+	if err != nil {
+		return err
+	}
+	adm, err := admit(ctx, backend, exp.Trials, o.host)
+	if err != nil {
+		return err
+	}
+	if n := countImages(exp.Trials); n > 0 && backend.Name() == "local" && o.output == "text" {
+		fmt.Fprintf(o.f.IO.ErrOut, "note: the local backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", n)
+	}
 	code, err := codeSnapshot(ctx, exp.Dir, o.ghost)
 	if err != nil {
 		return err
@@ -154,7 +146,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.detach {
 		return detach(o.f, runs, m, o.backend, o.settings)
 	}
-	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host})
+	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host, admitted: adm})
 }
 
 func countImages(trials []experiment.Trial) int {
@@ -180,6 +172,8 @@ type execOptions struct {
 	force    bool
 	output   string
 	host     hostSettings
+	// admitted is what the command decided about the plan already (nil: execute decides).
+	admitted *admission
 }
 
 // execute runs (or resumes) a recorded run in this process and reports how it ended.
@@ -195,12 +189,14 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	if eo.output == "text" {
 		fmt.Fprintf(ios.ErrOut, "run %s: %d trials on %s, -j %d\n", m.RunID, len(m.Trials), backend.Name(), eo.jobs)
 	}
-	capacity, leases, _, err := hostCapacity(ctx, backend, eo.host)
-	if err != nil {
-		return err
+	adm := eo.admitted
+	if adm == nil {
+		if adm, err = admit(ctx, backend, m.Trials, eo.host); err != nil {
+			return err
+		}
 	}
 	r := &runner.Runner{
-		Backend: backend, Runs: runs, Jobs: eo.jobs, FailFast: eo.failFast, Capacity: capacity, Leases: leases,
+		Backend: backend, Runs: runs, Jobs: eo.jobs, FailFast: eo.failFast, Capacity: adm.capacity, Leases: adm.leases, Admitted: true,
 		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event,
 		Log: slog.New(slog.NewTextHandler(ios.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
@@ -388,7 +384,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			}
 			s := settings.over(m.Options.Backend)
 			s.Jobs = eo.jobs
-			backend, err := openBackend(ctx, f, backendName, s)
+			backend, err := openBackend(ctx, f, runs.Blob, backendName, s)
 			if err != nil {
 				return err
 			}

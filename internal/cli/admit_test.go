@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/host"
+	"github.com/jikken-dev/jikken/host/hosttest"
+	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/iostreams"
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// checkCounter is the local backend, counting the checks of a plan.
+type checkCounter struct {
+	runner.Backend
+	checks int
+}
+
+func (b *checkCounter) Check(ctx context.Context, trials []experiment.Trial) error {
+	b.checks++
+	return b.Backend.(runner.Checker).Check(ctx, trials)
+}
+
+func (b *checkCounter) OnThisHost() bool { return true }
+
+// TestRunDecidesOnce: one 'jikken run' finds what the host offers once (nvidia-smi runs as
+// often as for one discovery, each call up to 30 s on a wedged driver) and checks the plan
+// once (on a cluster, a check is a dozen requests).
+func TestRunDecidesOnce(t *testing.T) {
+	ctx := context.Background()
+	smiLog := filepath.Join(t.TempDir(), "nvidia-smi.log")
+	fake := hosttest.GPUs(1)
+	fake.Log = smiLog
+	hosttest.OnPath(t, fake)
+	t.Setenv("JIKKEN_GPUS", "")
+	if _, err := host.Discover(ctx, host.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() int {
+		b, _ := os.ReadFile(smiLog)
+		return strings.Count(string(b), "\n")
+	}
+	perDiscovery := calls()
+	if perDiscovery == 0 {
+		t.Fatal("discovery did not run the fake nvidia-smi")
+	}
+	if err := os.Remove(smiLog); err != nil {
+		t.Fatal(err)
+	}
+
+	counter := &checkCounter{}
+	saved := backends["local"]
+	t.Cleanup(func() { backends["local"] = saved })
+	backends["local"] = func(ctx context.Context, f *cmdutil.Factory, blob store.Blob, s backendSettings) (runner.Backend, error) {
+		b, err := saved(ctx, f, blob, s)
+		counter.Backend = b
+		return counter, err
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "exp.jsonnet")
+	if err := os.WriteFile(file, []byte(`{ name: "once", trials: [{ name: "t", cmd: "true", resources: { gpu: 1 } }] }`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, out, errOut := iostreams.Test()
+	if code := Run(ctx, ios, []string{"run", file, "--store", filepath.Join(dir, "store")}); code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	if n := calls(); n != perDiscovery {
+		t.Errorf("run called nvidia-smi %d times, want %d (one discovery)", n, perDiscovery)
+	}
+	if counter.checks != 1 {
+		t.Errorf("run checked the plan %d times, want once", counter.checks)
+	}
+}
