@@ -1,0 +1,316 @@
+"""Reading runs from a jikken store into the tables of 'jikken results'."""
+
+import json
+import math
+import re
+
+from ._stores import open_store
+
+_SPECIAL = {
+    "nan": math.nan,
+    "inf": math.inf,
+    "+inf": math.inf,
+    "infinity": math.inf,
+    "+infinity": math.inf,
+    "-inf": -math.inf,
+    "-infinity": -math.inf,
+}
+# The decimal numbers Go's strconv.ParseFloat reads: a result.json value "0.5" is a number to
+# jikken, and must be one here too ("1_0", which Python's float() takes, is not).
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+
+
+def _number(v):
+    """Return v as a float when jikken reads it as a number (track.DecodeFloat), else None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        s = _SPECIAL.get(v.lower())
+        if s is not None:
+            return s
+        if _DECIMAL.match(v):
+            return float(v)
+    return None
+
+
+def _metric_lines(data, key):
+    """Return (name, value, step, ts) of each line of a metrics.jsonl; a torn last line is skipped."""
+    text = data.decode("utf-8", "replace")
+    try:
+        # One decoder call for the whole file, the reader's cost at 100,000 trials; a file this
+        # cannot read (a blank line, a torn or bad line) is read line by line below.
+        objs = json.loads("[" + text.rstrip("\n").replace("\n", ",") + "]")
+        return [(m["name"], _value(m), m.get("step"), m.get("ts") or 0) for m in objs]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass
+    out = []
+    lines = text.split("\n")
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            m = json.loads(line)
+            out.append((m["name"], _value(m), m.get("step"), m.get("ts") or 0))
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            if i == last and not text.endswith("\n"):
+                break  # the trial was stopped mid-write
+            raise ValueError("%s line %d: %s" % (key, i + 1, e)) from None
+    return out
+
+
+def _value(m):
+    """The value of a metric line, refusing a line jikken refuses."""
+    v = m["value"]
+    if v.__class__ is not float:
+        v = _number(v)
+        if v is None:
+            raise ValueError("metric %r: value %r is not a number" % (m["name"], m["value"]))
+    if not m["name"] or m["name"].__class__ is not str:
+        raise ValueError("metric without a name")
+    return v
+
+
+def _flatten(prefix, obj, out):
+    for k, v in obj.items():
+        if isinstance(v, dict):
+            _flatten(prefix + k + ".", v, out)
+            continue
+        f = _number(v)
+        if f is not None:
+            out[prefix + k] = f
+
+
+def _final(metrics, result, key):
+    """A trial's final metrics: each metric's last logged value, replaced by result.json's."""
+    out = {}
+    if metrics:
+        for name, value, _, _ in _metric_lines(metrics, key + "metrics.jsonl"):
+            out[name] = value
+    if result is not None:
+        try:
+            obj = json.loads(result)
+        except ValueError as e:
+            raise ValueError("%sresult.json: %s" % (key, e)) from None
+        if not isinstance(obj, dict):
+            raise ValueError("%sresult.json: want an object of name: number" % key)
+        _flatten("", obj, out)
+    return out
+
+
+def _points(metrics, key):
+    """Every line of a metrics.jsonl as (metric, step, value, time), as 'jikken results --curves'."""
+    lines = _metric_lines(metrics, key) if metrics else []
+    stamps = [ts for _, _, _, ts in lines if ts]
+    t0 = min(stamps) if stamps else 0
+    nxt = {}
+    out = []
+    for name, value, step, ts in lines:
+        if step is None:
+            step = nxt.get(name, 0)
+        nxt[name] = nxt.get(name, 0) + 1
+        out.append((name, step, value, (ts - t0) / 1000 if ts else math.nan))
+    return out
+
+
+def _match(want, v):
+    if callable(want):
+        return bool(want(v))
+    if isinstance(want, (list, tuple, set, frozenset)):
+        return v in want
+    return v == want
+
+
+class _Trial:
+    __slots__ = ("run", "name", "status", "params", "seed")
+
+    def __init__(self, run, name, status, params, seed):
+        self.run, self.name, self.status, self.params, self.seed = run, name, status, params, seed
+
+
+def _json(store, key):
+    data = store.get(key)
+    if data is None:
+        return None
+    try:
+        return json.loads(data)
+    except ValueError as e:
+        raise ValueError("%s in %s: %s" % (key, store.location, e)) from None
+
+
+def run_ids(store=None):
+    """The ids of the runs in a store, oldest first (ids start with their start time)."""
+    st = _open(store)
+    return [r for r in st.dirs("runs/") if st.get("runs/%s/manifest.json" % r) is not None]
+
+
+def _resolve(store, ref):
+    """The runs ref names: a run id, a unique prefix of one, latest, or an experiment's name
+    (every run of it, oldest first)."""
+    ids = run_ids(store)
+    if not ids:
+        raise LookupError("no runs in %s" % store.location)
+    if ref in ("latest", "last"):
+        return [_newest(store, ids)]
+    if ref in ids:
+        return [ref]
+    match = [i for i in ids if i.startswith(ref)]
+    if len(match) == 1:
+        return match
+    if len(match) > 1:
+        raise LookupError("%r matches several runs (%s); give more of the id" % (ref, ", ".join(match[:5])))
+    runs = [i for i in ids if (_json(store, "runs/%s/manifest.json" % i) or {}).get("experiment") == ref]
+    if not runs:
+        raise LookupError("no run or experiment %r in %s; list runs with 'jikken runs'" % (ref, store.location))
+    return runs
+
+
+def _newest(store, ids):
+    # Ids sort by their start second; runs started in the same second are told apart by their
+    # manifests' creation times (as 'jikken results latest' does).
+    stamp = len("20060102-150405")
+    last = ids[-1]
+    same = [i for i in ids if i[:stamp] == last[:stamp]] if len(last) >= stamp else [last]
+    if len(same) == 1:
+        return last
+    return max(same, key=lambda i: (_json(store, "runs/%s/manifest.json" % i) or {}).get("created", ""))
+
+
+def _trials(store, run, processes):
+    """A run's trials in plan order, services left out, with their status."""
+    m = _json(store, "runs/%s/manifest.json" % run)
+    base = "runs/%s/trials/" % run
+    plan = m.get("trials")
+    if plan is None:
+        # A plan of more than 1,000 trials is stored as its experiment's expansion, which only
+        # jikken can redo: the trials are then those that have a record (started at least once).
+        keys = [base + n + "/trial.json" for n in store.dirs(base)]
+        recs = [r for r in store.map(_record, keys, processes) if r and not r[4]]
+        recs.sort(key=lambda r: r[1])
+        return [_Trial(run, name, status, params, seed) for name, _, status, params, _, seed in recs]
+    plan = [t for t in plan if not t.get("service")]
+    recs = store.map(_record, [base + t["name"] + "/trial.json" for t in plan], processes)
+    return [_Trial(run, t["name"], r[2] if r else "pending", t.get("params") or {}, t.get("seed")) for t, r in zip(plan, recs)]
+
+
+def _record(store, key):
+    """What the reader needs of a trial.json: name, index, status, params, service, seed."""
+    data = store.get(key)
+    if not data:
+        return None  # an empty record is one never synced before a crash: as if not written
+    # jikken writes records indented, fields in a fixed order, the growing list of attempts after
+    # everything read here: parsing only the part before it halves the cost of a record.
+    cut = data.find(b',\n  "attempts": ')
+    try:
+        r = json.loads(data[:cut] + b"}") if cut > 0 else None
+    except ValueError:
+        r = None
+    if r is None or "status" not in r:
+        try:
+            r = json.loads(data)
+        except ValueError as e:
+            raise ValueError("%s: %s" % (key, e)) from None
+    return (r["name"], r.get("index", 0), r.get("status") or "pending", r.get("params") or {}, r.get("service", False), r.get("seed"))
+
+
+def _trial_final(store, base):
+    return _final(store.get(base + "metrics.jsonl"), store.get(base + "result.json"), base)
+
+
+def _trial_points(store, base):
+    return _points(store.get(base + "metrics.jsonl"), base + "metrics.jsonl")
+
+
+def _head_columns(trials):
+    """The columns of 'jikken results' before the metrics, preceded by run."""
+    params = sorted({p for t in trials for p in t.params})
+    has_seed = any(t.seed is not None for t in trials) and "seed" not in params
+    return ["run", "trial", "status"] + params + (["seed"] if has_seed else []), params, has_seed
+
+
+def _metric_columns(head, names):
+    """Each metric's column: its name, or metric.NAME when a column before it has that name."""
+    taken = set(head)
+    return {m: ("metric." + m if m in taken else m) for m in sorted(names)}
+
+
+def _head(t, params, has_seed):
+    row = {"run": t.run, "trial": t.name, "status": t.status}
+    for p in params:
+        row[p] = t.params.get(p)
+    if has_seed:
+        row["seed"] = t.seed
+    return row
+
+
+def _open(store):
+    if hasattr(store, "get") and hasattr(store, "dirs"):
+        return store
+    return open_store(store)
+
+
+def load(store, run, where=None, curves=False, frame=True, processes=None):
+    """Load a run's results, or every run of an experiment, as 'jikken results' prints them.
+
+    store is a folder store's path (None: $JIKKEN_STORE, then ./.jikken), a file:// URL or
+    s3://bucket/prefix (needs boto3; see docs/tracking.md). run is a run id, a unique prefix of
+    one, ``latest``, or an experiment's name, which loads all its runs, oldest first.
+
+    where keeps the rows whose columns match: a dict of column to a value, a list of values, or
+    a function of the value (``{"fn": "sphere", "lr": lambda v: v < 0.1}``). Conditions on run,
+    trial, status, params and seed are checked before any metric file is read.
+
+    Without curves there is one row per trial: run, trial, status, each param, seed, and each
+    metric's final value (result.json's, else the last logged). With ``curves=True`` (or a list
+    of metric names to keep) there is one row per metrics.jsonl line: run, trial, status, each
+    param, seed, metric, step, value, time (seconds since the trial's first timestamped line).
+
+    Returns a pandas DataFrame when pandas is installed and frame is true, else a list of dicts.
+    NaN and infinite values are floats; a value a trial never logged is None (NaN in pandas).
+
+    A folder store of more than 4,000 trials is read by forked worker processes, one per core
+    (at most 16); processes=1 reads it all in this process.
+    """
+    st = _open(store)
+    trials = [t for r in _resolve(st, run) for t in _trials(st, r, processes)]
+    head, params, has_seed = _head_columns(trials)
+    where = dict(where or {})
+    early = {k: w for k, w in where.items() if k in head}
+    late = {k: w for k, w in where.items() if k not in head}
+    heads = [_head(t, params, has_seed) for t in trials]
+    if early:
+        kept = [i for i, h in enumerate(heads) if all(_match(w, h[k]) for k, w in early.items())]
+        trials, heads = [trials[i] for i in kept], [heads[i] for i in kept]
+    bases = ["runs/%s/trials/%s/" % (t.run, t.name) for t in trials]
+    if curves:
+        keep = None if curves is True else {curves} if isinstance(curves, str) else set(curves)
+        cols = head + ["metric", "step", "value", "time"]
+        rows = [
+            dict(h, metric=name, step=step, value=value, time=tm)
+            for h, pts in zip(heads, st.map(_trial_points, bases, processes))
+            for name, step, value, tm in pts
+            if keep is None or name in keep
+        ]
+    else:
+        finals = st.map(_trial_final, bases, processes)
+        met = _metric_columns(head, {n for f in finals for n in f})
+        cols = head + list(met.values())
+        rows = heads
+        for h, f in zip(heads, finals):
+            for name, col in met.items():
+                h[col] = f.get(name)
+    for k in late:
+        if k not in cols:
+            raise KeyError("where: no column %r; the columns are %s" % (k, ", ".join(cols)))
+    if late:
+        rows = [r for r in rows if all(_match(w, r[k]) for k, w in late.items())]
+    if frame:
+        try:
+            import pandas
+        except ImportError:
+            return rows
+        return pandas.DataFrame.from_records(rows, columns=cols)
+    return rows

@@ -1,0 +1,132 @@
+"""Tests of the reader jikken.load; run with: python3 -m unittest -v test_jikken_reader (from this folder).
+
+They use lists of dicts (frame=False), so they need no pandas; results/python_test.go checks the
+DataFrames against 'jikken compare'.
+"""
+
+import json
+import math
+import os
+import shutil
+import tempfile
+import unittest
+
+import jikken
+
+
+def write(root, key, data):
+    path = os.path.join(root, *key.split("/"))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w" if isinstance(data, str) else "wb") as f:
+        f.write(data)
+
+
+def make_run(root, run, trials, experiment="exp", compact=False, created="2026-11-28T12:00:00Z"):
+    """trials: (name, params, seed, status or None, metrics lines, result object or None)."""
+    plan = [{"name": n, "index": i, "params": p, "seed": s, "cmd": ["x"]} for i, (n, p, s, *_rest) in enumerate(trials)]
+    manifest = {"run_id": run, "experiment": experiment, "created": created, "trials": None if compact else plan}
+    if compact:
+        manifest["trials_expansion"] = {"count": len(plan), "sha256": "0" * 64}
+    write(root, "runs/%s/manifest.json" % run, json.dumps(manifest))
+    for i, (name, params, seed, status, lines, result) in enumerate(trials):
+        base = "runs/%s/trials/%s/" % (run, name)
+        if status:
+            write(root, base + "trial.json", json.dumps({"run": run, "name": name, "index": i, "status": status, "params": params, "seed": seed}))
+        if lines is not None:
+            write(root, base + "metrics.jsonl", lines)
+        if result is not None:
+            write(root, base + "result.json", json.dumps(result))
+
+
+class ReaderTest(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.root)
+        lines = (
+            '{"name":"loss","value":3,"step":1,"ts":1000}\n'
+            '{"name":"loss","value":"NaN","ts":3500}\n'
+            '{"name":"acc","value":0.5}\n'
+        )
+        make_run(self.root, "20261128-120000-a", [
+            ("t0", {"lr": 0.1, "opt": "sgd"}, 1, "succeeded", lines, {"acc": 0.9, "eval": {"f1": "0.75"}, "ok": True, "note": "x"}),
+            ("t1", {"lr": 0.01, "opt": "adam"}, 2, "failed", '{"name":"loss","value":2}\n{"name":"lo', None),
+            ("t2", {"lr": 0.01, "opt": "adam"}, 3, None, None, None),
+        ])
+
+    def load(self, run="latest", **kw):
+        return jikken.load(self.root, run, frame=False, **kw)
+
+    def test_final_values(self):
+        rows = self.load()
+        self.assertEqual([r["trial"] for r in rows], ["t0", "t1", "t2"])
+        self.assertEqual([r["status"] for r in rows], ["succeeded", "failed", "pending"])
+        self.assertEqual(list(rows[0]), ["run", "trial", "status", "lr", "opt", "seed", "acc", "eval.f1", "loss"])
+        r = rows[0]
+        self.assertEqual((r["acc"], r["eval.f1"], r["seed"]), (0.9, 0.75, 1))  # result.json replaces the logged 0.5
+        self.assertTrue(math.isnan(r["loss"]))
+        self.assertNotIn("ok", r)  # booleans and text are not numbers, as in jikken results
+        self.assertEqual(rows[1]["loss"], 2)  # a torn last line is skipped
+        self.assertIsNone(rows[2]["loss"])
+
+    def test_curves(self):
+        rows = self.load(curves=True)
+        got = [(r["trial"], r["metric"], r["step"], r["value"], r["time"]) for r in rows]
+        self.assertEqual(got[0], ("t0", "loss", 1, 3, 0.0))
+        self.assertEqual(got[1][:3], ("t0", "loss", 1))  # no step: its index among the metric's lines
+        self.assertTrue(math.isnan(got[1][3]))
+        self.assertEqual(got[1][4], 2.5)
+        self.assertTrue(math.isnan(got[2][4]))  # no timestamp
+        self.assertEqual(got[3], ("t1", "loss", 0, 2, got[3][4]))
+        self.assertEqual(len(self.load(curves=["acc"])), 1)
+
+    def test_where(self):
+        self.assertEqual([r["trial"] for r in self.load(where={"opt": "adam"})], ["t1", "t2"])
+        self.assertEqual([r["trial"] for r in self.load(where={"lr": lambda v: v > 0.05})], ["t0"])
+        self.assertEqual([r["trial"] for r in self.load(where={"status": ["failed", "pending"], "loss": 2})], ["t1"])
+        with self.assertRaisesRegex(KeyError, "no column 'nope'"):
+            self.load(where={"nope": 1})
+
+    def test_resolve(self):
+        make_run(self.root, "20261128-130000-b", [("u", {}, None, "succeeded", None, {"trial": 5})], experiment="other")
+        make_run(self.root, "20261128-130000-c", [("v", {}, None, "succeeded", None, {"x": 1})], experiment="exp",
+                 created="2026-11-28T13:00:00.5Z")
+        self.assertEqual(jikken.run_ids(self.root), ["20261128-120000-a", "20261128-130000-b", "20261128-130000-c"])
+        self.assertEqual({r["run"] for r in self.load("latest")}, {"20261128-130000-c"})
+        self.assertEqual([r["trial"] for r in self.load("exp")], ["t0", "t1", "t2", "v"])
+        rows = self.load("20261128-130000-b")
+        self.assertEqual(rows[0]["metric.trial"], 5)  # a metric named like a column is prefixed
+        with self.assertRaisesRegex(LookupError, "several runs"):
+            self.load("20261128-13")
+        with self.assertRaisesRegex(LookupError, "no run or experiment"):
+            self.load("zzz")
+
+    def test_compact_manifest(self):
+        # A plan above 1,000 trials is stored as its experiment's expansion: trials come from records.
+        make_run(self.root, "20261128-140000-big", [
+            ("b", {"k": 2}, 9, "succeeded", None, {"m": 2}),
+            ("a", {"k": 1}, 8, "succeeded", None, {"m": 1}),
+        ], compact=True)
+        rows = self.load("20261128-140000-big")
+        self.assertEqual([(r["trial"], r["k"], r["seed"], r["m"]) for r in rows], [("b", 2, 9, 2.0), ("a", 1, 8, 1.0)])
+
+    def test_bad_line_names_its_place(self):
+        write(self.root, "runs/20261128-120000-a/trials/t0/metrics.jsonl", '{"name":"loss"}\n{"name":"loss","value":1}\n')
+        with self.assertRaisesRegex(ValueError, "t0/metrics.jsonl line 1"):
+            self.load()
+
+    def test_missing_store(self):
+        with self.assertRaisesRegex(FileNotFoundError, "no such folder"):
+            jikken.load(os.path.join(self.root, "nope"), "latest")
+
+    def test_s3_without_boto3_says_what_to_do(self):
+        try:
+            import boto3  # noqa: F401
+        except ImportError:
+            with self.assertRaisesRegex(ImportError, "needs boto3"):
+                jikken.load("s3://bucket/prefix", "latest")
+        else:
+            self.skipTest("boto3 is installed")
+
+
+if __name__ == "__main__":
+    unittest.main()
