@@ -162,7 +162,11 @@ func TestWorkdirOutside(t *testing.T) {
 			t.Errorf("%s: %v", c.trial, err)
 		}
 	}
-	m := `{"matrix": {"params": {"p": ["../../../../tmp"]}, "cmd": "pwd", "workdir": "{{p}}"}}`
+	m := `{"defaults": {"workdir": "/app"}, "trials": [{"name": "a", "cmd": "pwd", "image": "busybox"}]}`
+	if _, err := Parse("x.json", []byte(m)); err != nil {
+		t.Errorf("a container's workdir from defaults: %v", err)
+	}
+	m = `{"matrix": {"params": {"p": ["../../../../tmp"]}, "cmd": "pwd", "workdir": "{{p}}"}}`
 	if _, err := Parse("x.json", []byte(m)); err == nil || !strings.Contains(err.Error(), "workdir_outside: true") {
 		t.Errorf("workdir from a param: %v", err)
 	}

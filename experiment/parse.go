@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -184,8 +185,12 @@ func (p *parser) defaults(d map[string]any) map[string]any {
 		}
 		ok[k] = d[k]
 	}
+	check := maps.Clone(ok)
+	if _, set := check["workdir_outside"]; !set {
+		check["workdir_outside"] = true // whether a workdir may leave depends on each trial's image
+	}
 	sub := newParser(&problems{file: p.ps.file}, p.max)
-	sub.fields(ok, "", 0)
+	sub.fields(check, "", 0)
 	for _, pr := range sub.ps.list {
 		delete(ok, pr.Field)
 		p.ps.add("", "defaults."+pr.Field, "%s", pr.Msg)
