@@ -51,7 +51,7 @@ type site struct {
 	// "python3 -c", "eval", a heredoc that bash reads): no quoting of the outer shell keeps a
 	// value from running as code there. Empty when the outer shell is the last to parse it.
 	code string
-	fix  string // how to pass the value safely to that interpreter
+	kind string // the interpreter's kind ("shell", "python", ...), which chooses the advice
 }
 
 // heredoc is a here-document of a cmdTemplate.
@@ -71,6 +71,18 @@ func parseCmd(src string) *cmdTemplate {
 		sc.at[loc[0]] = loc
 	}
 	sc.commands(0, "", "")
+	// A placeholder the reading passed over (in a heredoc's delimiter word, say) is still
+	// replaced, as if it stood bare.
+	seen := make(map[int]bool, len(sc.t.sites))
+	for _, st := range sc.t.sites {
+		seen[st.start] = true
+	}
+	for start, loc := range sc.at {
+		if !seen[start] {
+			sc.t.sites = append(sc.t.sites, site{start: loc[0], end: loc[1], name: src[loc[2]:loc[3]]})
+		}
+	}
+	sort.Slice(sc.t.sites, func(i, j int) bool { return sc.t.sites[i].start < sc.t.sites[j].start })
 	return sc.t
 }
 
@@ -84,14 +96,14 @@ type scanner struct {
 type pendingDoc struct {
 	doc       *heredoc
 	raw       bool
-	code, fix string
+	code, kind string
 	level     *level
 	pipeFrom  int // the command of the pipeline that has the redirection
 }
 
 // level is one command list: the whole cmd, or the inside of $( ) or backquotes.
 type level struct {
-	code, fix string     // inherited: the whole list is code for another interpreter
+	code, kind string    // inherited: the whole list is code for another interpreter
 	words     []string   // the words of the current simple command so far
 	cur       []byte     // the word being read
 	inWord    bool       // cur has begun
@@ -123,26 +135,26 @@ func (l *level) endCommand(pipe bool) {
 // codeHere says which interpreter parses the word now being read, if any.
 func (l *level) codeHere() (string, string) {
 	if l.code != "" {
-		return l.code, l.fix
+		return l.code, l.kind
 	}
 	return codeWord(l.words, len(l.words))
 }
 
-func (sc *scanner) placeholderAt(state quoteState, code, fix string) bool {
+func (sc *scanner) placeholderAt(state quoteState, code, kind string) bool {
 	loc, ok := sc.at[sc.i]
 	if !ok {
 		return false
 	}
-	sc.t.sites = append(sc.t.sites, site{start: loc[0], end: loc[1], name: sc.t.src[loc[2]:loc[3]], state: state, code: code, fix: fix})
+	sc.t.sites = append(sc.t.sites, site{start: loc[0], end: loc[1], name: sc.t.src[loc[2]:loc[3]], state: state, code: code, kind: kind})
 	sc.i = loc[1]
 	return true
 }
 
 // commands reads a command list until the byte end (')' or '`'; 0: the end of the string).
 // code is set when the list itself is a string another interpreter parses.
-func (sc *scanner) commands(end byte, code, fix string) {
+func (sc *scanner) commands(end byte, code, kind string) {
 	s := sc.t.src
-	l := &level{code: code, fix: fix}
+	l := &level{code: code, kind: kind}
 	depth := 0 // unbalanced '(' of subshells and case patterns inside this list
 	for sc.i < len(s) {
 		if sc.placeholderAt(l.codeHereOr()) {
@@ -156,6 +168,8 @@ func (sc *scanner) commands(end byte, code, fix string) {
 			return
 		}
 		switch {
+		case c == '\\' && sc.at[sc.i+1] != nil:
+			sc.i++ // a placeholder is never escaped: it is replaced
 		case c == '\\':
 			if sc.i+1 < len(s) && s[sc.i+1] != '\n' {
 				l.cur, l.inWord = append(l.cur, s[sc.i+1]), true
@@ -163,18 +177,18 @@ func (sc *scanner) commands(end byte, code, fix string) {
 			sc.i += 2
 		case c == '\'':
 			sc.i++
-			cd, fx := l.codeHere()
+			cd, kd := l.codeHere()
 			l.inWord = true
-			l.cur = append(l.cur, sc.single(cd, fx)...)
+			l.cur = append(l.cur, sc.single(cd, kd)...)
 		case c == '"':
 			sc.i++
-			cd, fx := l.codeHere()
+			cd, kd := l.codeHere()
 			l.inWord = true
-			l.cur = append(l.cur, sc.double(cd, fx)...)
+			l.cur = append(l.cur, sc.double(cd, kd)...)
 		case c == '`':
 			sc.i++
-			cd, fx := l.codeHere()
-			sc.commands('`', cd, fx)
+			cd, kd := l.codeHere()
+			sc.commands('`', cd, kd)
 			l.cur, l.inWord = append(l.cur, '$'), true
 		case c == '$' && strings.HasPrefix(s[sc.i:], "$(("):
 			sc.i += 3
@@ -183,8 +197,8 @@ func (sc *scanner) commands(end byte, code, fix string) {
 			l.cur, l.inWord = append(l.cur, '$'), true
 		case c == '$' && strings.HasPrefix(s[sc.i:], "$("):
 			sc.i += 2
-			cd, fx := l.codeHere()
-			sc.commands(')', cd, fx)
+			cd, kd := l.codeHere()
+			sc.commands(')', cd, kd)
 			l.cur, l.inWord = append(l.cur, '$'), true
 		case c == '#' && !l.inWord:
 			for sc.i < len(s) && s[sc.i] != '\n' {
@@ -231,8 +245,8 @@ func (sc *scanner) commands(end byte, code, fix string) {
 
 // codeHereOr is codeHere as a pair of arguments.
 func (l *level) codeHereOr() (quoteState, string, string) {
-	cd, fx := l.codeHere()
-	return bare, cd, fx
+	cd, kd := l.codeHere()
+	return bare, cd, kd
 }
 
 func (sc *scanner) skip(c byte) {
@@ -242,11 +256,11 @@ func (sc *scanner) skip(c byte) {
 }
 
 // single reads a single-quoted string after its opening quote and returns its text.
-func (sc *scanner) single(code, fix string) []byte {
+func (sc *scanner) single(code, kind string) []byte {
 	s := sc.t.src
 	var text []byte
 	for sc.i < len(s) {
-		if sc.placeholderAt(inSingle, code, fix) {
+		if sc.placeholderAt(inSingle, code, kind) {
 			text = append(text, '$')
 			continue
 		}
@@ -261,11 +275,11 @@ func (sc *scanner) single(code, fix string) []byte {
 }
 
 // double reads a double-quoted string after its opening quote and returns its literal text.
-func (sc *scanner) double(code, fix string) []byte {
+func (sc *scanner) double(code, kind string) []byte {
 	s := sc.t.src
 	var text []byte
 	for sc.i < len(s) {
-		if sc.placeholderAt(inDouble, code, fix) {
+		if sc.placeholderAt(inDouble, code, kind) {
 			text = append(text, '$')
 			continue
 		}
@@ -274,12 +288,12 @@ func (sc *scanner) double(code, fix string) []byte {
 		case c == '"':
 			sc.i++
 			return text
-		case c == '\\' && sc.i+1 < len(s):
+		case c == '\\' && sc.at[sc.i+1] == nil && sc.i+1 < len(s):
 			text = append(text, s[sc.i+1])
 			sc.i += 2
 		case c == '`':
 			sc.i++
-			sc.commands('`', code, fix)
+			sc.commands('`', code, kind)
 			text = append(text, '$')
 		case strings.HasPrefix(s[sc.i:], "$(("):
 			sc.i += 3
@@ -288,7 +302,7 @@ func (sc *scanner) double(code, fix string) []byte {
 			text = append(text, '$')
 		case strings.HasPrefix(s[sc.i:], "$("):
 			sc.i += 2
-			sc.commands(')', code, fix)
+			sc.commands(')', code, kind)
 			text = append(text, '$')
 		default:
 			text = append(text, c)
@@ -343,14 +357,14 @@ func (sc *scanner) bodies(l *level) {
 	docs := sc.pending
 	sc.pending = nil
 	for _, d := range docs {
-		d.code, d.fix = d.level.code, d.level.fix
+		d.code, d.kind = d.level.code, d.level.kind
 		if d.code == "" {
 			last := append([]string{}, d.level.words...)
 			if d.level.inWord {
 				last = append(last, string(d.level.cur))
 			}
 			cmds := append(append([][]string{}, d.level.pipeline[min(d.pipeFrom, len(d.level.pipeline)):]...), last)
-			d.code, d.fix = stdinCode(cmds)
+			d.code, d.kind = stdinCode(cmds)
 		}
 		sc.body(d)
 	}
@@ -378,22 +392,22 @@ func (sc *scanner) body(d *pendingDoc) {
 		for sc.i < len(s) && s[sc.i] != '\n' {
 			switch {
 			case d.raw:
-				if !sc.placeholderAt(inDocRaw, d.code, d.fix) {
+				if !sc.placeholderAt(inDocRaw, d.code, d.kind) {
 					sc.i++
 				}
-			case sc.placeholderAt(inDoc, d.code, d.fix):
-			case s[sc.i] == '\\':
+			case sc.placeholderAt(inDoc, d.code, d.kind):
+			case s[sc.i] == '\\' && sc.at[sc.i+1] == nil:
 				sc.i += 2
 			case s[sc.i] == '`':
 				sc.i++
-				sc.commands('`', d.code, d.fix)
+				sc.commands('`', d.code, d.kind)
 			case strings.HasPrefix(s[sc.i:], "$(("):
 				sc.i += 3
 				sc.commands(')', arithmetic, "")
 				sc.skip(')')
 			case strings.HasPrefix(s[sc.i:], "$("):
 				sc.i += 2
-				sc.commands(')', d.code, d.fix)
+				sc.commands(')', d.code, d.kind)
 			default:
 				sc.i++
 			}
@@ -558,7 +572,7 @@ func (t *cmdTemplate) warnings(isParam func(string) bool) []string {
 			continue
 		}
 		msg := fmt.Sprintf("{{%s}} stands in code that %s parses, where no quoting keeps a value with quotes, ;, $( ) or a newline from running as a command; %s",
-			s.name, s.code, advice(s.fix, s.name))
+			s.name, s.code, advice(s.kind, s.name))
 		if s.code == arithmetic {
 			msg = fmt.Sprintf("{{%s}} stands in an arithmetic expansion $(( )), which evaluates a value as an expression (bash runs $( ) inside array subscripts); check it is a number first, or compute elsewhere", s.name)
 		}

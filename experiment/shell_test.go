@@ -75,3 +75,15 @@ func FuzzSubstituteShell(f *testing.F) {
 		}
 	})
 }
+
+// TestEveryPlaceholderReplaced: whatever stands before a placeholder, it is replaced.
+func TestEveryPlaceholderReplaced(t *testing.T) {
+	vars := map[string]string{"p": "a b"}
+	envs := map[string]string{"p": "JIKKEN_PARAM_P"}
+	for _, cmd := range []string{`echo \{{p}}`, `echo "\{{p}}"`, "cat <<{{p}}\nx\n{{p}}", "cat <<EOF\n\\{{p}}\nEOF"} {
+		got, err := substituteShell(cmd, vars, envs)
+		if err != nil || strings.Contains(got, "{{") {
+			t.Errorf("%q -> %q, %v", cmd, got, err)
+		}
+	}
+}
