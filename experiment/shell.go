@@ -94,21 +94,21 @@ type scanner struct {
 }
 
 type pendingDoc struct {
-	doc       *heredoc
-	raw       bool
+	doc        *heredoc
+	raw        bool
 	code, kind string
-	level     *level
-	pipeFrom  int // the command of the pipeline that has the redirection
+	level      *level
+	pipeFrom   int // the command of the pipeline that has the redirection
 }
 
 // level is one command list: the whole cmd, or the inside of $( ) or backquotes.
 type level struct {
-	code, kind string    // inherited: the whole list is code for another interpreter
-	words     []string   // the words of the current simple command so far
-	cur       []byte     // the word being read
-	inWord    bool       // cur has begun
-	target    bool       // the next word is a redirection's file
-	pipeline  [][]string // the simple commands of the current pipeline before this one
+	code, kind string     // inherited: the whole list is code for another interpreter
+	words      []string   // the words of the current simple command so far
+	cur        []byte     // the word being read
+	inWord     bool       // cur has begun
+	target     bool       // the next word is a redirection's file
+	pipeline   [][]string // the simple commands of the current pipeline before this one
 }
 
 func (l *level) endWord() {
