@@ -157,9 +157,10 @@ func (sc *scanner) commands(end byte, code, kind string) {
 	l := &level{code: code, kind: kind}
 	depth := 0 // unbalanced '(' of subshells and case patterns inside this list
 	for sc.i < len(s) {
-		if sc.placeholderAt(l.codeHereOr()) {
-			l.inWord = true
-			l.cur = append(l.cur, '$')
+		if sc.at[sc.i] != nil {
+			cd, kd := l.codeHere()
+			sc.placeholderAt(bare, cd, kd)
+			l.cur, l.inWord = append(l.cur, '$'), true
 			continue
 		}
 		c := s[sc.i]
@@ -185,20 +186,9 @@ func (sc *scanner) commands(end byte, code, kind string) {
 			cd, kd := l.codeHere()
 			l.inWord = true
 			l.cur = append(l.cur, sc.double(cd, kd)...)
-		case c == '`':
-			sc.i++
+		case c == '`' || c == '$' && strings.HasPrefix(s[sc.i:], "$("):
 			cd, kd := l.codeHere()
-			sc.commands('`', cd, kd)
-			l.cur, l.inWord = append(l.cur, '$'), true
-		case c == '$' && strings.HasPrefix(s[sc.i:], "$(("):
-			sc.i += 3
-			sc.commands(')', arithmetic, "")
-			sc.skip(')')
-			l.cur, l.inWord = append(l.cur, '$'), true
-		case c == '$' && strings.HasPrefix(s[sc.i:], "$("):
-			sc.i += 2
-			cd, kd := l.codeHere()
-			sc.commands(')', cd, kd)
+			sc.substitution(cd, kd)
 			l.cur, l.inWord = append(l.cur, '$'), true
 		case c == '#' && !l.inWord:
 			for sc.i < len(s) && s[sc.i] != '\n' {
@@ -243,16 +233,28 @@ func (sc *scanner) commands(end byte, code, kind string) {
 	}
 }
 
-// codeHereOr is codeHere as a pair of arguments.
-func (l *level) codeHereOr() (quoteState, string, string) {
-	cd, kd := l.codeHere()
-	return bare, cd, kd
-}
-
-func (sc *scanner) skip(c byte) {
-	if sc.i < len(sc.t.src) && sc.t.src[sc.i] == c {
+// substitution reads a command substitution, `...` or $(...), or an arithmetic expansion
+// $((...)) that starts at the scanner's position, if one does, and reports whether it did.
+// code and kind are those of the word it stands in: the commands inside inherit them.
+func (sc *scanner) substitution(code, kind string) bool {
+	s := sc.t.src[sc.i:]
+	switch {
+	case strings.HasPrefix(s, "`"):
 		sc.i++
+		sc.commands('`', code, kind)
+	case strings.HasPrefix(s, "$(("):
+		sc.i += 3
+		sc.commands(')', arithmetic, "")
+		if sc.i < len(sc.t.src) && sc.t.src[sc.i] == ')' {
+			sc.i++
+		}
+	case strings.HasPrefix(s, "$("):
+		sc.i += 2
+		sc.commands(')', code, kind)
+	default:
+		return false
 	}
+	return true
 }
 
 // single reads a single-quoted string after its opening quote and returns its text.
@@ -291,18 +293,7 @@ func (sc *scanner) double(code, kind string) []byte {
 		case c == '\\' && sc.at[sc.i+1] == nil && sc.i+1 < len(s):
 			text = append(text, s[sc.i+1])
 			sc.i += 2
-		case c == '`':
-			sc.i++
-			sc.commands('`', code, kind)
-			text = append(text, '$')
-		case strings.HasPrefix(s[sc.i:], "$(("):
-			sc.i += 3
-			sc.commands(')', arithmetic, "")
-			sc.skip(')')
-			text = append(text, '$')
-		case strings.HasPrefix(s[sc.i:], "$("):
-			sc.i += 2
-			sc.commands(')', code, kind)
+		case sc.substitution(code, kind):
 			text = append(text, '$')
 		default:
 			text = append(text, c)
@@ -398,16 +389,7 @@ func (sc *scanner) body(d *pendingDoc) {
 			case sc.placeholderAt(inDoc, d.code, d.kind):
 			case s[sc.i] == '\\' && sc.at[sc.i+1] == nil:
 				sc.i += 2
-			case s[sc.i] == '`':
-				sc.i++
-				sc.commands('`', d.code, d.kind)
-			case strings.HasPrefix(s[sc.i:], "$(("):
-				sc.i += 3
-				sc.commands(')', arithmetic, "")
-				sc.skip(')')
-			case strings.HasPrefix(s[sc.i:], "$("):
-				sc.i += 2
-				sc.commands(')', d.code, d.kind)
+			case sc.substitution(d.code, d.kind):
 			default:
 				sc.i++
 			}
