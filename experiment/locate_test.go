@@ -80,3 +80,28 @@ func TestAllProblemsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestBadMatrixLeavesNoDependencies: the dependencies of a matrix whose template is wrong are
+// checked (once for the group) and not given to the trial that comes next.
+func TestBadMatrixLeavesNoDependencies(t *testing.T) {
+	spec := `{"trials": [{"name": "x", "cmd": "true"}],
+	  "matrix": [{"name": "m", "params": {"p": [1, 2]}, "cmd": "true", "retries": -1, "depends": ["nope"]},
+	             {"name": "n", "params": {"p": [1, 2]}, "cmd": "true", "depends": ["nada"]}]}`
+	_, err := Parse("x.json", []byte(spec))
+	var verr *ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("want a ValidationError: %v", err)
+	}
+	var got []string
+	for _, p := range verr.Problems {
+		got = append(got, p.String())
+	}
+	want := []string{
+		`x.json: trial "m-1": retries: must be a whole number >= 0`,
+		`x.json: trial "m-1": depends: unknown trial "nope"`,
+		`x.json: trial "n-1": depends: unknown trial "nada"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

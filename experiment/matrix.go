@@ -174,6 +174,7 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 		}
 		t := p.fields(tm, trialWhere, len(p.trials))
 		if len(p.ps.list) != before {
+			p.drop()
 			return // one bad template makes every trial of the group bad: report it once
 		}
 		t.Group = group
