@@ -130,6 +130,9 @@ func TestCmdWarnings(t *testing.T) {
 		{"echo $(( 1 << 2 ))\necho {{p}}", ""},
 		{"echo hi # it's {{p}}", ""},
 		{"ls 2>&1 | grep {{p}}", ""},
+		{"rsync -a -e ssh {{p}} host:dst", ""},
+		{"find . -name x -exec sh -c 'echo {{p}}' \\;", "sh -c"},
+		{"env -i bash -c 'echo {{p}}'", "bash -c"},
 	}
 	for _, c := range cases {
 		w := parseCmd(c.cmd).warnings(func(string) bool { return true })

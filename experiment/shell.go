@@ -452,8 +452,8 @@ func interpreterOf(word string) *interpreter {
 func codeWord(words []string, k int) (string, string) {
 	for i := 0; i < k; i++ {
 		in := interpreterOf(words[i])
-		if in == nil {
-			continue
+		if in == nil || i > 0 && words[i-1] == "-e" {
+			continue // rsync -e ssh names a program, it does not run it here
 		}
 		name := words[i]
 		if j := strings.LastIndexByte(name, '/'); j >= 0 {
