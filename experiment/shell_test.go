@@ -87,3 +87,20 @@ func TestEveryPlaceholderReplaced(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseCmd reads any cmd template without panicking, and replaces every placeholder.
+func FuzzParseCmd(f *testing.F) {
+	for _, c := range []string{"echo {{v}}", "sh -c 'x {{v}}'", "cat <<-'E'\n\t{{v}}\n\tE\n", "a $(( 1 << {{v}} ))", "`x \"$(y '{{v}}')\"`", "x <<E\n$(\n{{v}}\n)\nE", "\\{{v}}", "x # {{v}} '", "cat <<{{v}}\n"} {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		tpl := parseCmd(cmd)
+		tpl.warnings(func(string) bool { return true })
+		out, err := tpl.expand(map[string]string{"v": "a b"}, map[string]string{"v": "JIKKEN_PARAM_V"})
+		if err == nil && placeholder.MatchString(out) && !placeholder.MatchString("a b") {
+			if n := len(placeholder.FindAllString(cmd, -1)); n > 0 && len(placeholder.FindAllString(out, -1)) >= n {
+				t.Fatalf("%q: placeholders left in %q", cmd, out)
+			}
+		}
+	})
+}
