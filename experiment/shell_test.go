@@ -97,10 +97,8 @@ func FuzzParseCmd(f *testing.F) {
 		tpl := parseCmd(cmd)
 		tpl.warnings(func(string) bool { return true })
 		out, err := tpl.expand(map[string]string{"v": "a b"}, map[string]string{"v": "JIKKEN_PARAM_V"})
-		if err == nil && placeholder.MatchString(out) && !placeholder.MatchString("a b") {
-			if n := len(placeholder.FindAllString(cmd, -1)); n > 0 && len(placeholder.FindAllString(out, -1)) >= n {
-				t.Fatalf("%q: placeholders left in %q", cmd, out)
-			}
+		if err == nil && placeholder.MatchString(out) {
+			t.Fatalf("%q: a placeholder is left in %q", cmd, out)
 		}
 	})
 }
