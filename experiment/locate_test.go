@@ -50,7 +50,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 		{6, `dpends: unknown field (did you mean "depends"?)`},
 		{7, "cmd: must be a string"},
 		{8, `unknown trial "trian"`},
-		{9, "dependency cycle: a -> b -> a"},
+		{9, "after: dependency cycle: a -> b -> a"},
 		{11, "duplicate name"},
 		{12, "resources:"},
 		{13, "ports:"},

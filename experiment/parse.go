@@ -621,8 +621,13 @@ func (p *parser) link() {
 	}
 	p.services(byName)
 	if cycle := findCycle(p.trials); cycle != nil {
-		p.ps.origin = p.origins[byName[cycle[0]]]
-		p.ps.add(strconv.Quote(cycle[0]), "depends", "dependency cycle: %s", strings.Join(cycle, " -> "))
+		first := byName[cycle[0]]
+		field := "depends"
+		if contains(p.trials[first].After, cycle[1]) {
+			field = "after"
+		}
+		p.ps.origin = p.origins[first]
+		p.ps.add(strconv.Quote(cycle[0]), field, "dependency cycle: %s", strings.Join(cycle, " -> "))
 	}
 	p.ps.origin = nil
 }
