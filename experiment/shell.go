@@ -198,7 +198,7 @@ func (sc *scanner) commands(end byte, code, kind string) {
 			}
 		case c == '\n':
 			sc.i++
-			sc.bodies(l)
+			sc.bodies()
 			l.endCommand(false)
 		case c == ' ' || c == '\t':
 			sc.i++
@@ -344,7 +344,7 @@ func (sc *scanner) heredocOp(l *level) {
 }
 
 // bodies reads the bodies of the heredocs opened on the line that just ended, in order.
-func (sc *scanner) bodies(l *level) {
+func (sc *scanner) bodies() {
 	docs := sc.pending
 	sc.pending = nil
 	for _, d := range docs {
@@ -406,7 +406,7 @@ const arithmetic = "arithmetic expansion"
 // interpreter is a program that takes code for another language in an argument.
 type interpreter struct {
 	name *regexp.Regexp
-	flag *regexp.Regexp // the option whose argument is code; nil: see kind
+	flag *regexp.Regexp // the option whose argument is code (nil: none)
 	kind string         // "shell", "python", ...: chooses the advice
 	// all: every argument after the program is code (eval, ssh, watch); first: the first
 	// operand is code (awk, sed without -e); stdin: reads a script from stdin when no operand
