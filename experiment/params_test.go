@@ -195,3 +195,22 @@ func TestOversizedParam(t *testing.T) {
 		t.Errorf("a 200,000-byte param read from params.json: %v, warnings %v", err, exp.Warnings)
 	}
 }
+
+// TestNumbersAreNotWarnedOf: a param whose every value is a number is safe in any code, so
+// `sh -c 'sleep {{n}}'` or $(( {{x}} * 2 )) over numbers says nothing; one string among them
+// makes it risky.
+func TestNumbersAreNotWarnedOf(t *testing.T) {
+	for _, c := range []struct {
+		values string
+		warn   bool
+	}{{`[1, 2.5, -3, 1e-5]`, false}, {`["7", 8]`, false}, {`[1, "x"]`, true}} {
+		spec := `{"matrix": {"params": {"n": ` + c.values + `}, "cmd": "sh -c 'sleep {{n}}'; echo $(( {{n}} * 2 ))"}}`
+		exp, err := Parse("x.json", []byte(spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(exp.Warnings) > 0) != c.warn {
+			t.Errorf("values %s: warnings %v", c.values, exp.Warnings)
+		}
+	}
+}

@@ -19,6 +19,10 @@ func ParamEnv(name string) string { return "JIKKEN_PARAM_" + strings.ToUpper(nam
 // params.json ($JIKKEN_PARAMS).
 const MaxEnvParam = 32 << 10
 
+// number matches a param value that reads as the same number in any language: safe wherever it
+// is pasted, so a param of numbers only is never warned of.
+var number = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+
 // shellSafe matches values a shell reads as one plain word wherever they stand, inside or
 // outside quotes: no quote, no $, no backquote, no backslash, no space, no glob or operator.
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
@@ -544,13 +548,14 @@ func advice(kind, param string) string {
 	return fmt.Sprintf(`read the environment variable %s there, or pass the value as an argument`, env)
 }
 
-// Warnings are the placeholders of params that stand in code another interpreter parses, each
-// with how to pass the value safely, once per placeholder.
-func (t *cmdTemplate) warnings(isParam func(string) bool) []string {
+// warnings are the placeholders of risky params (params that may hold more than a number)
+// that stand in code another interpreter parses, each with how to pass the value safely, once
+// per placeholder.
+func (t *cmdTemplate) warnings(risky func(string) bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, s := range t.sites {
-		if s.code == "" || !isParam(s.name) {
+		if s.code == "" || !risky(s.name) {
 			continue
 		}
 		msg := fmt.Sprintf("{{%s}} stands in code that %s parses, where no quoting keeps a value with quotes, ;, $( ) or a newline from running as a command; %s",
