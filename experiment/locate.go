@@ -18,6 +18,9 @@ import (
 // by its literal name below that point, then the field by its name; failing both, the problem
 // points at the deepest place the path reached. src is the file's text, file its name.
 func locate(file, src string, list []Problem) {
+	if len(list) == 0 {
+		return
+	}
 	root, err := jsonnet.SnippetToAST(file, src)
 	if err != nil {
 		return

@@ -50,7 +50,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 		{6, `dpends: unknown field (did you mean "depends"?)`},
 		{7, "cmd: must be a string"},
 		{8, `unknown trial "trian"`},
-		{9, "dependency cycle: a -> b -> a"},
+		{9, "after: dependency cycle: a -> b -> a"},
 		{11, "duplicate name"},
 		{12, "resources:"},
 		{13, "ports:"},
@@ -78,5 +78,30 @@ func TestAllProblemsAtOnce(t *testing.T) {
 		if !strings.HasPrefix(p.String(), path+":") || p.Line == 0 {
 			t.Errorf("%q has no file:line:column", p)
 		}
+	}
+}
+
+// TestBadMatrixLeavesNoDependencies: the dependencies of a matrix whose template is wrong are
+// checked (once for the group) and not given to the trial that comes next.
+func TestBadMatrixLeavesNoDependencies(t *testing.T) {
+	spec := `{"trials": [{"name": "x", "cmd": "true"}],
+	  "matrix": [{"name": "m", "params": {"p": [1, 2]}, "cmd": "true", "retries": -1, "depends": ["nope"]},
+	             {"name": "n", "params": {"p": [1, 2]}, "cmd": "true", "depends": ["nada"]}]}`
+	_, err := Parse("x.json", []byte(spec))
+	var verr *ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("want a ValidationError: %v", err)
+	}
+	var got []string
+	for _, p := range verr.Problems {
+		got = append(got, p.String())
+	}
+	want := []string{
+		`x.json: trial "m-1": retries: must be a whole number >= 0`,
+		`x.json: trial "m-1": depends: unknown trial "nope"`,
+		`x.json: trial "n-1": depends: unknown trial "nada"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -105,17 +105,27 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 	var cmd *cmdTemplate
 	if s, ok := base["cmd"].(string); ok {
 		cmd = parseCmd(s)
-		isParam := func(name string) bool {
+		// a param is risky unless every value it takes is a number
+		risky := func(name string) bool {
+			values := []any{}
+			if bp, ok := base["params"].(map[string]any); ok {
+				if v, ok := bp[name]; ok {
+					values = []any{v}
+				}
+			}
 			for _, a := range axes {
 				if a.name == name {
+					values = a.values
+				}
+			}
+			for _, v := range values {
+				if !number.MatchString(ParamString(plain(v))) {
 					return true
 				}
 			}
-			bp, _ := base["params"].(map[string]any)
-			_, ok := bp[name]
-			return ok
+			return false
 		}
-		for _, w := range cmd.warnings(isParam) {
+		for _, w := range cmd.warnings(risky) {
 			p.ps.warn("", where+".cmd", "%s", w)
 		}
 	}
@@ -174,6 +184,7 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 		}
 		t := p.fields(tm, trialWhere, len(p.trials))
 		if len(p.ps.list) != before {
+			p.drop()
 			return // one bad template makes every trial of the group bad: report it once
 		}
 		t.Group = group

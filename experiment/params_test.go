@@ -130,6 +130,9 @@ func TestCmdWarnings(t *testing.T) {
 		{"echo $(( 1 << 2 ))\necho {{p}}", ""},
 		{"echo hi # it's {{p}}", ""},
 		{"ls 2>&1 | grep {{p}}", ""},
+		{"rsync -a -e ssh {{p}} host:dst", ""},
+		{"find . -name x -exec sh -c 'echo {{p}}' \\;", "sh -c"},
+		{"env -i bash -c 'echo {{p}}'", "bash -c"},
 	}
 	for _, c := range cases {
 		w := parseCmd(c.cmd).warnings(func(string) bool { return true })
@@ -162,7 +165,11 @@ func TestWorkdirOutside(t *testing.T) {
 			t.Errorf("%s: %v", c.trial, err)
 		}
 	}
-	m := `{"matrix": {"params": {"p": ["../../../../tmp"]}, "cmd": "pwd", "workdir": "{{p}}"}}`
+	m := `{"defaults": {"workdir": "/app"}, "trials": [{"name": "a", "cmd": "pwd", "image": "busybox"}]}`
+	if _, err := Parse("x.json", []byte(m)); err != nil {
+		t.Errorf("a container's workdir from defaults: %v", err)
+	}
+	m = `{"matrix": {"params": {"p": ["../../../../tmp"]}, "cmd": "pwd", "workdir": "{{p}}"}}`
 	if _, err := Parse("x.json", []byte(m)); err == nil || !strings.Contains(err.Error(), "workdir_outside: true") {
 		t.Errorf("workdir from a param: %v", err)
 	}
@@ -186,5 +193,24 @@ func TestOversizedParam(t *testing.T) {
 	exp, err := Parse("x.json", spec)
 	if err != nil || len(exp.Warnings) != 1 || !strings.Contains(exp.Warnings[0].Msg, "no JIKKEN_PARAM_BLOB") {
 		t.Errorf("a 200,000-byte param read from params.json: %v, warnings %v", err, exp.Warnings)
+	}
+}
+
+// TestNumbersAreNotWarnedOf: a param whose every value is a number is safe in any code, so
+// `sh -c 'sleep {{n}}'` or $(( {{x}} * 2 )) over numbers says nothing; one string among them
+// makes it risky.
+func TestNumbersAreNotWarnedOf(t *testing.T) {
+	for _, c := range []struct {
+		values string
+		warn   bool
+	}{{`[1, 2.5, -3, 1e-5]`, false}, {`["7", 8]`, false}, {`[1, "x"]`, true}} {
+		spec := `{"matrix": {"params": {"n": ` + c.values + `}, "cmd": "sh -c 'sleep {{n}}'; echo $(( {{n}} * 2 ))"}}`
+		exp, err := Parse("x.json", []byte(spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(exp.Warnings) > 0) != c.warn {
+			t.Errorf("values %s: warnings %v", c.values, exp.Warnings)
+		}
 	}
 }

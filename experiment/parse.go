@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,9 +113,12 @@ func newParser(ps *problems, maxTrials int) *parser {
 }
 
 type rawDep struct {
-	trial int
+	trial int // -1: of a trial left out of the plan, whose dependencies are only checked to exist
 	name  string
 	cond  Condition // empty: started, or healthy when the target has a health check
+	// where and origin locate the trial, for messages
+	where  string
+	origin []any
 }
 
 func (p *parser) object(m map[string]any, exp *Experiment) {
@@ -184,8 +187,12 @@ func (p *parser) defaults(d map[string]any) map[string]any {
 		}
 		ok[k] = d[k]
 	}
+	check := maps.Clone(ok)
+	if _, set := check["workdir_outside"]; !set {
+		check["workdir_outside"] = true // whether a workdir may leave depends on each trial's image
+	}
 	sub := newParser(&problems{file: p.ps.file}, p.max)
-	sub.fields(ok, "", 0)
+	sub.fields(check, "", 0)
 	for _, pr := range sub.ps.list {
 		delete(ok, pr.Field)
 		p.ps.add("", "defaults."+pr.Field, "%s", pr.Msg)
@@ -249,12 +256,22 @@ func (p *parser) trial(raw any, origin []any, at int, defaults map[string]any) {
 		p.ps.add(where, "name", "missing; every trial needs a unique name")
 	}
 	if tr.Name == "" {
-		delete(p.defaultTimeout, len(p.trials))
-		p.rawDeps = slices.DeleteFunc(p.rawDeps, func(d rawDep) bool { return d.trial == len(p.trials) })
+		p.drop()
 		return
 	}
 	delete(p.broken, tr.Name)
 	p.add(tr, origin)
+}
+
+// drop detaches what fields recorded of a trial that is not put in the plan, as the next trial
+// takes its index; its dependencies are still checked to exist.
+func (p *parser) drop() {
+	delete(p.defaultTimeout, len(p.trials))
+	for i := range p.rawDeps {
+		if p.rawDeps[i].trial == len(p.trials) {
+			p.rawDeps[i].trial = -1
+		}
+	}
 }
 
 // add puts a parsed trial in the plan.
@@ -500,7 +517,7 @@ func (p *parser) depends(v any, where string, idx int) {
 	for _, e := range list {
 		switch d := e.(type) {
 		case string:
-			p.rawDeps = append(p.rawDeps, rawDep{trial: idx, name: d})
+			p.rawDeps = append(p.rawDeps, rawDep{trial: idx, name: d, where: where, origin: p.ps.origin})
 		case map[string]any:
 			name, _ := d["trial"].(string)
 			cond, _ := d["condition"].(string)
@@ -519,7 +536,7 @@ func (p *parser) depends(v any, where string, idx int) {
 			default:
 				p.ps.add(where, "depends", "condition %q is not one of started, healthy, completed, succeeded", cond)
 			}
-			p.rawDeps = append(p.rawDeps, rawDep{trial: idx, name: name, cond: c})
+			p.rawDeps = append(p.rawDeps, rawDep{trial: idx, name: name, cond: c, where: where, origin: p.ps.origin})
 		default:
 			p.ps.add(where, "depends", "must be an array of trial names or {trial, condition} objects")
 		}
@@ -549,18 +566,25 @@ func (p *parser) link() {
 		}
 		return []string{name}
 	}
+	unknown := map[string]bool{} // reported once for a whole matrix group
 	for _, d := range p.rawDeps {
-		t := &p.trials[d.trial]
-		p.ps.origin = p.origins[d.trial]
+		p.ps.origin = d.origin
 		for _, target := range expand(d.name) {
 			ti, ok := byName[target]
 			if !ok && p.broken[target] {
 				continue // its own problems are reported
 			}
+			if key := fmt.Sprint(d.origin, d.name); !ok && !unknown[key] {
+				unknown[key] = true
+				p.ps.add(d.where, "depends", "unknown trial %q%s", d.name, suggest(d.name, p.names()))
+			}
 			if !ok {
-				p.ps.add(strconv.Quote(t.Name), "depends", "unknown trial %q%s", d.name, suggest(d.name, p.names()))
 				continue
 			}
+			if d.trial < 0 {
+				continue
+			}
+			t := &p.trials[d.trial]
 			cond := d.cond
 			if cond == "" {
 				cond = Started
@@ -597,8 +621,13 @@ func (p *parser) link() {
 	}
 	p.services(byName)
 	if cycle := findCycle(p.trials); cycle != nil {
-		p.ps.origin = p.origins[byName[cycle[0]]]
-		p.ps.add(strconv.Quote(cycle[0]), "depends", "dependency cycle: %s", strings.Join(cycle, " -> "))
+		first := byName[cycle[0]]
+		field := "depends"
+		if contains(p.trials[first].After, cycle[1]) {
+			field = "after"
+		}
+		p.ps.origin = p.origins[first]
+		p.ps.add(strconv.Quote(cycle[0]), field, "dependency cycle: %s", strings.Join(cycle, " -> "))
 	}
 	p.ps.origin = nil
 }

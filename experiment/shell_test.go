@@ -75,3 +75,30 @@ func FuzzSubstituteShell(f *testing.F) {
 		}
 	})
 }
+
+// TestEveryPlaceholderReplaced: whatever stands before a placeholder, it is replaced.
+func TestEveryPlaceholderReplaced(t *testing.T) {
+	vars := map[string]string{"p": "a b"}
+	envs := map[string]string{"p": "JIKKEN_PARAM_P"}
+	for _, cmd := range []string{`echo \{{p}}`, `echo "\{{p}}"`, "cat <<{{p}}\nx\n{{p}}", "cat <<EOF\n\\{{p}}\nEOF"} {
+		got, err := substituteShell(cmd, vars, envs)
+		if err != nil || strings.Contains(got, "{{") {
+			t.Errorf("%q -> %q, %v", cmd, got, err)
+		}
+	}
+}
+
+// FuzzParseCmd reads any cmd template without panicking, and replaces every placeholder.
+func FuzzParseCmd(f *testing.F) {
+	for _, c := range []string{"echo {{v}}", "sh -c 'x {{v}}'", "cat <<-'E'\n\t{{v}}\n\tE\n", "a $(( 1 << {{v}} ))", "`x \"$(y '{{v}}')\"`", "x <<E\n$(\n{{v}}\n)\nE", "\\{{v}}", "x # {{v}} '", "cat <<{{v}}\n"} {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		tpl := parseCmd(cmd)
+		tpl.warnings(func(string) bool { return true })
+		out, err := tpl.expand(map[string]string{"v": "a b"}, map[string]string{"v": "JIKKEN_PARAM_V"})
+		if err == nil && placeholder.MatchString(out) {
+			t.Fatalf("%q: a placeholder is left in %q", cmd, out)
+		}
+	})
+}
