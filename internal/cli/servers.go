@@ -22,7 +22,7 @@ func serverWarnings(trials []experiment.Trial, jobs int) []string {
 	for i, t := range trials {
 		index[t.Name] = i
 	}
-	used := make([][]string, len(trials))   // trials that depend on i to have started
+	used := make([][]string, len(trials))    // trials that depend on i to have started
 	waiting := make([][]string, len(trials)) // trials that wait for i to end
 	for _, t := range trials {
 		for _, d := range t.Depends {
