@@ -43,3 +43,31 @@ local net = "`+net+`";
 		t.Fatalf("client fetched %q", got)
 	}
 }
+
+// TestHTTPHealthIsProbedAtTheContainer: health {http: URL} is a GET of the URL at the
+// container's own address (its host part names the container's side), so the image needs no
+// tool; the service serves only after 2 s, and a client started too early fails.
+func TestHTTPHealthIsProbedAtTheContainer(t *testing.T) {
+	needEngine(t)
+	net := "jikken-test-net-" + randomHex()
+	r := runExperiment(t, newBackend(t), `
+local net = "`+net+`";
+[
+  {
+    name: "svc", image: "IMAGE", service: true, networks: [net],
+    cmd: "mkdir -p /srv && sleep 2 && echo ready > /srv/x && exec httpd -f -p 8080 -h /srv",
+    health: { http: "http://127.0.0.1:8080/x", interval: 0.2 },
+  },
+  {
+    name: "client", image: "IMAGE", networks: [net],
+    depends: [{ trial: "svc", condition: "healthy" }],
+    cmd: "wget -q -O - http://svc:8080/x > $JIKKEN_OUTPUT_DIR/got.txt",
+  },
+]`, 2)
+	if r.sum.Status != store.Succeeded {
+		t.Fatalf("run %s; trials: %v", r.sum.Status, statusOf(r))
+	}
+	if got := r.file(t, "client", "got.txt"); got != "ready\n" {
+		t.Fatalf("client fetched %q", got)
+	}
+}
