@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -88,13 +90,15 @@ func TestServiceRestartsOnFailure(t *testing.T) {
 }
 
 // restart: on-failure restarts a service while its only dependant still runs, each time
-// after a longer backoff: one that dies twice during the dependant's 8 s is started 3 times.
+// after a longer backoff: one that dies twice during the dependant's 8 s is started 3 times,
+// on a host whose resources are counted (as jikken run's are), where the restart used to wait
+// for a dependant about to start.
 func TestServiceRestartsWhileItsOnlyDependantRuns(t *testing.T) {
 	spec := `[
 	  {"name":"svc","cmd":"test $JIKKEN_ATTEMPT -ge 3 || { sleep 0.5; exit 1; }; exec sleep 60","service":true,"restart":"on-failure","backoff":0.2},
 	  {"name":"client","cmd":"sleep 8","depends":["svc"]}
 	]`
-	sum, _, _ := run(t, spec, nil)
+	sum, _, _ := run(t, spec, func(r *runner.Runner) { r.Capacity = &core.Capacity{CPU: 2, Memory: 4 << 30} })
 	st := statuses(sum)
 	if st["svc"] != store.Stopped || st["client"] != store.Succeeded {
 		t.Fatalf("statuses = %v (svc: %q)", st, sum.Trials[0].Reason)

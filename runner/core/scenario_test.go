@@ -47,10 +47,15 @@ type pending struct {
 }
 
 func newScenario(t *testing.T, trials []experiment.Trial, jobs int, sc func(trial, attempt int) script) *scenario {
+	return newScenarioOn(t, nil, trials, jobs, sc)
+}
+
+// newScenarioOn is newScenario on a host whose resources are counted.
+func newScenarioOn(t *testing.T, c *core.Capacity, trials []experiment.Trial, jobs int, sc func(trial, attempt int) script) *scenario {
 	for i := range trials {
 		trials[i].Index = i
 	}
-	return &scenario{t: t, c: core.New(core.Config{RunID: "r", Backend: "sim", Host: "h", Trials: trials, Jobs: jobs}),
+	return &scenario{t: t, c: core.New(core.Config{RunID: "r", Backend: "sim", Host: "h", Trials: trials, Jobs: jobs, Capacity: c}),
 		trials: trials, now: epoch, script: sc, starts: map[string]int{}, stops: map[string]int{}, running: map[[2]int]bool{}, notes: map[string]string{}}
 }
 
@@ -270,13 +275,21 @@ func TestDeclaredServiceStoppedIsNotSucceeded(t *testing.T) {
 }
 
 // restart: on-failure starts a service again, after its backoff, while a dependant still
-// needs it: one that dies twice while its only dependant runs 8 s is started 3 times.
+// needs it: one that dies twice while its only dependant runs 8 s is started 3 times, on a
+// host whose resources are counted too (a service there used to start again only for a
+// dependant about to start, never for one that runs).
 func TestServiceRestartsWhileItsDependantRuns(t *testing.T) {
+	for _, host := range []*core.Capacity{nil, {CPU: 4, Memory: 8 << 30}} {
+		restartsWhileItsDependantRuns(t, host)
+	}
+}
+
+func restartsWhileItsDependantRuns(t *testing.T, host *core.Capacity) {
 	trials := []experiment.Trial{
-		{Name: "svc", Cmd: sh("serve"), Service: true, Restart: experiment.RestartOnFailure},
+		{Name: "svc", Cmd: sh("serve"), Service: true, Restart: experiment.RestartOnFailure, Resources: experiment.Resources{CPU: 1}},
 		{Name: "client", Cmd: sh("sleep 8"), Depends: []experiment.Dependency{{Trial: "svc", Condition: experiment.Started}}},
 	}
-	s := newScenario(t, trials, 1, func(trial, attempt int) script {
+	s := newScenarioOn(t, host, trials, 1, func(trial, attempt int) script {
 		switch {
 		case trial == 1:
 			return script{dur: 8 * time.Second}
@@ -287,7 +300,7 @@ func TestServiceRestartsWhileItsDependantRuns(t *testing.T) {
 	})
 	s.run(time.Hour)
 	if n := s.starts["svc"]; n != 3 {
-		t.Fatalf("svc started %d times, want 3", n)
+		t.Fatalf("host %+v: svc started %d times, want 3", host, n)
 	}
 	rec := s.record("svc")
 	if rec.Status != store.Stopped || s.record("client").Status != store.Succeeded {
