@@ -269,13 +269,8 @@ func (a *attempt) watchHealth(deadline time.Time) {
 	go func() {
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
-		go func() {
-			select {
-			case <-a.ended:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx, stop := a.whileRunning(ctx)
+		defer stop()
 		err := h.WaitHealthy(ctx)
 		switch {
 		case err == nil:
@@ -294,8 +289,18 @@ func (a *attempt) watchHealth(deadline time.Time) {
 // watchLiveness probes a healthy attempt until it ends, and reports it unhealthy when its
 // probes keep failing: the core restarts or fails it as its restart policy says.
 func (a *attempt) watchLiveness(l LivenessWatcher) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, stop := a.whileRunning(context.Background())
+	defer stop()
+	err := l.WatchLiveness(ctx)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrAttemptEnded) {
+		a.d.send(core.Unhealthy{Trial: a.trial, Attempt: a.n, Reason: err.Error(), At: time.Now()})
+	}
+}
+
+// whileRunning returns a context that is done when parent is or when the attempt ends, so a
+// health check does not outlive the attempt it watches.
+func (a *attempt) whileRunning(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
 	go func() {
 		select {
 		case <-a.ended:
@@ -303,10 +308,7 @@ func (a *attempt) watchLiveness(l LivenessWatcher) {
 		case <-ctx.Done():
 		}
 	}()
-	err := l.WatchLiveness(ctx)
-	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrAttemptEnded) {
-		a.d.send(core.Unhealthy{Trial: a.trial, Attempt: a.n, Reason: err.Error(), At: time.Now()})
-	}
+	return ctx, cancel
 }
 
 // clearOutputs removes what earlier attempts stored, so the trial folder holds one attempt's

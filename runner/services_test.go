@@ -4,6 +4,7 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -87,13 +90,15 @@ func TestServiceRestartsOnFailure(t *testing.T) {
 }
 
 // restart: on-failure restarts a service while its only dependant still runs, each time
-// after a longer backoff: one that dies twice during the dependant's 8 s is started 3 times.
+// after a longer backoff: one that dies twice during the dependant's 8 s is started 3 times,
+// on a host whose resources are counted (as jikken run's are), where the restart used to wait
+// for a dependant about to start.
 func TestServiceRestartsWhileItsOnlyDependantRuns(t *testing.T) {
 	spec := `[
 	  {"name":"svc","cmd":"test $JIKKEN_ATTEMPT -ge 3 || { sleep 0.5; exit 1; }; exec sleep 60","service":true,"restart":"on-failure","backoff":0.2},
 	  {"name":"client","cmd":"sleep 8","depends":["svc"]}
 	]`
-	sum, _, _ := run(t, spec, nil)
+	sum, _, _ := run(t, spec, func(r *runner.Runner) { r.Capacity = &core.Capacity{CPU: 2, Memory: 4 << 30} })
 	st := statuses(sum)
 	if st["svc"] != store.Stopped || st["client"] != store.Succeeded {
 		t.Fatalf("statuses = %v (svc: %q)", st, sum.Trials[0].Reason)
@@ -254,5 +259,25 @@ func TestHTTPHealthCheck(t *testing.T) {
 	}
 	if r := sum.Trials[0].Reason; !strings.Contains(r, "(health check: http http://127.0.0.1:47314/missing)") {
 		t.Fatalf("web reason = %q", r)
+	}
+}
+
+// combu's complex-dep layout on the local backend: a loader, four hard runs that depend on it,
+// and four soft runs that depend on the loader and on their hard run. Every trial runs its
+// command to its end (none is stopped), and each succeeds, the loader included.
+func TestCombuComplexDependsRunAsCombuDoes(t *testing.T) {
+	spec := `[{"name":"mzld","cmd":"sleep 2"}`
+	for i := 0; i < 4; i++ {
+		spec += fmt.Sprintf(`,{"name":"irl-hard-%d","cmd":"sleep 0.2","depends":["mzld"]}`, i)
+		spec += fmt.Sprintf(`,{"name":"irl-soft-%d","cmd":"sleep 0.2","depends":["mzld","irl-hard-%d"]}`, i, i)
+	}
+	sum, _, _ := run(t, spec+"]", nil)
+	if sum.Status != store.Succeeded || sum.Counts.Succeeded != 9 {
+		t.Fatalf("run %s: %+v", sum.Status, sum.Counts)
+	}
+	for _, rec := range sum.Trials {
+		if code := rec.ExitCode; code == nil || *code != 0 || len(rec.Attempts) != 1 {
+			t.Errorf("%s: exit %v after %d attempts (%q)", rec.Name, code, len(rec.Attempts), rec.Reason)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/moby/moby/client"
@@ -41,5 +42,54 @@ local net = "`+net+`";
 	}
 	if got := r.file(t, "client", "got.txt"); got != "ready\n" {
 		t.Fatalf("client fetched %q", got)
+	}
+}
+
+// TestHTTPHealthIsProbedAtTheContainer: health {http: URL} is a GET of the URL at the
+// container's own address (its host part names the container's side), so the image needs no
+// tool; the service serves only after 2 s, and a client started too early fails.
+func TestHTTPHealthIsProbedAtTheContainer(t *testing.T) {
+	needEngine(t)
+	net := "jikken-test-net-" + randomHex()
+	r := runExperiment(t, newBackend(t), `
+local net = "`+net+`";
+[
+  {
+    name: "svc", image: "IMAGE", service: true, networks: [net],
+    cmd: "mkdir -p /srv && sleep 2 && echo ready > /srv/x && exec httpd -f -p 8080 -h /srv",
+    health: { http: "http://127.0.0.1:8080/x", interval: 0.2 },
+  },
+  {
+    name: "client", image: "IMAGE", networks: [net],
+    depends: [{ trial: "svc", condition: "healthy" }],
+    cmd: "wget -q -O - http://svc:8080/x > $JIKKEN_OUTPUT_DIR/got.txt",
+  },
+]`, 2)
+	if r.sum.Status != store.Succeeded {
+		t.Fatalf("run %s; trials: %v", r.sum.Status, statusOf(r))
+	}
+	if got := r.file(t, "client", "got.txt"); got != "ready\n" {
+		t.Fatalf("client fetched %q", got)
+	}
+}
+
+// TestServiceThatTurnsUnhealthyIsRestarted: the check goes on once it has passed; a service
+// whose checks keep failing is stopped and, with restart: on-failure, started again.
+func TestServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
+	needEngine(t)
+	r := runExperiment(t, newBackend(t), `[
+  {
+    name: "svc", image: "IMAGE", service: true, restart: "on-failure", backoff: 0.1,
+    cmd: "mkdir -p /srv && echo ok > /srv/x && httpd -p 8080 -h /srv && sleep 1 && { test $JIKKEN_ATTEMPT -ge 2 || rm /srv/x; } && exec sleep 60",
+    health: { http: "http://127.0.0.1:8080/x", interval: 0.2 },
+  },
+  { name: "client", image: "IMAGE", cmd: "sleep 6", depends: ["svc"] },
+]`, 2)
+	if r.sum.Status != store.Succeeded || r.sum.Trials[0].Status != store.Stopped {
+		t.Fatalf("run %s; trials: %v", r.sum.Status, statusOf(r))
+	}
+	a := r.sum.Trials[0].Attempts
+	if len(a) != 2 || !strings.HasPrefix(a[0].Reason, "not healthy any more: 3 checks in a row failed (http ") {
+		t.Fatalf("svc attempts: %+v", a)
 	}
 }

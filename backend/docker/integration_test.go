@@ -152,7 +152,7 @@ local net = "`+net+`";
   cmd: "wget -q -O - http://store:8080/x > $JIKKEN_OUTPUT_DIR/got.txt && echo line-$JIKKEN_PARAM_I && echo oops >&2 && echo '{\"i\": '$JIKKEN_PARAM_I'}' > $JIKKEN_OUTPUT_DIR/result.json",
 } for i in std.range(1, 20)]
 `, 4)
-	if r.sum.Status != store.Succeeded || r.sum.Counts.Succeeded != 21 {
+	if r.sum.Status != store.Succeeded || r.sum.Counts.Succeeded != 20 || r.sum.Counts.Stopped != 1 {
 		t.Fatalf("run %s, %+v; trials: %v", r.sum.Status, r.sum.Counts, statusOf(r))
 	}
 	for i := 1; i <= 20; i++ {

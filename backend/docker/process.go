@@ -281,6 +281,51 @@ func (p *process) WaitHealthy(ctx context.Context) error {
 	}
 }
 
+// WatchLiveness implements runner.LivenessWatcher: the check of WaitHealthy, every interval
+// once it has passed, until runner.FailureThreshold checks in a row fail. (An image's or a
+// command's healthcheck is the engine's, which counts its own retries: its "unhealthy" then
+// stands for a few more checks.)
+func (p *process) WatchLiveness(ctx context.Context) error {
+	interval := 200 * time.Millisecond
+	if h := p.health; h != nil && h.Interval > 0 {
+		interval = max(interval, time.Duration(h.Interval))
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	failed := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return fmt.Errorf("%s: %w", p.a.Trial.Name, runner.ErrAttemptEnded)
+		case <-tick.C:
+		}
+		ok, err := p.healthy(ctx)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			failed = 0
+		default:
+			if failed++; failed >= runner.FailureThreshold {
+				return fmt.Errorf("%d checks in a row failed%s", failed, p.describeCheck())
+			}
+		}
+	}
+}
+
+// describeCheck names the check WatchLiveness runs, for its error.
+func (p *process) describeCheck() string {
+	switch h := p.health; {
+	case h != nil && h.TCP != "":
+		return " (tcp " + h.TCP + ")"
+	case h != nil && h.HTTP != "":
+		return " (http " + h.HTTP + ")"
+	}
+	return " (the container's healthcheck)"
+}
+
 func (p *process) healthy(ctx context.Context) (bool, error) {
 	st, err := p.inspect(ctx)
 	if err != nil {
@@ -306,7 +351,6 @@ func (p *process) healthy(ctx context.Context) (bool, error) {
 	return h != nil && h.Status == container.Healthy, nil
 }
 
-// dial tries the TCP probe's port on each of the container's addresses.
 // get runs an HTTP probe against the container's address on each of its networks: the URL's
 // host names the container's side (as a tcp probe's does), so it is replaced by the address.
 func (p *process) get(ctx context.Context, st container.InspectResponse) bool {
@@ -334,6 +378,7 @@ func (p *process) get(ctx context.Context, st container.InspectResponse) bool {
 	return false
 }
 
+// dial tries the TCP probe's port on each of the container's addresses.
 func (p *process) dial(ctx context.Context, st container.InspectResponse) bool {
 	_, port, err := net.SplitHostPort(p.health.TCP)
 	if err != nil {

@@ -30,7 +30,8 @@ func (p *runProgress) event(ev runner.Event) {
 		return
 	}
 	p.last = ev.Counts
-	if ev.Trial != "" && (ev.Status == store.Failed || ev.Status == store.Skipped || (ev.Status == store.Pending && ev.Reason != "")) {
+	// A running trial's reason says why the run waits for it (see core's waitsOnServers).
+	if ev.Trial != "" && (ev.Status == store.Failed || ev.Status == store.Skipped || (ev.Status == store.Pending || ev.Status == store.Running) && ev.Reason != "") {
 		p.line.Println(fmt.Sprintf("%-8s %s: %s", label(ev.Status), ev.Trial, ev.Reason))
 	} else if !p.tty && ev.Trial != "" && ev.Status.Final() {
 		p.line.Println(fmt.Sprintf("%-8s %s", label(ev.Status), ev.Trial))

@@ -43,6 +43,9 @@ kind can run at once, what limits them, and which trials can never run here.`,
 			if err != nil {
 				return err
 			}
+			for _, w := range serverWarnings(exp.Trials, defaultJobs()) {
+				fmt.Fprintln(f.IO.ErrOut, "warning: "+w)
+			}
 			var fit *hostFit
 			if onHost {
 				if fit, err = fitOnHost(cmd.Context(), exp.Trials, hs); err != nil {
@@ -71,7 +74,7 @@ kind can run at once, what limits them, and which trials can never run here.`,
 					extra := ""
 					switch {
 					case t.ServiceImplied:
-						extra += " [service: others depend on it; use after to wait for it to succeed instead]"
+						extra += " [others use it while it runs; never stopped by jikken: mark a server service: true]"
 					case t.Service:
 						extra += " [service]"
 					}

@@ -425,9 +425,12 @@ func (c *Core) inUse(s *trial) bool {
 }
 
 // demanded reports whether service s should start now, on a host whose resources are counted:
-// when a trial that needs it waits for nothing else, and fits beside it. A service started
-// before any trial can use it would hold resources those trials need.
+// when a trial that needs it runs (a restart), or waits for nothing else and fits beside it.
+// A service started before any trial can use it would hold resources those trials need.
 func (c *Core) demanded(s *trial) bool {
+	if c.inUse(s) {
+		return true
+	}
 	for _, i := range s.depDeps {
 		d := c.ts[i]
 		if d.ph != idle || d.retrying {

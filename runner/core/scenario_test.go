@@ -36,6 +36,8 @@ type scenario struct {
 	running map[[2]int]bool
 	peak    int
 	reports []core.Report
+	// notes are the reasons records of running attempts gave, by trial name.
+	notes map[string]string
 }
 
 type pending struct {
@@ -45,11 +47,16 @@ type pending struct {
 }
 
 func newScenario(t *testing.T, trials []experiment.Trial, jobs int, sc func(trial, attempt int) script) *scenario {
+	return newScenarioOn(t, nil, trials, jobs, sc)
+}
+
+// newScenarioOn is newScenario on a host whose resources are counted.
+func newScenarioOn(t *testing.T, c *core.Capacity, trials []experiment.Trial, jobs int, sc func(trial, attempt int) script) *scenario {
 	for i := range trials {
 		trials[i].Index = i
 	}
-	return &scenario{t: t, c: core.New(core.Config{RunID: "r", Backend: "sim", Host: "h", Trials: trials, Jobs: jobs}),
-		trials: trials, now: epoch, script: sc, starts: map[string]int{}, stops: map[string]int{}, running: map[[2]int]bool{}}
+	return &scenario{t: t, c: core.New(core.Config{RunID: "r", Backend: "sim", Host: "h", Trials: trials, Jobs: jobs, Capacity: c}),
+		trials: trials, now: epoch, script: sc, starts: map[string]int{}, stops: map[string]int{}, running: map[[2]int]bool{}, notes: map[string]string{}}
 }
 
 func (s *scenario) at(d time.Duration, ev core.Event) {
@@ -133,6 +140,9 @@ func (s *scenario) apply(acts []core.Action) {
 		case core.WatchHealth:
 			s.at(0, core.Healthy{Trial: a.Trial, Attempt: a.Attempt})
 		case core.Persist:
+			if a.Record.Status == store.Running && a.Record.Reason != "" {
+				s.notes[a.Record.Name] = a.Record.Reason
+			}
 			s.at(0, core.Persisted{Trial: a.Trial, Version: a.Version})
 		case core.SetTimer:
 			s.seq++
@@ -208,8 +218,37 @@ func TestImpliedServiceIsNeverStopped(t *testing.T) {
 	if len(s.stops) > 0 {
 		t.Fatalf("the runner stopped %v", s.stops)
 	}
-	if rec := s.record("loader"); rec.Status != store.Succeeded || rec.Finished.Sub(epoch) != time.Minute {
+	if rec := s.record("loader"); rec.Status != store.Succeeded || rec.Finished.Sub(epoch) != time.Minute || rec.Reason != "" {
 		t.Fatalf("loader: %s at %v (%q)", rec.Status, rec.Finished, rec.Reason)
+	}
+	// While the run waited for it alone, its record said so.
+	if n := s.notes["loader"]; !strings.HasPrefix(n, "runs on after the trials that depended on it ended: the run ends when it does") {
+		t.Errorf("loader's note while the run waited for it: %q", n)
+	}
+}
+
+// At -j 1 a dependant cannot start beside the server it depends on, which holds the only
+// slot: the server's record says so (the run goes on when it ends by itself).
+func TestWaitForAServerThatHoldsTheSlotIsSaid(t *testing.T) {
+	trials := []experiment.Trial{
+		{Name: "db", Cmd: sh("serve"), Service: true, ServiceImplied: true},
+		{Name: "client", Cmd: sh("query"), Depends: []experiment.Dependency{{Trial: "db", Condition: experiment.Started}}},
+	}
+	s := newScenario(t, trials, 1, func(trial, _ int) script {
+		if trial == 0 {
+			return script{dur: time.Hour}
+		}
+		return script{dur: time.Second}
+	})
+	s.run(2 * time.Hour)
+	if n := s.notes["db"]; !strings.HasPrefix(n, "holds one of the 1 slots (-j) that client waits for while needing it running") {
+		t.Fatalf("db's note: %q", n)
+	}
+	if s.c.Counts().Succeeded != 2 || len(s.stops) > 0 {
+		t.Fatalf("counts %+v, stops %v", s.c.Counts(), s.stops)
+	}
+	if _, ok := s.notes["client"]; ok {
+		t.Errorf("client was noted: %q", s.notes["client"])
 	}
 }
 
@@ -236,13 +275,21 @@ func TestDeclaredServiceStoppedIsNotSucceeded(t *testing.T) {
 }
 
 // restart: on-failure starts a service again, after its backoff, while a dependant still
-// needs it: one that dies twice while its only dependant runs 8 s is started 3 times.
+// needs it: one that dies twice while its only dependant runs 8 s is started 3 times, on a
+// host whose resources are counted too (a service there used to start again only for a
+// dependant about to start, never for one that runs).
 func TestServiceRestartsWhileItsDependantRuns(t *testing.T) {
+	for _, host := range []*core.Capacity{nil, {CPU: 4, Memory: 8 << 30}} {
+		restartsWhileItsDependantRuns(t, host)
+	}
+}
+
+func restartsWhileItsDependantRuns(t *testing.T, host *core.Capacity) {
 	trials := []experiment.Trial{
-		{Name: "svc", Cmd: sh("serve"), Service: true, Restart: experiment.RestartOnFailure},
+		{Name: "svc", Cmd: sh("serve"), Service: true, Restart: experiment.RestartOnFailure, Resources: experiment.Resources{CPU: 1}},
 		{Name: "client", Cmd: sh("sleep 8"), Depends: []experiment.Dependency{{Trial: "svc", Condition: experiment.Started}}},
 	}
-	s := newScenario(t, trials, 1, func(trial, attempt int) script {
+	s := newScenarioOn(t, host, trials, 1, func(trial, attempt int) script {
 		switch {
 		case trial == 1:
 			return script{dur: 8 * time.Second}
@@ -253,7 +300,7 @@ func TestServiceRestartsWhileItsDependantRuns(t *testing.T) {
 	})
 	s.run(time.Hour)
 	if n := s.starts["svc"]; n != 3 {
-		t.Fatalf("svc started %d times, want 3", n)
+		t.Fatalf("host %+v: svc started %d times, want 3", host, n)
 	}
 	rec := s.record("svc")
 	if rec.Status != store.Stopped || s.record("client").Status != store.Succeeded {
