@@ -26,6 +26,8 @@ type runOptions struct {
 	f        *cmdutil.Factory
 	file     string
 	jobs     int
+	// autoJobs: neither -j nor $JIKKEN_JOBS set the cap, so the host's fit may (jobsForHost).
+	autoJobs bool
 	backend  string
 	detach   bool
 	failFast bool
@@ -52,7 +54,12 @@ did not succeed. Trials see JIKKEN_* variables and write metrics to $JIKKEN_OUTP
 
 In a git repository the exact code (commit, staged, unstaged and untracked changes) is recorded
 first and the trials run in a copy of it, so you can keep editing while the sweep runs and
-'jikken reproduce RUN/TRIAL' can re-create it later. --in-place runs in the working tree instead.`,
+'jikken reproduce RUN/TRIAL' can re-create it later. --in-place runs in the working tree instead.
+
+Without -j (or $JIKKEN_JOBS), the cap is the number of cores, except where trials run on this
+host and every trial declares gpu, mig or cpu: then their resources limit what runs together,
+and the cap is the most trials of one kind the host holds at once (every trial asks for one GPU
+on an 8-GPU host: -j 8). 'jikken validate FILE --host' shows the figures.`,
 		Example: `  jikken run examples/optimize/experiment.jsonnet
   jikken run sweep.jsonnet -j 8 --ext-str dataset=cifar10
   jikken run sweep.jsonnet --detach && jikken status latest
@@ -63,11 +70,12 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
+			o.autoJobs = !cmd.Flags().Changed("jobs") && os.Getenv("JIKKEN_JOBS") == ""
 			return runRun(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (services not counted)")
+	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once, services not counted (default: the cores, or what the host holds of trials that declare resources; see above)")
 	fl.StringVar(&o.backend, "backend", "local", "where trials run: local, docker, kubernetes or slurm")
 	fl.BoolVar(&o.detach, "detach", false, "start the run in the background and print its id")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
@@ -117,6 +125,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 	capacity, _, _, err := hostCapacity(ctx, backend, o.host)
 	if err != nil {
 		return err
+	}
+	if n, ok := jobsForHost(exp.Trials, capacity); ok && o.autoJobs {
+		o.jobs = n
 	}
 	if c, ok := backend.(runner.Checker); ok {
 		if err := c.Check(ctx, exp.Trials); err != nil {
