@@ -162,7 +162,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return fmt.Errorf("record run: %w", err)
 	}
 	if o.detach {
-		return detach(o.f, runs, m, o.backend, o.settings)
+		return detach(o.f, runs, m, o.backend, o.settings, o.host.GPUsBusy)
 	}
 	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host})
 }
@@ -334,7 +334,8 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 }
 
 // detach starts 'jikken resume RUN' in a new session, its output in the store's work folder.
-func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend string, s backendSettings) error {
+// gpusBusy is passed on: the run does not record it.
+func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend string, s backendSettings, gpusBusy string) error {
 	logDir := filepath.Join(workRoot(runs.Blob), m.RunID)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
@@ -346,6 +347,9 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 	}
 	defer logf.Close()
 	args := append([]string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}, s.args()...)
+	if gpusBusy != "" {
+		args = append(args, "--gpus-busy="+gpusBusy)
+	}
 	cmd := exec.Command(f.Executable, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = detachedAttr()
