@@ -26,8 +26,6 @@ type runOptions struct {
 	f        *cmdutil.Factory
 	file     string
 	jobs     int
-	// autoJobs: neither -j nor $JIKKEN_JOBS set the cap, so the host's fit may (jobsForHost).
-	autoJobs bool
 	backend  string
 	detach   bool
 	failFast bool
@@ -37,6 +35,8 @@ type runOptions struct {
 	exp      cmdutil.ExperimentFlags
 	settings backendSettings
 	host     hostSettings
+	// autoJobs: neither -j nor $JIKKEN_JOBS set the cap, so the host's fit may (jobsForHost).
+	autoJobs bool
 }
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
