@@ -119,7 +119,7 @@ func (b Book) Take(devices []string, shares []int, h Holder) (*Lease, []string, 
 	for k, d := range devices {
 		me.Shares = append(me.Shares, Share{Device: d, Share: shares[k]})
 	}
-	entries, err := b.read(true)
+	entries, err := b.read()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,23 +190,6 @@ func (l *Lease) Release() error {
 	return nil
 }
 
-// Held is a live lease, for people ('jikken validate --host').
-type Held struct {
-	Holder
-	UID    int     `json:"uid"`
-	Shares []Share `json:"shares"`
-}
-
-// Held lists the live leases.
-func (b Book) Held() ([]Held, error) {
-	entries, err := b.read(false)
-	var out []Held
-	for _, e := range entries {
-		out = append(out, Held{Holder: e.Holder, UID: e.UID, Shares: e.Shares})
-	}
-	return out, err
-}
-
 // prepare makes the ledger's folder when it is missing, writable by every user and sticky, as
 // /tmp is: anyone may add a lease, only its owner may remove it.
 func (b Book) prepare() error {
@@ -245,9 +228,9 @@ func (b Book) file(h Holder) string {
 	return filepath.Join(b.Dir, fmt.Sprintf("%d-%s.lease", os.Geteuid(), hex.EncodeToString(sum[:12])))
 }
 
-// read returns the live leases. With tidy, the files of leases that ended without a release
-// (their runner and trial died) are removed where this user may.
-func (b Book) read(tidy bool) ([]entry, error) {
+// read returns the live leases. The files of leases that ended without a release (their
+// runner and trial died) are removed where this user may.
+func (b Book) read() ([]entry, error) {
 	names, err := os.ReadDir(b.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -276,7 +259,7 @@ func (b Book) read(tidy bool) ([]entry, error) {
 		e.file = p
 		if e.live() {
 			out = append(out, e)
-		} else if tidy {
+		} else {
 			_ = os.Remove(p) // fails on another user's file in the sticky folder: left for them
 		}
 	}
