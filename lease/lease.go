@@ -195,16 +195,8 @@ func (l *Lease) Release() error {
 func (b Book) prepare() error {
 	st, err := os.Stat(b.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(b.Dir), 0o755); err != nil {
-			return fmt.Errorf("make the GPU lease folder: %w", err)
-		}
-		if err := os.Mkdir(b.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("make the GPU lease folder: %w", err)
-		} else if err == nil {
-			// Made private first and opened up after, so the mode does not depend on the umask.
-			if err := os.Chmod(b.Dir, 0o777|os.ModeSticky); err != nil {
-				return fmt.Errorf("make the GPU lease folder: %w", err)
-			}
+		if err := b.mkdir(); err != nil {
+			return fmt.Errorf("make the GPU lease folder: %w; have it made for every user (install -d -m 1777 %s), or set %s", err, b.Dir, EnvDir)
 		}
 		st, err = os.Stat(b.Dir)
 	}
@@ -219,6 +211,21 @@ func (b Book) prepare() error {
 		return fmt.Errorf("GPU lease folder %s is writable by others without the sticky bit, so anyone could remove the leases of others; run chmod +t %s", b.Dir, b.Dir)
 	}
 	return nil
+}
+
+func (b Book) mkdir() error {
+	if err := os.MkdirAll(filepath.Dir(b.Dir), 0o755); err != nil {
+		return err
+	}
+	err := os.Mkdir(b.Dir, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		return nil // another runner made it just now
+	}
+	if err != nil {
+		return err
+	}
+	// Made private first and opened up after, so the mode does not depend on the umask.
+	return os.Chmod(b.Dir, 0o777|os.ModeSticky)
 }
 
 // file is the lease file of h: its owner's uid and a digest of h, so an adopting runner finds
