@@ -119,7 +119,7 @@ func (b Book) Take(devices []string, shares []int, h Holder) (*Lease, []string, 
 	for k, d := range devices {
 		me.Shares = append(me.Shares, Share{Device: d, Share: shares[k]})
 	}
-	entries, err := b.read(true)
+	entries, err := b.read()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,38 +190,13 @@ func (l *Lease) Release() error {
 	return nil
 }
 
-// Held is a live lease, for people ('jikken validate --host').
-type Held struct {
-	Holder
-	UID    int     `json:"uid"`
-	Shares []Share `json:"shares"`
-}
-
-// Held lists the live leases.
-func (b Book) Held() ([]Held, error) {
-	entries, err := b.read(false)
-	var out []Held
-	for _, e := range entries {
-		out = append(out, Held{Holder: e.Holder, UID: e.UID, Shares: e.Shares})
-	}
-	return out, err
-}
-
 // prepare makes the ledger's folder when it is missing, writable by every user and sticky, as
 // /tmp is: anyone may add a lease, only its owner may remove it.
 func (b Book) prepare() error {
 	st, err := os.Stat(b.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(b.Dir), 0o755); err != nil {
-			return fmt.Errorf("make the GPU lease folder: %w", err)
-		}
-		if err := os.Mkdir(b.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("make the GPU lease folder: %w", err)
-		} else if err == nil {
-			// Made private first and opened up after, so the mode does not depend on the umask.
-			if err := os.Chmod(b.Dir, 0o777|os.ModeSticky); err != nil {
-				return fmt.Errorf("make the GPU lease folder: %w", err)
-			}
+		if err := b.mkdir(); err != nil {
+			return fmt.Errorf("make the GPU lease folder: %w; have it made for every user (install -d -m 1777 %s), or set %s", err, b.Dir, EnvDir)
 		}
 		st, err = os.Stat(b.Dir)
 	}
@@ -238,6 +213,21 @@ func (b Book) prepare() error {
 	return nil
 }
 
+func (b Book) mkdir() error {
+	if err := os.MkdirAll(filepath.Dir(b.Dir), 0o755); err != nil {
+		return err
+	}
+	err := os.Mkdir(b.Dir, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		return nil // another runner made it just now
+	}
+	if err != nil {
+		return err
+	}
+	// Made private first and opened up after, so the mode does not depend on the umask.
+	return os.Chmod(b.Dir, 0o777|os.ModeSticky)
+}
+
 // file is the lease file of h: its owner's uid and a digest of h, so an adopting runner finds
 // the lease of the attempt it adopts.
 func (b Book) file(h Holder) string {
@@ -245,9 +235,9 @@ func (b Book) file(h Holder) string {
 	return filepath.Join(b.Dir, fmt.Sprintf("%d-%s.lease", os.Geteuid(), hex.EncodeToString(sum[:12])))
 }
 
-// read returns the live leases. With tidy, the files of leases that ended without a release
-// (their runner and trial died) are removed where this user may.
-func (b Book) read(tidy bool) ([]entry, error) {
+// read returns the live leases. The files of leases that ended without a release (their
+// runner and trial died) are removed where this user may.
+func (b Book) read() ([]entry, error) {
 	names, err := os.ReadDir(b.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -276,7 +266,7 @@ func (b Book) read(tidy bool) ([]entry, error) {
 		e.file = p
 		if e.live() {
 			out = append(out, e)
-		} else if tidy {
+		} else {
 			_ = os.Remove(p) // fails on another user's file in the sticky folder: left for them
 		}
 	}

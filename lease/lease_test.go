@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -287,5 +288,65 @@ func TestDefaultFolder(t *testing.T) {
 	t.Setenv(EnvDir, "/x/y")
 	if d := Default().Dir; d != "/x/y" {
 		t.Fatalf("$%s did not name the ledger: %s", EnvDir, d)
+	}
+}
+
+// Another user shares the ledger: root's lease holds the device for them too, and they can
+// neither remove nor rewrite it, but can take a device of their own. Needs root and a second
+// user: nobody, or $LEASE_OTHER_USER.
+func TestAnotherUserCannotRemoveALease(t *testing.T) {
+	if dir := os.Getenv("LEASE_OTHER_DIR"); dir != "" {
+		b := Book{Dir: dir}
+		files, _ := filepath.Glob(filepath.Join(dir, "0-*.lease"))
+		switch {
+		case len(files) != 1:
+			t.Fatalf("root's lease files: %v", files)
+		case os.Remove(files[0]) == nil:
+			t.Fatal("removed root's lease")
+		case os.WriteFile(files[0], []byte("[]"), 0o644) == nil:
+			t.Fatal("rewrote root's lease")
+		}
+		if busy := busyFor(t, b, h("theirs", 1)); len(busy) != 1 {
+			t.Fatalf("root's device was given to another user: %v", busy)
+		}
+		if _, busy, err := b.Take([]string{"GPU-1"}, []int{1000}, h("theirs", 1)); err != nil || busy != nil {
+			t.Fatalf("another user could not take a free device: %v %v", busy, err)
+		}
+		return
+	}
+	name := os.Getenv("LEASE_OTHER_USER")
+	if name == "" {
+		name = "nobody"
+	}
+	other, err := user.Lookup(name)
+	if os.Geteuid() != 0 || err != nil {
+		t.Skipf("needs root and a second user (%s): %v", name, err)
+	}
+	base, err := os.MkdirTemp("", "lease-users-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "lease.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := Book{Dir: filepath.Join(base, "leases")}
+	if _, busy, err := b.Take([]string{"GPU-0"}, []int{1000}, h("root's", 1)); err != nil || busy != nil {
+		t.Fatal(err, busy)
+	}
+	cmd := exec.Command("setpriv", "--reuid="+other.Uid, "--regid="+other.Gid, "--clear-groups", "--",
+		bin, "-test.run=^TestAnotherUserCannotRemoveALease$", "-test.v")
+	cmd.Env = append(os.Environ(), "LEASE_OTHER_DIR="+b.Dir)
+	cmd.Dir = base
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("as %s: %v\n%s", name, err, out)
 	}
 }

@@ -125,7 +125,7 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 	a.mu.Lock()
 	a.proc = proc
 	a.mu.Unlock()
-	if g, ok := proc.(GroupLeader); ok && a.lease != nil {
+	if g, ok := proc.(GroupLeader); ok && a.lease != nil && g.GroupLeader() > 1 {
 		if err := a.lease.Bind(g.GroupLeader()); err != nil {
 			r.Log.Warn("hand the GPU lease to the trial's processes; it ends with this runner", "trial", t.Name, "err", err)
 		}

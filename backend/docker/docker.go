@@ -252,6 +252,13 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		p.discard()
 		return nil, startError(t, err)
 	}
+	if b.OnThisHost() {
+		// The container's init on this host, for GPU leases; an engine elsewhere shows a pid
+		// that means nothing here.
+		if st, err := p.inspect(ctx); err == nil {
+			p.leader = st.State.Pid
+		}
+	}
 	go p.streamLogs()
 	return p, nil
 }

@@ -38,7 +38,10 @@ type process struct {
 	input []byte
 
 	// since is the engine's start time of the current run of the container, for its logs.
-	since    string
+	since string
+	// leader is the pid of the container's init on this host (0: unknown), which leads its
+	// process group.
+	leader   int
 	logsDone chan error
 	stopping atomic.Bool
 	done     chan struct{}
@@ -50,6 +53,10 @@ var (
 )
 
 func (p *process) Handle() string { return handle(p.id) }
+
+// GroupLeader implements runner.GroupLeader: the container's init, as the engine started it on
+// this host (0 when unknown; a container started again after an engine restart keeps its first).
+func (p *process) GroupLeader() int { return p.leader }
 
 // ImageDigest is the digest of the image the container runs, recorded with the trial.
 func (p *process) ImageDigest() string { return p.img.digest }

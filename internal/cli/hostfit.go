@@ -55,6 +55,31 @@ func fitOnHost(ctx context.Context, trials []experiment.Trial, hs hostSettings) 
 	return fit, nil
 }
 
+// jobsForHost is the -j a plan's declared resources make right on capacity (nil: trials run
+// elsewhere): the most trials of one kind it holds at once, when every trial declares cores,
+// GPUs or a MIG instance, as resources then cap what runs together. Memory alone does not
+// count: trials that declare only memory may still load every core.
+func jobsForHost(trials []experiment.Trial, c *core.Capacity) (int, bool) {
+	if c == nil || len(trials) == 0 {
+		return 0, false
+	}
+	most := 0
+	seen := map[experiment.Resources]bool{}
+	for _, t := range trials {
+		r := t.Resources
+		if r.CPU <= 0 && r.GPU <= 0 && r.MIG == "" {
+			return 0, false
+		}
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		n, _ := atOnce(r, c)
+		most = max(most, n)
+	}
+	return max(most, 1), true
+}
+
 // atOnce is how many trials asking for r the capacity holds together, and what stops more.
 func atOnce(r experiment.Resources, c *core.Capacity) (int, string) {
 	n, limit := math.MaxInt, ""
@@ -128,6 +153,15 @@ func (f *hostFit) print(w io.Writer) {
 			fmt.Fprintf(w, "  %s\n", u)
 		}
 	}
+}
+
+// never is the error of a plan with trials the host can never run (nil: every trial fits, or
+// the host was not asked).
+func (f *hostFit) never() error {
+	if f == nil || len(f.Unfit) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of the plan's trials can never run on this host (listed above); lower their resources or run them elsewhere (--backend)", len(f.Unfit))
 }
 
 func resourcesString(r experiment.Resources) string {

@@ -78,7 +78,8 @@ func TestGPULeasesAcrossUsersAndAKilledRunner(t *testing.T) {
 	spec := func(name string, n int) string {
 		return fmt.Sprintf(`{ name: %q, matrix: { name: %q, params: { i: std.range(1, %d) }, resources: { gpu: 1 }, cmd: %q } }`, name, name, n, trial)
 	}
-	leases := filepath.Join(base, "leases") // made by the first runner
+	// As /run/lock: writable by all, sticky; the ledger in it is made by whichever runner comes first.
+	leases := filepath.Join(dir("lock", 0o777|os.ModeSticky, nil), "jikken")
 	env := func(who string) []string {
 		return []string{"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + filepath.Join(base, who),
 			"JIKKEN_STORE=" + filepath.Join(base, who, "store"), "JIKKEN_LEASES=" + leases}

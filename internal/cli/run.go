@@ -35,6 +35,8 @@ type runOptions struct {
 	exp      cmdutil.ExperimentFlags
 	settings backendSettings
 	host     hostSettings
+	// autoJobs: neither -j nor $JIKKEN_JOBS set the cap, so the host's fit may (jobsForHost).
+	autoJobs bool
 }
 
 func newRunCmd(f *cmdutil.Factory) *cobra.Command {
@@ -52,7 +54,12 @@ did not succeed. Trials see JIKKEN_* variables and write metrics to $JIKKEN_OUTP
 
 In a git repository the exact code (commit, staged, unstaged and untracked changes) is recorded
 first and the trials run in a copy of it, so you can keep editing while the sweep runs and
-'jikken reproduce RUN/TRIAL' can re-create it later. --in-place runs in the working tree instead.`,
+'jikken reproduce RUN/TRIAL' can re-create it later. --in-place runs in the working tree instead.
+
+Without -j (or $JIKKEN_JOBS), the cap is the number of cores, except where trials run on this
+host and every trial declares gpu, mig or cpu: then their resources limit what runs together,
+and the cap is the most trials of one kind the host holds at once (every trial asks for one GPU
+on an 8-GPU host: -j 8). 'jikken validate FILE --host' shows the figures.`,
 		Example: `  jikken run examples/optimize/experiment.jsonnet
   jikken run sweep.jsonnet -j 8 --ext-str dataset=cifar10
   jikken run sweep.jsonnet --detach && jikken status latest
@@ -63,11 +70,12 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
+			o.autoJobs = !cmd.Flags().Changed("jobs") && os.Getenv("JIKKEN_JOBS") == ""
 			return runRun(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (services not counted)")
+	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once, services not counted (default: the cores, or what the host holds of trials that declare resources; see above)")
 	fl.StringVar(&o.backend, "backend", "local", "where trials run: local, docker, kubernetes or slurm")
 	fl.BoolVar(&o.detach, "detach", false, "start the run in the background and print its id")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
@@ -124,6 +132,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
+	if n, ok := jobsForHost(exp.Trials, adm.capacity); ok && o.autoJobs {
+		o.jobs, o.settings.Jobs = n, n
+	}
 	if n := countImages(exp.Trials); n > 0 && backend.Name() == "local" && o.output == "text" {
 		fmt.Fprintf(o.f.IO.ErrOut, "note: the local backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", n)
 	}
@@ -144,7 +155,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return fmt.Errorf("record run: %w", err)
 	}
 	if o.detach {
-		return detach(o.f, runs, m, o.backend, o.settings)
+		return detach(o.f, runs, m, o.backend, o.settings, o.host.GPUsBusy)
 	}
 	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host, admitted: adm})
 }
@@ -320,7 +331,8 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 }
 
 // detach starts 'jikken resume RUN' in a new session, its output in the store's work folder.
-func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend string, s backendSettings) error {
+// gpusBusy is passed on: the run does not record it.
+func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend string, s backendSettings, gpusBusy string) error {
 	logDir := filepath.Join(workRoot(runs.Blob), m.RunID)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return err
@@ -332,6 +344,9 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 	}
 	defer logf.Close()
 	args := append([]string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}, s.args()...)
+	if gpusBusy != "" {
+		args = append(args, "--gpus-busy="+gpusBusy)
+	}
 	cmd := exec.Command(f.Executable, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = detachedAttr()

@@ -203,16 +203,25 @@ func svgText(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // fakeNvidiaSMI writes into $WORK/bin an nvidia-smi that shows N whole GPUs (the host has no
-// GPU): fake-nvidia-smi N. Put $WORK/bin first on PATH to use it.
+// GPU): fake-nvidia-smi N [APPS [LOG]]. Put $WORK/bin first on PATH to use it. With APPS, the
+// processes that use the GPUs are those the files in that folder name ("GPU-…, pid" lines),
+// while they live; with LOG, every call appends its arguments to that file.
 func fakeNvidiaSMI(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: fake-nvidia-smi N")
+	if neg || len(args) < 1 || len(args) > 3 {
+		ts.Fatalf("usage: fake-nvidia-smi N [APPS [LOG]]")
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil {
 		ts.Fatalf("fake-nvidia-smi: %v", err)
 	}
+	f := hosttest.GPUs(n)
+	if len(args) > 1 {
+		f.AppsDir = ts.MkAbs(args[1])
+	}
+	if len(args) > 2 {
+		f.Log = ts.MkAbs(args[2])
+	}
 	dir := ts.MkAbs("bin")
 	ts.Check(os.MkdirAll(dir, 0o755))
-	ts.Check(os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(hosttest.GPUs(n).Script()), 0o755))
+	ts.Check(os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(f.Script()), 0o755))
 }

@@ -28,7 +28,8 @@ or python3 -c "...") go to stderr and do not change the exit code.
 
 With --host it also prints what this host offers trials (cores, memory, GPUs and MIG
 instances, and where each figure comes from) and how the plan fits: how many trials of each
-kind can run at once, what limits them, and which trials can never run here.`,
+kind can run at once, what limits them, and which trials can never run here; the exit code is 1
+when some trial can never run here.`,
 		Example: `  jikken validate sweep.jsonnet
   jikken validate sweep.jsonnet --host
   jikken validate sweep.jsonnet --host --gpus 0,1 --memory 64Gi
@@ -57,7 +58,10 @@ kind can run at once, what limits them, and which trials can never run here.`,
 				if fit != nil {
 					out["host"] = fit
 				}
-				return cmdutil.WriteJSON(f.IO.Out, out)
+				if err := cmdutil.WriteJSON(f.IO.Out, out); err != nil {
+					return err
+				}
+				return fit.never()
 			}
 			printWarnings(f.IO.ErrOut, exp.Warnings)
 			w := f.IO.Out
@@ -96,7 +100,7 @@ kind can run at once, what limits them, and which trials can never run here.`,
 			if fit != nil {
 				fit.print(w)
 			}
-			return nil
+			return fit.never()
 		},
 	}
 	cmd.Flags().BoolVar(&onHost, "host", false, "also print what this host offers and how the plan fits it")
