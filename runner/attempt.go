@@ -19,6 +19,7 @@ import (
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/lease"
+	"github.com/jikken-dev/jikken/live"
 	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
@@ -44,11 +45,13 @@ type attempt struct {
 	mu    sync.Mutex
 	proc  Process
 	ended chan struct{}
+	// feed appends the attempt's metric points to the store while it runs (nil: not here).
+	feed *live.Feeder
 }
 
 // reserved are trial-folder names the runner writes; a trial's own files of these names are
 // kept under artifacts/ instead.
-var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true, "attempts": true}
+var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true, "attempts": true, "live": true}
 
 // AttemptDir is the folder of attempt n of a trial while it runs, under the runner's work root.
 func AttemptDir(workRoot, run, trial string, n int) string {
@@ -142,6 +145,7 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 	}
 	started.At = time.Now()
 	d.send(started)
+	a.feedLive(ctx, proc, att)
 	return proc, att, true
 }
 
@@ -158,8 +162,9 @@ func (a *attempt) finish(ctx context.Context, proc Process, att *Attempt) {
 	if s, ok := proc.(OutputStorer); ok {
 		stored = s.OutputsStored()
 	}
+	liveNotes := a.stopLive(ctx)
 	notes, err := a.collect(ctx, att, filepath.Join(att.Dir, "params.json"), stored)
-	exited.Code, exited.Reason, exited.Notes = exit.Code, exit.Reason, notes
+	exited.Code, exited.Reason, exited.Notes = exit.Code, exit.Reason, append(liveNotes, notes...)
 	switch {
 	case exit.Err != nil:
 		exited.Err = exit.Err.Error()
@@ -289,7 +294,8 @@ func (a *attempt) watchHealth(deadline time.Time) {
 }
 
 // clearOutputs removes what earlier attempts stored, so the trial folder holds one attempt's
-// outputs; the logs of attempt keep are moved to attempts/<keep>/ rather than removed.
+// outputs; the logs of attempt keep are moved to attempts/<keep>/ rather than removed, and each
+// attempt's live metrics (live/<n>/) are kept.
 func (a *attempt) clearOutputs(ctx context.Context) error {
 	b := a.d.r.Runs.Blob
 	run, trial := a.d.m.RunID, a.d.m.Trials[a.trial].Name
@@ -297,7 +303,7 @@ func (a *attempt) clearOutputs(ctx context.Context) error {
 	var keys []string
 	err := b.List(ctx, prefix, func(in store.Info) error {
 		rel := strings.TrimPrefix(in.Key, prefix)
-		if rel != "trial.json" && !strings.HasPrefix(rel, "attempts/") {
+		if rel != "trial.json" && !strings.HasPrefix(rel, "attempts/") && !strings.HasPrefix(rel, "live/") {
 			keys = append(keys, in.Key)
 		}
 		return nil

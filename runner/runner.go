@@ -42,6 +42,10 @@ type Runner struct {
 	Capacity *core.Capacity
 	// Leases, when set, keeps the runs on this host from using the same GPUs at once.
 	Leases *lease.Book
+	// LiveEvery is how often the new metric points of running attempts are appended to the
+	// store's live chunks (default DefaultLiveEvery; negative: never). Attempts whose executor
+	// stores their outputs (OutputStorer) append their own.
+	LiveEvery time.Duration
 }
 
 // ErrUnfit is returned (wrapped) when trials ask for more than the host has.
