@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -61,7 +62,15 @@ type Options struct {
 	FlushEvery time.Duration
 	// Signals are forwarded to the command (default SIGTERM and SIGINT).
 	Signals []os.Signal
+	// LiveEvery is how often the metric points the command writes (metrics.jsonl, ::metric
+	// lines of stdout) are appended to the store's live chunks while it runs (default
+	// DefaultLiveEvery; negative: never).
+	LiveEvery time.Duration
 }
+
+// DefaultLiveEvery is how often the executor appends new live metric points: at most one store
+// request per interval and per MiB of lines, whatever the trial logs.
+const DefaultLiveEvery = 5 * time.Second
 
 // Result is how an execution ended.
 type Result struct {
@@ -75,7 +84,7 @@ type Result struct {
 
 // reserved are the names the runner writes in a trial folder; a trial's own files of these
 // names are stored under artifacts/ (the same rule as the runner's).
-var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true}
+var reserved = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true, "live": true}
 
 // Run runs the trial's command to its end and uploads its outputs. An error means the execution
 // could not be set up at all; a command that fails is reported in Result.
@@ -118,9 +127,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer stderr.Close()
 
 	u := &uploader{o: o, stdoutPath: stdoutPath, stderrPath: stderrPath}
+	feed := u.feedLive(ctx, stderr)
 	started := time.Now()
 	res := u.execute(ctx, stdout, stderr)
 	stdout.Sync()
+	u.stopLive(ctx, feed, stderr)
 	stderr.Sync()
 	res.Upload = u.finish(ctx, res, started)
 	return res, nil
@@ -258,7 +269,7 @@ func (u *uploader) finish(ctx context.Context, res Result, started time.Time) er
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if reserved[rel] {
+		if reserved[rel] || strings.HasPrefix(rel, "live/") {
 			rel = path.Join("artifacts", rel)
 		}
 		if err := store.ValidKey(u.key(rel)); err != nil {
