@@ -70,7 +70,7 @@ type Options struct {
 
 // DefaultLiveEvery is how often the executor appends new live metric points: at most one store
 // request per interval and per MiB of lines, whatever the trial logs.
-const DefaultLiveEvery = 5 * time.Second
+const DefaultLiveEvery = 4 * time.Second
 
 // Result is how an execution ended.
 type Result struct {

@@ -12,7 +12,7 @@ import (
 
 // DefaultLiveEvery is how often the runner appends the new metric points of the attempts whose
 // files it reads, when Runner.LiveEvery is not set.
-const DefaultLiveEvery = time.Second
+const DefaultLiveEvery = 500 * time.Millisecond
 
 // feedLive starts appending the attempt's metric points to the store's live chunks as the trial
 // writes them, unless an executor next to the trial does it (OutputStorer) or it is turned off.
