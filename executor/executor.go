@@ -60,7 +60,15 @@ type Options struct {
 	FlushEvery time.Duration
 	// Signals are forwarded to the command (default SIGTERM and SIGINT).
 	Signals []os.Signal
+	// LiveEvery is how often the metric points the command writes (metrics.jsonl, ::metric
+	// lines of stdout) are appended to the store's live chunks while it runs (default
+	// DefaultLiveEvery; negative: never).
+	LiveEvery time.Duration
 }
+
+// DefaultLiveEvery is how often the executor appends new live metric points: at most one store
+// request per interval and per MiB of lines, whatever the trial logs.
+const DefaultLiveEvery = 4 * time.Second
 
 // Result is how an execution ended.
 type Result struct {
@@ -116,9 +124,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer stderr.Close()
 
 	u := &uploader{o: o, stdoutPath: stdoutPath, stderrPath: stderrPath}
+	feed := u.feedLive(ctx, stderr)
 	started := time.Now()
 	res := u.execute(ctx, stdout, stderr)
 	stdout.Sync()
+	u.stopLive(ctx, feed, stderr)
 	stderr.Sync()
 	res.Notes, res.Upload = u.finish(ctx, res, started, stderr)
 	return res, nil

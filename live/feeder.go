@@ -25,7 +25,7 @@ type Options struct {
 	Trial   string
 	Attempt int
 	Sources []Source
-	// Every is how often new points are appended (default 5 s).
+	// Every is how often new points are appended (default 4 s).
 	Every time.Duration
 	// Resume goes on after the points an earlier feeder of the same attempt stored (a resumed
 	// runner taking over an attempt that kept running); without it, they are removed first.
@@ -60,7 +60,7 @@ type Feeder struct {
 // attempt's chunks, then appends in the background.
 func Start(ctx context.Context, o Options) (*Feeder, error) {
 	if o.Every <= 0 {
-		o.Every = 5 * time.Second
+		o.Every = 4 * time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/lease"
+	"github.com/jikken-dev/jikken/live"
 	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
@@ -44,6 +45,8 @@ type attempt struct {
 	mu    sync.Mutex
 	proc  Process
 	ended chan struct{}
+	// feed appends the attempt's metric points to the store while it runs (nil: not here).
+	feed *live.Feeder
 }
 
 // AttemptDir is the folder of attempt n of a trial while it runs, under the runner's work root.
@@ -139,6 +142,7 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 	}
 	started.At = time.Now()
 	d.send(started)
+	a.feedLive(ctx, proc, att)
 	return proc, att, true
 }
 
@@ -155,8 +159,9 @@ func (a *attempt) finish(ctx context.Context, proc Process, att *Attempt) {
 	if s, ok := proc.(OutputStorer); ok {
 		stored = s.OutputsStored()
 	}
+	liveNotes := a.stopLive(ctx)
 	notes, err := a.collect(ctx, att, filepath.Join(att.Dir, "params.json"), stored)
-	exited.Code, exited.Reason, exited.Notes = exit.Code, exit.Reason, notes
+	exited.Code, exited.Reason, exited.Notes = exit.Code, exit.Reason, append(liveNotes, notes...)
 	switch {
 	case exit.Err != nil:
 		exited.Err = exit.Err.Error()
@@ -312,7 +317,8 @@ func (a *attempt) whileRunning(parent context.Context) (context.Context, context
 }
 
 // clearOutputs removes what earlier attempts stored, so the trial folder holds one attempt's
-// outputs; the logs of attempt keep are moved to attempts/<keep>/ rather than removed.
+// outputs; the logs of attempt keep are moved to attempts/<keep>/ rather than removed, and each
+// attempt's live metrics (live/<n>/) are kept.
 func (a *attempt) clearOutputs(ctx context.Context) error {
 	b := a.d.r.Runs.Blob
 	run, trial := a.d.m.RunID, a.d.m.Trials[a.trial].Name
@@ -320,7 +326,7 @@ func (a *attempt) clearOutputs(ctx context.Context) error {
 	var keys []string
 	err := b.List(ctx, prefix, func(in store.Info) error {
 		rel := strings.TrimPrefix(in.Key, prefix)
-		if rel != "trial.json" && !strings.HasPrefix(rel, "attempts/") {
+		if rel != "trial.json" && !strings.HasPrefix(rel, "attempts/") && !strings.HasPrefix(rel, "live/") {
 			keys = append(keys, in.Key)
 		}
 		return nil

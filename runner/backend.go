@@ -128,6 +128,8 @@ type ImageDigester interface {
 // When OutputsStored reports true after Wait, the runner does not scan stdout for metrics and
 // uploads only what the process left in the attempt folder, such as a log it read from
 // elsewhere because the executor never ran; the outputs are not sent through the runner twice.
+// When it reports true right after Start, the executor also appends the attempt's live metrics,
+// and the runner does not read them from the attempt folder.
 type OutputStorer interface {
 	OutputsStored() bool
 }

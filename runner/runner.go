@@ -45,6 +45,10 @@ type Runner struct {
 	// Admitted is set when the command has already decided that the plan can run here (Admit,
 	// with the same Backend and Capacity): Run does not ask the backend again.
 	Admitted bool
+	// LiveEvery is how often the new metric points of running attempts are appended to the
+	// store's live chunks (default DefaultLiveEvery; negative: never). Attempts whose executor
+	// stores their outputs (OutputStorer) append their own.
+	LiveEvery time.Duration
 }
 
 // ErrUnfit is returned (wrapped) when trials ask for more than the host has.

@@ -251,3 +251,45 @@ func (r Runs) ClearLive(ctx context.Context, run, trial string, attempt int) err
 	}
 	return nil
 }
+
+// latestLookBack is how many chunks LiveLatest reads back from the last one at most.
+const latestLookBack = 8
+
+// LiveLatest returns the last live point named name of an attempt; with name "", the name of
+// its first point (what the trial logged first: its primary metric). It reads the first chunk
+// (for "") and the chunks from the last one back, at most latestLookBack of them, so it costs
+// a few requests however long the attempt ran; ok is false when it found none.
+func (r Runs) LiveLatest(ctx context.Context, run, trial string, attempt int, name string) (p LivePoint, ok bool, err error) {
+	prefix := LivePrefix(run, trial, attempt)
+	var keys []string
+	if err := r.Blob.List(ctx, prefix, func(in Info) error {
+		if isLiveName(strings.TrimPrefix(in.Key, prefix)) {
+			keys = append(keys, in.Key)
+		}
+		return nil
+	}); err != nil || len(keys) == 0 {
+		return p, false, err
+	}
+	if name == "" {
+		_, pts, err := r.readChunk(ctx, keys[0])
+		if err != nil || len(pts) == 0 {
+			return p, false, err
+		}
+		name = pts[0].Name
+	}
+	for i := len(keys) - 1; i >= 0 && i >= len(keys)-latestLookBack; i-- {
+		_, pts, err := r.readChunk(ctx, keys[i])
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return p, false, err
+		}
+		for j := len(pts) - 1; j >= 0; j-- {
+			if pts[j].Name == name {
+				return pts[j], true, nil
+			}
+		}
+	}
+	return p, false, nil
+}

@@ -13,9 +13,9 @@ import (
 )
 
 // reservedOutputs are the names of a trial folder that jikken writes itself (the record, the
-// params, the logs, earlier attempts' logs); a trial's own file or folder of one of these names
+// params, the logs, earlier attempts' logs, live metric chunks); a trial's own file or folder of one of these names
 // is stored under artifacts/ instead, so it never replaces what jikken keeps there.
-var reservedOutputs = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true, "attempts": true}
+var reservedOutputs = map[string]bool{"trial.json": true, "params.json": true, "stdout.log": true, "stderr.log": true, "attempts": true, "live": true}
 
 // OutputKey is the key of the trial output rel (slash-separated, relative to the trial's
 // $JIKKEN_OUTPUT_DIR).

@@ -47,6 +47,8 @@ type trialView struct {
 	// Queued is why a running trial's attempt still waits in its cluster's queue (Slurm's
 	// pending reason), as its runner last saw it.
 	Queued string `json:"queued,omitempty"`
+	// Metric is a running trial's latest value of its primary metric (metrics.go).
+	Metric *liveValue `json:"metric,omitempty"`
 }
 
 // viewRun reads a run's manifest, state and trial records. A run whose runner died shows as
@@ -206,6 +208,7 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				}
 				v.withWorkflow(ctx, m)
 			}
+			withLiveValues(ctx, runs, v)
 			if output == "json" {
 				return cmdutil.WriteJSON(f.IO.Out, v)
 			}
@@ -257,6 +260,9 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				reason := t.Reason
 				if t.Queued != "" {
 					reason = "queued: " + t.Queued
+				}
+				if t.Metric != nil {
+					reason = t.Metric.String() + "  " + reason
 				}
 				for _, n := range t.Notes {
 					reason += " [" + n + "]"

@@ -57,6 +57,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("StopKillsAfterGrace", s.stopKillsAfterGrace)
 	t.Run("Health", s.health)
 	t.Run("LiveAfterRunnerCrash", s.liveAfterCrash)
+	t.Run("LiveMetrics", s.liveMetrics)
 }
 
 type suite struct{ h Harness }

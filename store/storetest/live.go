@@ -86,6 +86,25 @@ func RunLive(t *testing.T, b store.Blob) {
 			t.Errorf("LiveEnd = %d, %s, %v; want 130 and the last chunk's cursor", end, cur, err)
 		}
 	})
+	t.Run("Latest", func(t *testing.T) {
+		if err := runs.AppendLive(ctx, run, "latest", 1, []store.LivePoint{
+			{Seq: 1, Metric: track.Metric{Name: "loss", Value: 3}}, {Seq: 2, Metric: track.Metric{Name: "acc", Value: 0.1}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := runs.AppendLive(ctx, run, "latest", 1, []store.LivePoint{
+			{Seq: 3, Metric: track.Metric{Name: "loss", Value: 2}}, {Seq: 4, Metric: track.Metric{Name: "acc", Value: 0.2}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]float64{"": 2, "loss": 2, "acc": 0.2} {
+			p, ok, err := runs.LiveLatest(ctx, run, "latest", 1, name)
+			if err != nil || !ok || p.Value != want {
+				t.Errorf("LiveLatest(%q) = %+v, %v, %v; want %g", name, p, ok, err, want)
+			}
+		}
+		if _, ok, err := runs.LiveLatest(ctx, run, "latest", 1, "none"); ok || err != nil {
+			t.Errorf("LiveLatest of a metric never logged: %v, %v", ok, err)
+		}
+	})
 	t.Run("RetriedAppend", func(t *testing.T) {
 		// A writer that did not learn whether its append went through sends it again.
 		if err := runs.AppendLive(ctx, run, trial, 1, chunk(131, 140), nil); err != nil {

@@ -32,6 +32,7 @@ type Options struct {
 	Record     bool
 	Scratch    bool
 	FlushEvery time.Duration
+	LiveEvery  time.Duration
 	IndexTable string
 	Argv       []string
 }
@@ -83,6 +84,7 @@ machine, removed once they are uploaded, whatever JIKKEN_OUTPUT_DIR and JIKKEN_P
 	fl.BoolVar(&o.NoScan, "no-stdout-metrics", false, "do not turn ::metric lines of stdout into metrics.jsonl (the runner does it)")
 	fl.BoolVar(&o.Record, "record", false, "also write trial.json (for workflows without a jikken runner)")
 	fl.DurationVar(&o.FlushEvery, "flush-every", 10*time.Second, "upload the growing logs this often (0: only at the end)")
+	fl.DurationVar(&o.LiveEvery, "live-every", executor.DefaultLiveEvery, "append new metric points to the store's live metrics this often (0: never)")
 	fl.StringVar(&o.IndexTable, "index-table", "", "folder with one trial per index; run the one of $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fl.BoolVar(&o.Scratch, "scratch", false, "put the output folder, params and logs in a temporary folder of this machine, removed at the end")
 	cmd.AddCommand(newInstallCmd(), newCodeCmd())
@@ -130,6 +132,10 @@ func run(ctx context.Context, o *Options) error {
 	}
 	if o.FlushEvery == 0 {
 		eo.FlushEvery = -1
+	}
+	eo.LiveEvery = o.LiveEvery
+	if o.LiveEvery == 0 {
+		eo.LiveEvery = -1
 	}
 	if p := os.Getenv("JIKKEN_PARAMS_JSON"); p != "" {
 		eo.Params = []byte(p)

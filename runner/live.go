@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/jikken-dev/jikken/live"
+	"github.com/jikken-dev/jikken/runner/core"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// DefaultLiveEvery is how often the runner appends the new metric points of the attempts whose
+// files it reads, when Runner.LiveEvery is not set.
+const DefaultLiveEvery = 500 * time.Millisecond
+
+// feedLive starts appending the attempt's metric points to the store's live chunks as the trial
+// writes them, unless an executor next to the trial does it (OutputStorer) or it is turned off.
+// An adopted attempt's points go on after those its earlier runner stored.
+func (a *attempt) feedLive(ctx context.Context, proc Process, att *Attempt) {
+	r := a.d.r
+	if s, ok := proc.(OutputStorer); (ok && s.OutputsStored()) || r.LiveEvery < 0 {
+		return
+	}
+	every := r.LiveEvery
+	if every == 0 {
+		every = DefaultLiveEvery
+	}
+	trial, n := a.trial, a.n
+	f, err := FeedLive(ctx, r.Runs, att, live.Options{Every: every, Resume: a.adopted,
+		Reported: func(upTo int64) {
+			a.d.send(core.MetricsReported{Trial: trial, Attempt: n, UpTo: upTo, At: time.Now()})
+		},
+	})
+	if err != nil {
+		r.Log.Warn("live metrics", "trial", att.Trial.Name, "err", err)
+		return
+	}
+	a.feed = f
+}
+
+// FeedLive starts appending the metric points of attempt a, read from its metrics.jsonl and
+// its stdout as they grow, to the live chunks of runs; o's store, run, trial, attempt and sources
+// are set from a.
+func FeedLive(ctx context.Context, runs store.Runs, a *Attempt, o live.Options) (*live.Feeder, error) {
+	o.Runs, o.Run, o.Trial, o.Attempt = runs, a.RunID, a.Trial.Name, a.N
+	o.Sources = []live.Source{
+		{Name: "metrics.jsonl", Path: filepath.Join(a.OutputDir, "metrics.jsonl"), Kind: live.Metrics},
+		{Name: "stdout", Path: a.StdoutPath, Kind: live.Stdout},
+	}
+	return live.Start(ctx, o)
+}
+
+// stopLive appends the points the attempt's files hold at its end and returns the notes on the
+// lines left out (and on live points that could not be stored: the final metrics.jsonl has
+// them all the same).
+func (a *attempt) stopLive(ctx context.Context) []string {
+	if a.feed == nil {
+		return nil
+	}
+	notes, err := a.feed.Stop(ctx)
+	if err != nil {
+		notes = append(notes, "live metrics not all stored (metrics.jsonl has them): "+err.Error())
+	}
+	return notes
+}
