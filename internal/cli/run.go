@@ -17,6 +17,7 @@ import (
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/cmdutil/expflags"
 	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
@@ -32,7 +33,7 @@ type runOptions struct {
 	inPlace  bool
 	ghost    string
 	output   string
-	exp      cmdutil.ExperimentFlags
+	exp      expflags.Flags
 	settings backendSettings
 	host     hostSettings
 }
