@@ -5,12 +5,15 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/jikken-dev/jikken/internal/cli/analysiscmd"
 	"github.com/jikken-dev/jikken/internal/cli/execcmd"
@@ -181,4 +184,13 @@ func newEvalCmd(f *cmdutil.Factory) *cobra.Command {
 			return evalguard.Serve(f.IO.In, f.IO.Out, os.Exit)
 		},
 	}
+}
+
+// routeClientGoLogs sends what client-go logs (through klog, process-wide) to a warn-level
+// logger on w. Left to klog, it prints "Waited before sending request" on stderr every ten
+// seconds while the client's rate limit holds a request back a second or more, which a large
+// sweep does by design (10,000 creates at 500 a second); its errors (a watch the API server
+// broke) still show.
+func routeClientGoLogs(w io.Writer) {
+	klog.SetSlogLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }

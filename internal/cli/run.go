@@ -69,7 +69,7 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (services not counted)")
-	fl.StringVar(&o.backend, "backend", "local", "where trials run: local, docker, kubernetes or slurm")
+	fl.StringVar(&o.backend, "backend", defaultBackend(), "where trials run: "+backendUsage())
 	fl.BoolVar(&o.detach, "detach", false, "start the run in the background and print its id")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&o.inPlace, "in-place", false, "run trials in the working tree instead of a copy of its snapshot")
@@ -115,7 +115,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return err
 	}
 	runs := store.Runs{Blob: blob}
-	o.settings.Jobs = o.jobs
+	o.settings.Jobs, o.settings.NoEnforce = o.jobs, o.host.NoEnforce
 	backend, err := openBackend(ctx, o.f, blob, o.backend, o.settings)
 	if err != nil {
 		return err
@@ -124,8 +124,8 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if n := countImages(exp.Trials); n > 0 && backend.Name() == "local" && o.output == "text" {
-		fmt.Fprintf(o.f.IO.ErrOut, "note: the local backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", n)
+	if n := countImages(exp.Trials); n > 0 && !descriptorOf(backend.Name()).Caps.Images && o.output == "text" {
+		fmt.Fprintf(o.f.IO.ErrOut, "note: the %s backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", backend.Name(), n)
 	}
 	code, err := codeSnapshot(ctx, exp.Dir, o.ghost)
 	if err != nil {
@@ -136,7 +136,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
 		Created: time.Now().UTC(), Host: host, User: currentUser(),
 		Backend: backend.Name(),
-		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr, Backend: settingsOf(backend),
+		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr, Backend: recordOf(backend),
 			GPUs: o.host.GPUs, CPUs: o.host.CPUs, Memory: o.host.Memory, NoEnforce: o.host.NoEnforce},
 		Code: code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
@@ -331,7 +331,7 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 		return err
 	}
 	defer logf.Close()
-	args := append([]string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}, s.args()...)
+	args := append([]string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}, s.args(backend)...)
 	cmd := exec.Command(f.Executable, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = detachedAttr()
@@ -382,13 +382,13 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if backendName == "" {
 				backendName = m.Backend
 			}
-			s := settings.over(m.Options.Backend)
-			s.Jobs = eo.jobs
+			eo.host = eo.host.over(m.Options)
+			s := settings.over(m.Backend, m.Options.Backend)
+			s.Jobs, s.NoEnforce = eo.jobs, eo.host.NoEnforce
 			backend, err := openBackend(ctx, f, runs.Blob, backendName, s)
 			if err != nil {
 				return err
 			}
-			eo.host = eo.host.over(m.Options)
 			return execute(ctx, f, runs, m, backend, eo)
 		},
 	}
