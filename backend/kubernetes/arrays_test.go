@@ -414,7 +414,7 @@ func TestAnAccountWithoutConfigMapsRunsAJobPerAttempt(t *testing.T) {
 	if n := len(listJobs(t, cs)); n != 2 {
 		t.Errorf("%d Jobs, want one per attempt", n)
 	}
-	if b.Settings()["job_per_attempt"] != "true" {
+	if b.Settings()["job-per-attempt"] != "true" {
 		t.Error("the run does not record that it runs a Job per attempt")
 	}
 }

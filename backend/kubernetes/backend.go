@@ -279,15 +279,15 @@ func (b *Backend) Name() string { return "kubernetes" }
 
 // Settings returns what another process needs to go on with this backend's Jobs as this one
 // does: the namespace, and how long finished Jobs stay. A run records them so that resume and
-// kill use them whatever their environment.
+// kill use them whatever their environment. The keys are the Settings struct's record tags.
 func (b *Backend) Settings() map[string]string {
 	ttl := b.cfg.JobTTL.String()
 	if b.cfg.JobTTL < 0 {
 		ttl = "keep"
 	}
-	s := map[string]string{"namespace": b.cfg.Namespace, "job_ttl": ttl}
+	s := map[string]string{"namespace": b.cfg.Namespace, "job-ttl": ttl}
 	if b.cfg.JobPerAttempt {
-		s["job_per_attempt"] = "true"
+		s["job-per-attempt"] = "true"
 	}
 	return s
 }

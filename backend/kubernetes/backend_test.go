@@ -727,7 +727,7 @@ func TestJobTTL(t *testing.T) {
 		}
 	}
 	b := NewForClient(nil, Config{Namespace: "ns", JobTTL: -1})
-	if s := b.Settings(); s["job_ttl"] != "keep" || s["namespace"] != "ns" {
+	if s := b.Settings(); s["job-ttl"] != "keep" || s["namespace"] != "ns" {
 		t.Errorf("settings %v: a run records its Job TTL for resume", s)
 	}
 }

@@ -122,7 +122,8 @@ func New(cfg Config) *Backend {
 // Name implements runner.Backend.
 func (b *Backend) Name() string { return "slurm" }
 
-// Settings are what a run records so that resume submits to the same place.
+// Settings are what a run records so that resume submits to the same place, under the keys of
+// the Settings struct's record tags.
 func (b *Backend) Settings() map[string]string {
 	s := map[string]string{}
 	for k, v := range map[string]string{"partition": b.cfg.Partition, "account": b.cfg.Account, "qos": b.cfg.QOS} {
@@ -131,7 +132,7 @@ func (b *Backend) Settings() map[string]string {
 		}
 	}
 	if len(b.cfg.SbatchArgs) > 0 {
-		s["sbatch-args"] = strings.Join(b.cfg.SbatchArgs, "\n")
+		s["sbatch-arg"] = strings.Join(b.cfg.SbatchArgs, "\n")
 	}
 	return s
 }

@@ -10,10 +10,8 @@ import (
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/host"
 	"github.com/jikken-dev/jikken/host/hosttest"
-	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/iostreams"
 	"github.com/jikken-dev/jikken/runner"
-	"github.com/jikken-dev/jikken/store"
 )
 
 // checkCounter is the local backend, counting the checks of a plan.
@@ -26,8 +24,6 @@ func (b *checkCounter) Check(ctx context.Context, trials []experiment.Trial) err
 	b.checks++
 	return b.Backend.(runner.Checker).Check(ctx, trials)
 }
-
-func (b *checkCounter) OnThisHost() bool { return true }
 
 // TestRunDecidesOnce: one 'jikken run' finds what the host offers once (nvidia-smi runs as
 // often as for one discovery, each call up to 30 s on a wedged driver) and checks the plan
@@ -54,21 +50,23 @@ func TestRunDecidesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	local, _ := runner.Lookup("local")
 	counter := &checkCounter{}
-	saved := backends["local"]
-	t.Cleanup(func() { backends["local"] = saved })
-	backends["local"] = func(ctx context.Context, f *cmdutil.Factory, blob store.Blob, s backendSettings) (runner.Backend, error) {
-		b, err := saved(ctx, f, blob, s)
+	d := local
+	d.Name, d.Default = "counted", false
+	d.Open = func(ctx context.Context, env runner.Env, s any) (runner.Backend, error) {
+		b, err := local.Open(ctx, env, s)
 		counter.Backend = b
 		return counter, err
 	}
+	runner.Register(d)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "exp.jsonnet")
 	if err := os.WriteFile(file, []byte(`{ name: "once", trials: [{ name: "t", cmd: "true", resources: { gpu: 1 } }] }`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ios, _, out, errOut := iostreams.Test()
-	if code := Run(ctx, ios, []string{"run", file, "--store", filepath.Join(dir, "store")}); code != 0 {
+	if code := Run(ctx, ios, []string{"run", file, "--backend", "counted", "--store", filepath.Join(dir, "store")}); code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
 	}
 	if n := calls(); n != perDiscovery {

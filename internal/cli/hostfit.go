@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jikken-dev/jikken/backend/local"
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/host"
 	"github.com/jikken-dev/jikken/runner"
@@ -33,7 +32,7 @@ type fitKind struct {
 }
 
 func fitOnHost(ctx context.Context, trials []experiment.Trial, hs hostSettings) (*hostFit, error) {
-	capacity, _, inv, err := hostCapacity(ctx, &local.Backend{}, hs)
+	capacity, _, inv, err := thisHostCapacity(ctx, hs)
 	if err != nil {
 		return nil, err
 	}

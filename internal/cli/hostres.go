@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/jikken-dev/jikken/backend/local"
 	"github.com/jikken-dev/jikken/host"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/lease"
@@ -88,19 +87,24 @@ func (h hostSettings) options() (host.Options, error) {
 // GPU leases the host's runs share (every user's: see lease.Default); nil when the backend
 // places trials elsewhere (a cluster, a remote Docker engine).
 func hostCapacity(ctx context.Context, backend runner.Backend, h hostSettings) (*core.Capacity, *lease.Book, *host.Inventory, error) {
+	// A malformed --gpus is a usage error whatever the backend.
+	if _, err := h.options(); err != nil {
+		return nil, nil, nil, err
+	}
+	if !descriptorOf(backend.Name()).Caps.OnThisHost {
+		return nil, nil, nil, nil
+	}
+	if b, ok := backend.(interface{ OnThisHost() bool }); ok && !b.OnThisHost() {
+		return nil, nil, nil, nil // a remote engine
+	}
+	return thisHostCapacity(ctx, h)
+}
+
+// thisHostCapacity is what trials may use of this host, and the book of its GPU leases.
+func thisHostCapacity(ctx context.Context, h hostSettings) (*core.Capacity, *lease.Book, *host.Inventory, error) {
 	o, err := h.options()
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	switch b := backend.(type) {
-	case *local.Backend:
-		b.NoEnforce = h.NoEnforce
-	case interface{ OnThisHost() bool }:
-		if !b.OnThisHost() {
-			return nil, nil, nil, nil
-		}
-	default:
-		return nil, nil, nil, nil
 	}
 	inv, err := host.Discover(ctx, o)
 	if err != nil {

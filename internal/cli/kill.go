@@ -120,7 +120,7 @@ func killRun(ctx context.Context, f *cmdutil.Factory, runs store.Runs, id string
 	if err != nil {
 		return 0, err
 	}
-	backend, err := openBackend(ctx, f, runs.Blob, m.Backend, s.over(m.Options.Backend))
+	backend, err := openBackend(ctx, f, runs.Blob, m.Backend, s.over(m.Backend, m.Options.Backend))
 	if err != nil {
 		return 0, err
 	}

@@ -159,8 +159,8 @@ func missingLog(blob store.Blob, run string, rec *store.TrialRecord, name string
 		how += fmt.Sprintf(" with exit status %d", *rec.ExitCode)
 	}
 	why := "the attempt ended without it reaching the store"
-	if rec.Backend == "kubernetes" {
-		why = "the executor in its pod did not upload it, and the pod's own log is gone with its Job"
+	if lost := descriptorOf(rec.Backend).LostLog; lost != "" {
+		why = lost
 	}
 	return fmt.Errorf("trial %s of %s %s (attempt %d on %s) but the store has no %s: %s; what it stored is in %s",
 		rec.Name, run, how, a.N, rec.Backend, name, why, trialLocation(blob, run, rec.Name))

@@ -77,7 +77,7 @@ recorded ones. The exit code is 0 when every metric matches (within
 				backendName = orig.Backend
 			}
 			if backendName == orig.Backend {
-				settings = settings.over(orig.Options.Backend)
+				settings = settings.over(orig.Backend, orig.Options.Backend)
 			}
 			settings.Jobs = orig.Options.Jobs
 			backend, err := openBackend(ctx, f, runs.Blob, backendName, settings)
@@ -94,7 +94,7 @@ recorded ones. The exit code is 0 when every metric matches (within
 			m := *orig
 			m.RunID = runner.NewRunID(orig.Experiment+"-repro", time.Now())
 			m.Created, m.Trials, m.Reproduces, m.Backend = time.Now().UTC(), plan, id+"/"+trial, backend.Name()
-			m.Options.Backend = settingsOf(backend)
+			m.Options.Backend = recordOf(backend)
 			if m.Code == nil {
 				fmt.Fprintf(f.IO.ErrOut, "warning: run %s recorded no code snapshot (not a git repository); rerunning with the code as it is now\n", id)
 			}

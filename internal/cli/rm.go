@@ -17,6 +17,7 @@ import (
 	"github.com/jikken-dev/jikken/ghost/gitexec"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/progress"
+	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -313,13 +314,10 @@ func plural(n int, noun string) string {
 
 // backendObjectNoun names what DeleteRun counted for r's backend.
 func backendObjectNoun(r *rmRun) string {
-	switch r.Backend {
-	case "kubernetes":
-		return "Job"
-	case "slurm":
-		return "job"
+	if n := descriptorOf(r.Backend).Noun; n != "" {
+		return n
 	}
-	return "container"
+	return "object"
 }
 
 // describeRm is what the line of a deleted run says in brackets.
@@ -419,7 +417,7 @@ type rmDeleter struct {
 // delete removes run c: its backend objects (with --backend-objects), its store objects, then
 // its snapshot ref and work folder. Only the store's objects can fail it; the rest are warnings.
 func (d *rmDeleter) delete(ctx context.Context, c *rmCandidate, r *rmRun) error {
-	if d.o.backendObjects && c.m != nil && c.m.Backend != "local" {
+	if d.o.backendObjects && c.m != nil && descriptorOf(c.m.Backend).Caps.DeletesRuns {
 		n, err := d.deleteBackendObjects(ctx, c.m)
 		if err != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("its %s objects were not deleted: %v", c.m.Backend, err))
@@ -457,18 +455,12 @@ func (d *rmDeleter) progress() *progress.Line {
 	return progress.New(ios.ErrOut, d.o.output == "text" && ios.ErrTTY)
 }
 
-// runDeleter is a backend that deletes what it created for a run (kubernetes Jobs, docker
-// containers and networks) and says how many Jobs or containers went.
-type runDeleter interface {
-	DeleteRun(ctx context.Context, runID string) (int, error)
-}
-
 func (d *rmDeleter) deleteBackendObjects(ctx context.Context, m *store.Manifest) (int, error) {
-	b, err := openBackend(ctx, d.o.f, d.runs.Blob, m.Backend, d.o.settings.over(m.Options.Backend))
+	b, err := openBackend(ctx, d.o.f, d.runs.Blob, m.Backend, d.o.settings.over(m.Backend, m.Options.Backend))
 	if err != nil {
 		return 0, err
 	}
-	jd, ok := b.(runDeleter)
+	jd, ok := b.(runner.RunDeleter)
 	if !ok {
 		return 0, fmt.Errorf("backend %s cannot delete a run's objects", m.Backend)
 	}

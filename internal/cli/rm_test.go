@@ -8,19 +8,37 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/iostreams"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
 
-// fakeJobs stands in for the kubernetes backend: it records the runs whose Jobs it was asked
-// to delete. Its other methods are never called by rm.
+// fakeJobs stands in for a cluster backend: it records the runs whose Jobs it was asked to
+// delete. Its other methods are never called by rm.
 type fakeJobs struct {
 	runner.Backend
 	namespace string
 	deleted   []string
 	err       error
+}
+
+// fakeCluster is the backend the fake-cluster driver opens.
+var fakeCluster *fakeJobs
+
+// fakeClusterSettings records a namespace, as the kubernetes backend does.
+type fakeClusterSettings struct {
+	Namespace string `flag:"fake-namespace" record:"namespace" help:"namespace of the fake Jobs"`
+}
+
+func init() {
+	runner.Register(runner.Descriptor{
+		Name: "fake-cluster", Noun: "Job", Caps: runner.Capabilities{DeletesRuns: true},
+		Settings: func() any { return &fakeClusterSettings{} },
+		Open: func(_ context.Context, _ runner.Env, s any) (runner.Backend, error) {
+			fakeCluster.namespace = s.(*fakeClusterSettings).Namespace
+			return fakeCluster, nil
+		},
+	})
 }
 
 func (b *fakeJobs) DeleteRun(ctx context.Context, runID string) (int, error) {
@@ -38,12 +56,7 @@ func TestRmBackendObjectsDeletesKubernetesJobs(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	fake := &fakeJobs{}
-	saved := backends["kubernetes"]
-	t.Cleanup(func() { backends["kubernetes"] = saved })
-	backends["kubernetes"] = func(_ context.Context, _ *cmdutil.Factory, _ store.Blob, s backendSettings) (runner.Backend, error) {
-		fake.namespace = s.Namespace
-		return fake, nil
-	}
+	fakeCluster = fake
 	blob, err := store.OpenFolder(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +64,7 @@ func TestRmBackendObjectsDeletesKubernetesJobs(t *testing.T) {
 	runs := store.Runs{Blob: blob}
 	addRun := func(id string) {
 		t.Helper()
-		m := &store.Manifest{RunID: id, Experiment: "k", Backend: "kubernetes", Created: time.Now().UTC(),
+		m := &store.Manifest{RunID: id, Experiment: "k", Backend: "fake-cluster", Created: time.Now().UTC(),
 			Options: store.RunOptions{Backend: map[string]string{"namespace": "team-a"}}}
 		if err := runs.WriteManifest(ctx, m); err != nil {
 			t.Fatal(err)
@@ -81,7 +94,7 @@ func TestRmBackendObjectsDeletesKubernetesJobs(t *testing.T) {
 	fake.err = errors.New("cluster unreachable")
 	code, out, errOut = rm("latest", "--backend-objects")
 	if code != 0 || !strings.Contains(out, "deleted run 20261122-100000-k-0003 (1 object)\n") ||
-		!strings.Contains(errOut, "warning: run 20261122-100000-k-0003: its kubernetes objects were not deleted: cluster unreachable") {
+		!strings.Contains(errOut, "warning: run 20261122-100000-k-0003: its fake-cluster objects were not deleted: cluster unreachable") {
 		t.Fatalf("rm with an unreachable cluster: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if ids, _ := runs.RunIDs(ctx); len(ids) != 0 {

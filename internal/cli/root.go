@@ -5,12 +5,15 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 
 	"github.com/jikken-dev/jikken/internal/cli/analysiscmd"
 	"github.com/jikken-dev/jikken/internal/cli/execcmd"
@@ -19,11 +22,11 @@ import (
 	"github.com/jikken-dev/jikken/internal/cli/simcmd"
 	"github.com/jikken-dev/jikken/internal/cli/storecmd"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/cmdutil/complete"
+	"github.com/jikken-dev/jikken/internal/cmdutil/expflags"
 	"github.com/jikken-dev/jikken/internal/evalguard"
 	"github.com/jikken-dev/jikken/internal/iostreams"
 	"github.com/jikken-dev/jikken/internal/version"
-	"github.com/jikken-dev/jikken/sim/kubehost"
-	"github.com/jikken-dev/jikken/sim/scheduler"
 	_ "github.com/jikken-dev/jikken/store/s3" // s3:// for store.Open
 )
 
@@ -31,21 +34,16 @@ import (
 func Main() int { return MainWith(Plugins{}) }
 
 // Plugins are the simulator plugins compiled into a jikken binary (cmd/jikken/app), by name.
-type Plugins struct {
-	// Sim are plugins over jikken's own interfaces (sim/scheduler).
-	Sim map[string]scheduler.PluginFactory
-	// Framework are kube-scheduler framework plugins (sim/kubehost).
-	Framework map[string]kubehost.PluginFactory
-}
+type Plugins = simcmd.Plugins
 
 // MainWith is Main for a jikken binary built with custom simulator plugins (cmd/jikken/app).
 func MainWith(pl Plugins) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	exe, _ := os.Executable()
-	f := &cmdutil.Factory{IO: iostreams.System(), Executable: exe, SimPlugins: pl.Sim, FrameworkPlugins: pl.Framework}
+	f := &cmdutil.Factory{IO: iostreams.System(), Executable: exe}
 	routeClientGoLogs(f.IO.ErrOut)
-	return cmdutil.Execute(ctx, NewRootCmd(f), f.IO, "jikken", os.Args[1:])
+	return cmdutil.Execute(ctx, newRootCmd(f, pl), f.IO, "jikken", os.Args[1:])
 }
 
 // Run runs jikken with args on the given streams and returns the exit code; tests call it. The
@@ -57,8 +55,8 @@ func Run(ctx context.Context, ios *iostreams.IOStreams, args []string) int {
 
 // RunWith is Run with custom simulator plugins.
 func RunWith(ctx context.Context, ios *iostreams.IOStreams, args []string, pl Plugins) int {
-	f := &cmdutil.Factory{IO: ios, SimPlugins: pl.Sim, FrameworkPlugins: pl.Framework}
-	return cmdutil.Execute(ctx, NewRootCmd(f), ios, "jikken", args)
+	f := &cmdutil.Factory{IO: ios}
+	return cmdutil.Execute(ctx, newRootCmd(f, pl), ios, "jikken", args)
 }
 
 // The groups of commands in 'jikken --help'.
@@ -70,8 +68,9 @@ const (
 	groupOther   = "other"
 )
 
-// NewRootCmd builds the command tree: this function is the one place that lists every command.
-func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+// newRootCmd builds the command tree: this function is the one place that lists every command.
+// Only the simulator's commands get the simulator's plugins.
+func newRootCmd(f *cmdutil.Factory, pl Plugins) *cobra.Command {
 	cobra.EnableCommandSorting = false // help lists commands in the order below, most used first
 	root := &cobra.Command{
 		Use:   "jikken",
@@ -110,7 +109,7 @@ Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trial
 		{groupResults, []*cobra.Command{newRunsCmd(f), newStatusCmd(f), newLogsCmd(f), newMetricsCmd(f), newResultsCmd(f), newUICmd(f),
 			analysiscmd.NewCompareCmd(f), analysiscmd.NewPlotCmd(f), analysiscmd.NewReportCmd(f)}},
 		{groupManage, []*cobra.Command{newRmCmd(f), storecmd.NewCmd(f), ghostcmd.NewCmd(f)}},
-		{groupSim, []*cobra.Command{simcmd.NewCmd(f)}},
+		{groupSim, []*cobra.Command{simcmd.NewCmd(f, pl)}},
 		{groupOther, []*cobra.Command{newVersionCmd(f), execcmd.NewCmd(f), newEvalCmd(f)}},
 	} {
 		for _, c := range g.cmds {
@@ -129,12 +128,12 @@ Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trial
 // trial names, backends (formats are completed where -o is defined).
 func completeArgs(f *cmdutil.Factory, root *cobra.Command) {
 	byPath := map[string]cobra.CompletionFunc{
-		"status": cmdutil.CompleteFirstRun(f), "results": cmdutil.CompleteFirstRun(f),
-		"resume": cmdutil.CompleteFirstRun(f), "report": cmdutil.CompleteFirstRun(f),
-		"store sync": cmdutil.CompleteFirstRun(f), "rm": cmdutil.CompleteRuns(f, false),
-		"kill": cmdutil.CompleteRuns(f, true), "compare": cmdutil.CompleteRuns(f, true),
-		"plot": cmdutil.CompleteRuns(f, true), "logs": cmdutil.CompleteRunTrial(f),
-		"reproduce": cmdutil.CompleteRunSlashTrial(f),
+		"status": complete.FirstRun(f), "results": complete.FirstRun(f),
+		"resume": complete.FirstRun(f), "report": complete.FirstRun(f),
+		"store sync": complete.FirstRun(f), "rm": complete.Runs(f, false),
+		"kill": complete.Runs(f, true), "compare": complete.Runs(f, true),
+		"plot": complete.Runs(f, true), "logs": complete.RunTrial(f),
+		"reproduce": complete.RunSlashTrial(f),
 	}
 	for path, fn := range byPath {
 		c, _, err := root.Find(strings.Fields(path))
@@ -177,7 +176,7 @@ the working tree had uncommitted changes. Every run records the same in its mani
 // newEvalCmd is the hidden child a bounded evaluation runs (internal/evalguard).
 func newEvalCmd(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:    cmdutil.EvalCommand,
+		Use:    expflags.EvalCommand,
 		Short:  "Evaluate an experiment file for a parent jikken (internal)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
@@ -185,4 +184,13 @@ func newEvalCmd(f *cmdutil.Factory) *cobra.Command {
 			return evalguard.Serve(f.IO.In, f.IO.Out, os.Exit)
 		},
 	}
+}
+
+// routeClientGoLogs sends what client-go logs (through klog, process-wide) to a warn-level
+// logger on w. Left to klog, it prints "Waited before sending request" on stderr every ten
+// seconds while the client's rate limit holds a request back a second or more, which a large
+// sweep does by design (10,000 creates at 500 a second); its errors (a watch the API server
+// broke) still show.
+func routeClientGoLogs(w io.Writer) {
+	klog.SetSlogLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/cmdutil/expflags"
 	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
@@ -32,7 +33,7 @@ type runOptions struct {
 	inPlace  bool
 	ghost    string
 	output   string
-	exp      cmdutil.ExperimentFlags
+	exp      expflags.Flags
 	settings backendSettings
 	host     hostSettings
 	// autoJobs: neither -j nor $JIKKEN_JOBS set the cap, so the host's fit may (jobsForHost).
@@ -76,7 +77,7 @@ on an 8-GPU host: -j 8). 'jikken validate FILE --host' shows the figures.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&o.jobs, "jobs", "j", defaultJobs(), "how many trials run at once, services not counted (default: the cores, or what the host holds of trials that declare resources; see above)")
-	fl.StringVar(&o.backend, "backend", "local", "where trials run: local, docker, kubernetes or slurm")
+	fl.StringVar(&o.backend, "backend", defaultBackend(), "where trials run: "+backendUsage())
 	fl.BoolVar(&o.detach, "detach", false, "start the run in the background and print its id")
 	fl.BoolVar(&o.failFast, "fail-fast", false, "stop the run when a trial fails for good")
 	fl.BoolVar(&o.inPlace, "in-place", false, "run trials in the working tree instead of a copy of its snapshot")
@@ -123,7 +124,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return err
 	}
 	runs := store.Runs{Blob: blob}
-	o.settings.Jobs = o.jobs
+	o.settings.Jobs, o.settings.NoEnforce = o.jobs, o.host.NoEnforce
 	backend, err := openBackend(ctx, o.f, blob, o.backend, o.settings)
 	if err != nil {
 		return err
@@ -135,8 +136,8 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if n, ok := jobsForHost(exp.Trials, adm.capacity); ok && o.autoJobs {
 		o.jobs, o.settings.Jobs = n, n
 	}
-	if n := countImages(exp.Trials); n > 0 && backend.Name() == "local" && o.output == "text" {
-		fmt.Fprintf(o.f.IO.ErrOut, "note: the local backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", n)
+	if n := countImages(exp.Trials); n > 0 && !descriptorOf(backend.Name()).Caps.Images && o.output == "text" {
+		fmt.Fprintf(o.f.IO.ErrOut, "note: the %s backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", backend.Name(), n)
 	}
 	code, err := codeSnapshot(ctx, exp.Dir, o.ghost)
 	if err != nil {
@@ -147,7 +148,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		RunID: runID, Experiment: exp.Name, File: exp.Path, Form: exp.Form,
 		Created: time.Now().UTC(), Host: host, User: currentUser(),
 		Backend: backend.Name(),
-		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr, Backend: settingsOf(backend),
+		Options: store.RunOptions{Jobs: o.jobs, FailFast: o.failFast, InPlace: o.inPlace, ExtStr: opts.ExtStr, TLAStr: opts.TLAStr, Backend: recordOf(backend),
 			GPUs: o.host.GPUs, CPUs: o.host.CPUs, Memory: o.host.Memory, NoEnforce: o.host.NoEnforce},
 		Code: code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
@@ -343,7 +344,7 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 		return err
 	}
 	defer logf.Close()
-	args := append([]string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}, s.args()...)
+	args := append([]string{"resume", m.RunID, "--store", f.StoreURL, "--backend", backend, "-j", strconv.Itoa(m.Options.Jobs)}, s.args(backend)...)
 	if gpusBusy != "" {
 		args = append(args, "--gpus-busy="+gpusBusy)
 	}
@@ -397,13 +398,13 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if backendName == "" {
 				backendName = m.Backend
 			}
-			s := settings.over(m.Options.Backend)
-			s.Jobs = eo.jobs
+			eo.host = eo.host.over(m.Options)
+			s := settings.over(m.Backend, m.Options.Backend)
+			s.Jobs, s.NoEnforce = eo.jobs, eo.host.NoEnforce
 			backend, err := openBackend(ctx, f, runs.Blob, backendName, s)
 			if err != nil {
 				return err
 			}
-			eo.host = eo.host.over(m.Options)
 			return execute(ctx, f, runs, m, backend, eo)
 		},
 	}

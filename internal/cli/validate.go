@@ -10,11 +10,12 @@ import (
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/cmdutil/expflags"
 )
 
 func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	var output string
-	var expFlags cmdutil.ExperimentFlags
+	var expFlags expflags.Flags
 	var onHost bool
 	var hs hostSettings
 	cmd := &cobra.Command{

@@ -17,8 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/iostreams"
-	"github.com/jikken-dev/jikken/sim/kubehost"
-	"github.com/jikken-dev/jikken/sim/scheduler"
 )
 
 // Exit codes, documented in `jikken --help` and docs/cli.md. One place maps errors to them.
@@ -72,12 +70,6 @@ type Factory struct {
 	StoreURL string
 	// Executable is the path of the running jikken binary (for --detach and in-container executors).
 	Executable string
-	// SimPlugins are custom simulator plugins compiled into this binary, by name (see
-	// cmd/jikken/app.WithSimPlugin).
-	SimPlugins map[string]scheduler.PluginFactory
-	// FrameworkPlugins are kube-scheduler framework plugins compiled into this binary, by
-	// name (see cmd/jikken/app.WithFrameworkPlugin).
-	FrameworkPlugins map[string]kubehost.PluginFactory
 }
 
 // DefaultStoreURL returns JIKKEN_STORE or ./.jikken.

@@ -15,6 +15,7 @@ import (
 	"github.com/jikken-dev/jikken/backend/kubernetes"
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/cmdutil/expflags"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -46,7 +47,7 @@ type ArgoOptions struct {
 	NoRecord      bool
 	Jobs          int
 	FailFast      bool
-	Experiment    cmdutil.ExperimentFlags
+	Experiment    expflags.Flags
 }
 
 func newArgoCmd(f *cmdutil.Factory) *cobra.Command {

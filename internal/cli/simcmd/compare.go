@@ -18,6 +18,7 @@ import (
 
 type compareOptions struct {
 	f        *cmdutil.Factory
+	plugins  Plugins
 	files    []string
 	profiles []string
 	seed     uint64
@@ -26,8 +27,8 @@ type compareOptions struct {
 	plotDir  string
 }
 
-func newCompareCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &compareOptions{f: f}
+func newCompareCmd(f *cmdutil.Factory, pl Plugins) *cobra.Command {
+	o := &compareOptions{f: f, plugins: pl}
 	cmd := &cobra.Command{
 		Use:   "compare SCENARIO.yaml... [--profiles P1,P2,...]",
 		Short: "Run scenarios (or one scenario under several schedulers) and print a side-by-side table",
@@ -77,7 +78,7 @@ func runCompare(ctx context.Context, o *compareOptions) error {
 			if err != nil {
 				return err
 			}
-			r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: p, Seed: o.seed, MaxMemory: limit, Plugins: o.f.SimPlugins, FrameworkPlugins: o.f.FrameworkPlugins}, true)
+			r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: p, Seed: o.seed, MaxMemory: limit, Plugins: o.plugins.Sim, FrameworkPlugins: o.plugins.Framework}, true)
 			if err != nil {
 				return err
 			}

@@ -21,6 +21,7 @@ import (
 
 type runOptions struct {
 	f        *cmdutil.Factory
+	plugins  Plugins
 	scenario string
 	dir      string // where the results go
 	profile  string
@@ -34,8 +35,8 @@ type runOptions struct {
 	memProfile string
 }
 
-func newRunCmd(f *cmdutil.Factory) *cobra.Command {
-	o := &runOptions{f: f}
+func newRunCmd(f *cmdutil.Factory, pl Plugins) *cobra.Command {
+	o := &runOptions{f: f, plugins: pl}
 	var out *cmdutil.PathOutput
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml --dir OUTDIR",
@@ -222,7 +223,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		}
 		defer stop()
 	}
-	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed, MaxMemory: limit, Plugins: o.f.SimPlugins, FrameworkPlugins: o.f.FrameworkPlugins}, o.progress)
+	r, err := simulate(ctx, o.f, sc, scenario.Options{Profile: o.profile, Seed: o.seed, MaxMemory: limit, Plugins: o.plugins.Sim, FrameworkPlugins: o.plugins.Framework}, o.progress)
 	if err != nil {
 		return err
 	}

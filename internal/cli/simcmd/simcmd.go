@@ -6,10 +6,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/sim/kubehost"
+	"github.com/jikken-dev/jikken/sim/scheduler"
 )
 
+// Plugins are the simulator plugins compiled into a jikken binary (cmd/jikken/app), by name.
+// Only the sim commands carry them: a binary without these commands (git-ghost) links none of
+// the simulator.
+type Plugins struct {
+	// Sim are plugins over jikken's own interfaces (sim/scheduler).
+	Sim map[string]scheduler.PluginFactory
+	// Framework are kube-scheduler framework plugins (sim/kubehost).
+	Framework map[string]kubehost.PluginFactory
+}
+
 // NewCmd returns the sim command group.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
+func NewCmd(f *cmdutil.Factory, pl Plugins) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Simulate a Kubernetes-like cluster to compare schedulers",
@@ -22,6 +34,6 @@ give byte-identical output.`,
   jikken sim compare examples/sim/small.yaml --profiles kube-default,fifo,drf
   jikken sim gen --preset philly --jobs 1000 --gpus 64 > jobs.csv`,
 	}
-	cmd.AddCommand(newRunCmd(f), newCompareCmd(f), newGenCmd(f), newPlotCmd(f))
+	cmd.AddCommand(newRunCmd(f, pl), newCompareCmd(f, pl), newGenCmd(f), newPlotCmd(f))
 	return cmd
 }

@@ -1,4 +1,7 @@
-package cmdutil
+// Package expflags holds the flags of the commands that evaluate an experiment file (run,
+// validate, export), kept apart from cmdutil so that binaries without those commands
+// (git-ghost) link no Jsonnet.
+package expflags
 
 import (
 	"strings"
@@ -8,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/evalguard"
 )
 
@@ -15,10 +19,10 @@ import (
 // (evalguard.Serve), so the parent can bound its memory and time.
 const EvalCommand = "eval-experiment"
 
-// ExperimentFlags are the flags of the commands that evaluate an experiment file (run,
+// Flags are the flags of the commands that evaluate an experiment file (run,
 // validate, export): Jsonnet variables and the limits on the evaluation and the plan. Zero
 // values are the defaults.
-type ExperimentFlags struct {
+type Flags struct {
 	ExtStr, TLAStr []string
 	MaxTrials      int
 	EvalMemory     string
@@ -26,7 +30,7 @@ type ExperimentFlags struct {
 }
 
 // Add adds the flags to cmd.
-func (e *ExperimentFlags) Add(cmd *cobra.Command) {
+func (e *Flags) Add(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&e.ExtStr, "ext-str", nil, "pass std.extVar(KEY) to the experiment as KEY=VALUE (repeatable)")
 	fl.StringArrayVar(&e.TLAStr, "tla-str", nil, "pass a top-level argument to the experiment as KEY=VALUE (repeatable)")
@@ -38,7 +42,7 @@ func (e *ExperimentFlags) Add(cmd *cobra.Command) {
 // Options returns the experiment options the flags ask for: the variables, the cap on trials,
 // and an evaluation in a bounded child process of this jikken (in this process when the
 // executable is unknown).
-func (e *ExperimentFlags) Options(f *Factory) (experiment.Options, error) {
+func (e *Flags) Options(f *cmdutil.Factory) (experiment.Options, error) {
 	ext, err := ParseKV("ext-str", e.ExtStr)
 	if err != nil {
 		return experiment.Options{}, err
@@ -48,18 +52,18 @@ func (e *ExperimentFlags) Options(f *Factory) (experiment.Options, error) {
 		return experiment.Options{}, err
 	}
 	if e.MaxTrials < 0 {
-		return experiment.Options{}, UsageError("--max-trials %d: want 1 or more", e.MaxTrials)
+		return experiment.Options{}, cmdutil.UsageError("--max-trials %d: want 1 or more", e.MaxTrials)
 	}
 	memory := resource.NewQuantity(evalguard.DefaultMemory, resource.BinarySI)
 	if e.EvalMemory != "" {
 		q, err := resource.ParseQuantity(e.EvalMemory)
 		if err != nil || q.Value() < 1<<20 {
-			return experiment.Options{}, UsageError("--eval-memory %q: want a quantity of at least 1Mi, such as 512Mi or 4Gi", e.EvalMemory)
+			return experiment.Options{}, cmdutil.UsageError("--eval-memory %q: want a quantity of at least 1Mi, such as 512Mi or 4Gi", e.EvalMemory)
 		}
 		memory = &q
 	}
 	if e.EvalTimeout < 0 {
-		return experiment.Options{}, UsageError("--eval-timeout %s: want a positive duration such as 30s or 5m", e.EvalTimeout)
+		return experiment.Options{}, cmdutil.UsageError("--eval-timeout %s: want a positive duration such as 30s or 5m", e.EvalTimeout)
 	}
 	opts := experiment.Options{ExtStr: ext, TLAStr: tla, MaxTrials: e.MaxTrials}
 	if f.Executable != "" {
@@ -78,7 +82,7 @@ func ParseKV(flag string, list []string) (map[string]string, error) {
 	for _, kv := range list {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, UsageError("--%s %q: want KEY=VALUE", flag, kv)
+			return nil, cmdutil.UsageError("--%s %q: want KEY=VALUE", flag, kv)
 		}
 		out[k] = v
 	}

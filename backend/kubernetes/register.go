@@ -1,27 +1,48 @@
-package cli
+package kubernetes
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"k8s.io/klog/v2"
-
-	"github.com/jikken-dev/jikken/backend/kubernetes"
-	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/runner"
-	"github.com/jikken-dev/jikken/store"
 )
 
-// newKubernetesBackend configures the kubernetes backend from the environment, documented in
-// docs/kubernetes.md: JIKKEN_K8S_NAMESPACE, KUBECONFIG, JIKKEN_K8S_EXECUTOR_IMAGE,
-// JIKKEN_K8S_STORE_SECRET, ...; --namespace and --kubeconfig override theirs.
-func newKubernetesBackend(_ context.Context, _ *cmdutil.Factory, blob store.Blob, s backendSettings) (runner.Backend, error) {
+// Settings are the kubernetes backend's settings from the command line; the environment
+// (docs/kubernetes.md) gives the rest. The namespace and how Jobs are kept are recorded with
+// the run, so resume, kill and rm find its Jobs whatever their environment; the kubeconfig and
+// the rate limit are this machine's.
+type Settings struct {
+	Namespace     string  `flag:"namespace" record:"namespace" help:"namespace of the Jobs (default $JIKKEN_K8S_NAMESPACE, the kubeconfig context's, or default)"`
+	JobTTL        string  `flag:"job-ttl" record:"job-ttl" was:"job_ttl" help:"how long finished Jobs and their pods stay, e.g. 30m, or keep (default $JIKKEN_K8S_JOB_TTL or 10m)"`
+	JobPerAttempt bool    `flag:"job-per-attempt" record:"job-per-attempt" was:"job_per_attempt" help:"run each attempt as a Job of its own, not the trials of a sweep as Indexed Jobs (default $JIKKEN_K8S_JOB_PER_ATTEMPT=1)"`
+	Kubeconfig    string  `flag:"kubeconfig" help:"kubeconfig file (default $KUBECONFIG or ~/.kube/config)"`
+	QPS           float64 `flag:"kube-qps" help:"API requests per second (default $JIKKEN_KUBE_QPS or 500; negative: no limit)"`
+	Burst         int     `flag:"kube-burst" help:"API requests allowed in a burst (default $JIKKEN_KUBE_BURST, twice --kube-qps, or 1000)"`
+}
+
+func init() {
+	runner.Register(runner.Descriptor{
+		Name:     "kubernetes",
+		Settings: func() any { return &Settings{} },
+		Caps: runner.Capabilities{Images: true, Adopts: true, Notifies: true, StoresOutputs: true, HealthChecks: true,
+			DeletesRuns: true, StartLimit: true, ImageDigests: true},
+		Noun:    "Job",
+		LostLog: "the executor in its pod did not upload it, and the pod's own log is gone with its Job",
+		Open:    open,
+	})
+}
+
+// open configures the backend from the environment (JIKKEN_K8S_NAMESPACE, KUBECONFIG,
+// JIKKEN_K8S_EXECUTOR_IMAGE, JIKKEN_K8S_STORE_SECRET, ...), which the settings override.
+func open(_ context.Context, env runner.Env, settings any) (runner.Backend, error) {
+	s := settings.(*Settings)
+	if s.Burst < 0 {
+		return nil, &runner.SettingError{Msg: "--kube-burst must be 1 or more"}
+	}
 	cfg, err := kubernetesConfig(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -34,7 +55,7 @@ func newKubernetesBackend(_ context.Context, _ *cmdutil.Factory, blob store.Blob
 	}
 	if s.JobTTL != "" {
 		if cfg.JobTTL, err = parseJobTTL(s.JobTTL); err != nil {
-			return nil, cmdutil.UsageError("--job-ttl %s", err)
+			return nil, &runner.SettingError{Msg: fmt.Sprintf("--job-ttl %s", err)}
 		}
 	}
 	if s.QPS != 0 {
@@ -44,22 +65,13 @@ func newKubernetesBackend(_ context.Context, _ *cmdutil.Factory, blob store.Blob
 	if s.Burst != 0 {
 		cfg.Burst = s.Burst
 	}
-	cfg.Store, cfg.StoreURL = blob, blob.Location()
-	return kubernetes.New(cfg)
-}
-
-// routeClientGoLogs sends what client-go logs (through klog, process-wide) to a warn-level
-// logger on w. Left to klog, it prints "Waited before sending request" on stderr every ten
-// seconds while the client's rate limit holds a request back a second or more, which a large
-// sweep does by design (10,000 creates at 500 a second); its errors (a watch the API server
-// broke) still show.
-func routeClientGoLogs(w io.Writer) {
-	klog.SetSlogLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	cfg.Store, cfg.StoreURL = env.Store, env.Store.Location()
+	return New(cfg)
 }
 
 // kubernetesConfig reads the backend's settings from environment variables.
-func kubernetesConfig(getenv func(string) string) (kubernetes.Config, error) {
-	cfg := kubernetes.Config{
+func kubernetesConfig(getenv func(string) string) (Config, error) {
+	cfg := Config{
 		Namespace:      getenv("JIKKEN_K8S_NAMESPACE"),
 		Kubeconfig:     getenv("JIKKEN_K8S_KUBECONFIG"),
 		ExecutorImage:  getenv("JIKKEN_K8S_EXECUTOR_IMAGE"),
