@@ -57,8 +57,11 @@ is no room. --width, --height and --font-size size the figure for a paper.
   cd     Demšar's critical-difference diagram of mean ranks (needs --pair-by and 3+ groups, and
          a significant Friedman test unless --force-cd)
 
-Box plots and diagrams follow the rules of 'jikken compare' (failed trials, incomplete
-blocks); curves draw succeeded trials only. For a run, --by defaults to the only parameter whose value
+Every kind follows the rules of 'jikken compare' (--failed, --incomplete, the direction):
+curves draw the trials whose final value compare describes, so each group's last point is
+compare's median; failed trials, and trials whose final value is NaN or infinite (ranked worst
+by compare), are listed on stderr and in the numbers as left out, not drawn at their last
+finite value. For a run, --by defaults to the only parameter whose value
 varies across trials (seed and the --pair-by columns aside); a CSV file needs --by.`,
 		Example: `  jikken plot latest --kind box --by algo --metric loss --out loss.png
   jikken plot latest --kind curve --by algo --metric loss --out curves.svg
@@ -242,7 +245,7 @@ func curves(ctx context.Context, opts *PlotOptions) (*report.Curves, error) {
 	if t, err = report.Where(t, opts.Where); err != nil {
 		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
-	c, err := buildCurves(ctx, runs, id, t, opts.By, opts.Metric, opts.Curve)
+	c, err := buildCurves(ctx, runs, id, t, opts.Options, opts.Curve)
 	if err != nil {
 		return nil, err
 	}
