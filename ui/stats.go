@@ -31,7 +31,7 @@ type StatsView struct {
 	// --incomplete (error or "": drop); the curves follow them too.
 	Failed, Incomplete string
 	Alpha              float64
-	Where   []string
+	Where              []string
 
 	Comparison *report.Comparison
 	Section    template.HTML
