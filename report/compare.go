@@ -173,6 +173,7 @@ const (
 	TestMannWhitney   = "mann-whitney-u"
 	TestSignedRank    = "wilcoxon-signed-rank"
 	EffectA12         = "vargha-delaney-a12"
+	EffectCliffsDelta = "cliffs-delta"
 	EffectRankBiser   = "rank-biserial"
 )
 

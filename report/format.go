@@ -22,10 +22,12 @@ func effectLabel(name string) string {
 }
 
 // effectCell writes an effect size for a table; A12 comes with Cliff's delta (2·A12 − 1), the
-// same effect on the [−1, 1] scale of the paired rank-biserial correlation.
+// same effect on the [−1, 1] scale of the paired rank-biserial correlation, each labelled on
+// its own scale (Magnitude).
 func effectCell(e Effect) string {
 	if e.Name == EffectA12 {
-		return fmt.Sprintf("A12 %.3f, Cliff's delta %.3f (%s)", e.Value, 2*e.Value-1, Magnitude(e))
+		d := CliffsDelta(e)
+		return fmt.Sprintf("A12 %.3f (%s), Cliff's delta %.3f (%s)", e.Value, Magnitude(e), d.Value, Magnitude(d))
 	}
 	return fmt.Sprintf("%s %.3f (%s)", effectLabel(e.Name), e.Value, Magnitude(e))
 }
