@@ -105,8 +105,12 @@ func (f *figureFlags) apply(s *chart.Style) error {
 		return cmdutil.UsageError("--font-size %g: give a size in points between 4 and 72", f.fontSize)
 	}
 	s.FontSize, s.Font = vg.Length(f.fontSize), f.font
+	if err := s.Check(); err != nil {
+		return cmdutil.UsageError("--width %s --height %s --font-size %g: %v", f.width, orDefault(f.height, "10cm"), f.fontSize, err)
+	}
 	return nil
 }
+
 
 // parseLength reads a length such as 16cm, 85mm, 3.5in or 400pt.
 func parseLength(flag, s string) (vg.Length, error) {
