@@ -111,7 +111,6 @@ func (f *figureFlags) apply(s *chart.Style) error {
 	return nil
 }
 
-
 // parseLength reads a length such as 16cm, 85mm, 3.5in or 400pt.
 func parseLength(flag, s string) (vg.Length, error) {
 	units := []struct {
