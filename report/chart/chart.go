@@ -60,6 +60,8 @@ type Figure struct {
 	Width, Height vg.Length
 	fonts         *fonts
 	fontSize      vg.Length
+	// legendOutside draws the legend right of the data area: inside it would cover data.
+	legendOutside bool
 }
 
 // Write renders the figure as format: "png" (192 dpi, sharp on high-density screens), "svg" (text
@@ -74,18 +76,26 @@ func (f *Figure) Write(w io.Writer, format string) error {
 		c = newPDF(f.Width, f.Height)
 	case "png":
 		img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(192))
-		f.Plot.Draw(f.inset(draw.New(img)))
+		f.draw(draw.New(img))
 		c = vgimg.PngCanvas{Canvas: img}
 	default:
 		return fmt.Errorf("unknown figure format %q; use png, svg or pdf", format)
 	}
 	if format != "png" {
-		f.Plot.Draw(f.inset(draw.New(c)))
+		f.draw(draw.New(c))
 	}
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s: %w", format, err)
 	}
 	return nil
+}
+
+func (f *Figure) draw(c draw.Canvas) {
+	if f.legendOutside {
+		f.drawOutside(f.inset(c))
+		return
+	}
+	f.Plot.Draw(f.inset(c))
 }
 
 // margin is the blank border around a figure, in font sizes: nothing touches the edge.
@@ -304,6 +314,7 @@ func Curves(s Style, title, xLabel, metric string, bands []Band) (*Figure, error
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	var all []float64
+	var lines []plotter.XYs
 	rising := 0.0
 	for i, b := range bands {
 		if len(b.Steps) == 0 {
@@ -334,13 +345,15 @@ func Curves(s Style, title, xLabel, metric string, bands []Band) (*Figure, error
 		l.Color = plotutil.Color(i)
 		l.Width = vg.Points(1.5)
 		p.Add(poly, l)
+		lines = append(lines, line, ring)
 		// Long names are wrapped so the legend keeps to a third of the width.
 		p.Legend.Add(hd.wrap(b.Name, p.Legend.TextStyle.Font.Size, fig.Width/3), l)
 		all = append(append(append(all, b.Median...), b.Q1...), b.Q3...)
 		rising += b.Median[len(b.Median)-1] - b.Median[0]
 	}
-	// Put the legend in the top corner the curves leave free: top left when they rise.
-	p.Legend.Left = rising > 0
 	logScaleIfWide(p, metric, all)
+	// The legend goes where it covers no curve: first the top corner the curves leave free (top
+	// left when they rise), then the others, else outside.
+	fig.placeLegend(lines, rising > 0)
 	return fig, nil
 }
