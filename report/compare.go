@@ -173,6 +173,7 @@ const (
 	TestMannWhitney   = "mann-whitney-u"
 	TestSignedRank    = "wilcoxon-signed-rank"
 	EffectA12         = "vargha-delaney-a12"
+	EffectCliffsDelta = "cliffs-delta"
 	EffectRankBiser   = "rank-biserial"
 )
 
@@ -190,7 +191,7 @@ func Compare(t *results.Table, opts Options) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := extract(t, opts)
+	d, err := extract(t, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -299,8 +300,9 @@ func (o obs) note(reason string) Dropped {
 }
 
 // extract reads groups (and blocks) out of t, applying the failed-trial and incomplete-block
-// policies, and refuses any metric value that is not a number.
-func extract(t *results.Table, opts Options) (*data, error) {
+// policies, and refuses any metric value that is not a number. When testable is set it also
+// refuses what no test can take: fewer than 2 groups, a group without a value, too few blocks.
+func extract(t *results.Table, opts Options, testable bool) (*data, error) {
 	by, err := column(t, "--by", opts.By)
 	if err != nil {
 		return nil, err
@@ -371,7 +373,7 @@ func extract(t *results.Table, opts Options) (*data, error) {
 		}
 		rows = append(rows, o)
 	}
-	if len(d.names) < 2 {
+	if testable && len(d.names) < 2 {
 		return nil, fmt.Errorf("column %q has %d distinct value(s); comparing needs at least 2 groups", opts.By, len(d.names))
 	}
 	d.values = make([][]float64, len(d.names))
@@ -385,10 +387,16 @@ func extract(t *results.Table, opts Options) (*data, error) {
 				}
 			}
 		}
-		return d, checkSizes(d, rows, opts)
+		if testable {
+			return d, checkSizes(d, rows, opts)
+		}
+		return d, nil
 	}
 	err = pairUp(d, rows, opts)
 	slices.SortStableFunc(d.dropped, func(a, b Dropped) int { return cmp.Compare(a.Row, b.Row) })
+	if err == nil && testable {
+		err = checkBlocks(d, opts)
+	}
 	return d, err
 }
 
@@ -479,14 +487,19 @@ func pairUp(d *data, rows []obs, opts Options) error {
 		kept = append(kept, name)
 	}
 	d.blocks = kept
+	return nil
+}
+
+// checkBlocks refuses a paired design with too few complete blocks for its test.
+func checkBlocks(d *data, opts Options) error {
 	// One block is enough for a paired test of two groups, as in R; R's friedman.test refuses a
 	// single block, so three or more groups need two.
 	need := 1
 	if len(d.names) > 2 {
 		need = 2
 	}
-	if len(kept) < need {
-		return fmt.Errorf("%d complete block(s) of %s; a paired comparison of %d groups needs at least %d (blocks lacking a usable row for some group are left out)", len(kept), opts.PairBy, len(d.names), need)
+	if len(d.blocks) < need {
+		return fmt.Errorf("%d complete block(s) of %s; a paired comparison of %d groups needs at least %d (blocks lacking a usable row for some group are left out)", len(d.blocks), opts.PairBy, len(d.names), need)
 	}
 	return nil
 }

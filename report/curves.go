@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jikken-dev/jikken/internal/safecsv"
 	"github.com/jikken-dev/jikken/report/chart"
@@ -39,6 +40,39 @@ type Curves struct {
 	// FirstStart, LastStart, FirstEnd and LastEnd are the smallest and largest first and last x
 	// over all trials.
 	FirstStart, LastStart, FirstEnd, LastEnd float64
+	// LeftOut are the trials the failure policy gives no value to draw (see Select), failures
+	// ranked worst by compare included.
+	LeftOut []LeftOut
+	// OffFinal counts the trials whose curve ends on another value than the final one of the
+	// results table (result.json said otherwise): there the last point need not be compare's
+	// median.
+	OffFinal int
+}
+
+// LeftOut is a trial the curves do not draw, and why.
+type LeftOut struct {
+	Trial  string `json:"trial"`
+	Reason string `json:"reason"`
+	// Worst says that compare ranks it worst (a failure under --failed worst).
+	Worst bool `json:"ranked_worst,omitempty"`
+}
+
+// LeftOutOf lists the rows a selection gives no value, worst ones first, each row once.
+func LeftOutOf(s *Selection) []LeftOut {
+	var out []LeftOut
+	seen := map[int]bool{}
+	for _, l := range []struct {
+		rows  []Dropped
+		worst bool
+	}{{s.Worst, true}, {s.Dropped, false}} {
+		for _, r := range l.rows {
+			if !seen[r.Row] {
+				seen[r.Row] = true
+				out = append(out, LeftOut{Trial: r.Trial, Reason: r.Reason, Worst: l.worst})
+			}
+		}
+	}
+	return out
 }
 
 // BuildCurves turns each group's trials into a convergence curve, by the rule docs/analysis.md
@@ -162,16 +196,23 @@ func seq(from, to float64, n int) []float64 {
 	return out
 }
 
-// Warnings say where the curves rest on carried-forward values or on fewer trials.
+// Warnings say which trials the curves leave out, and where they rest on carried-forward values
+// or on fewer trials.
 func (c *Curves) Warnings() []string {
+	var w []string
+	if len(c.LeftOut) > 0 {
+		w = append(w, "the curves leave out "+leftOutSummary(c.LeftOut))
+	}
+	if c.OffFinal > 0 {
+		w = append(w, fmt.Sprintf("%d trial(s) end their curve on another value than their final %s (result.json gives another): the last point may differ from compare's median", c.OffFinal, c.Metric))
+	}
 	if len(c.Groups) == 0 {
-		return nil
+		return w
 	}
 	unit, suffix := "steps", ""
 	if c.Time {
 		unit, suffix = "times", " s"
 	}
-	var w []string
 	if c.FirstEnd != c.LastEnd {
 		w = append(w, fmt.Sprintf("trials end at different %s (from %g%s to %g%s): after its last observation a trial's last value is carried forward to the end",
 			unit, c.FirstEnd, suffix, c.LastEnd, suffix))
@@ -181,6 +222,43 @@ func (c *Curves) Warnings() []string {
 			unit, c.FirstStart, suffix, c.LastStart, suffix))
 	}
 	return w
+}
+
+// leftOutSummary counts the trials left out by reason, in order of first appearance, naming
+// up to 3 of each: "24 trial(s): trial failed, ranked worst by compare (opt-de-1, ...); ...".
+func leftOutSummary(l []LeftOut) string {
+	type reason struct {
+		text   string
+		trials []string
+	}
+	var rs []*reason
+	index := map[string]*reason{}
+	for _, x := range l {
+		text := x.Reason
+		if strings.HasPrefix(text, "block ") {
+			text = "in an incomplete block"
+		}
+		if x.Worst {
+			text += ", ranked worst by compare"
+		}
+		r := index[text]
+		if r == nil {
+			r = &reason{text: text}
+			index[text] = r
+			rs = append(rs, r)
+		}
+		r.trials = append(r.trials, x.Trial)
+	}
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		names := r.trials[:min(3, len(r.trials))]
+		more := ""
+		if len(r.trials) > 3 {
+			more = ", ..."
+		}
+		parts[i] = fmt.Sprintf("%d: %s (%s%s)", len(r.trials), r.text, strings.Join(names, ", "), more)
+	}
+	return fmt.Sprintf("%d trial(s) without a value to draw: %s", len(l), strings.Join(parts, "; "))
 }
 
 // Bands are the curves as the chart draws them.
@@ -235,12 +313,16 @@ func (c *Curves) MarshalJSON() ([]byte, error) {
 		Points []point `json:"points"`
 	}
 	doc := struct {
-		Metric   string   `json:"metric"`
-		By       string   `json:"by"`
-		X        string   `json:"x"`
-		Warnings []string `json:"warnings"`
-		Groups   []group  `json:"groups"`
-	}{Metric: c.Metric, By: c.By, X: "step", Warnings: c.Warnings(), Groups: []group{}}
+		Metric   string    `json:"metric"`
+		By       string    `json:"by"`
+		X        string    `json:"x"`
+		Warnings []string  `json:"warnings"`
+		LeftOut  []LeftOut `json:"left_out"`
+		Groups   []group   `json:"groups"`
+	}{Metric: c.Metric, By: c.By, X: "step", Warnings: c.Warnings(), LeftOut: c.LeftOut, Groups: []group{}}
+	if doc.LeftOut == nil {
+		doc.LeftOut = []LeftOut{}
+	}
 	if c.Time {
 		doc.X = "time"
 	}

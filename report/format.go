@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/jikken-dev/jikken/internal/safecsv"
+	"github.com/jikken-dev/jikken/internal/texttable"
 	"github.com/jikken-dev/jikken/stats"
 )
 
@@ -22,10 +22,12 @@ func effectLabel(name string) string {
 }
 
 // effectCell writes an effect size for a table; A12 comes with Cliff's delta (2·A12 − 1), the
-// same effect on the [−1, 1] scale of the paired rank-biserial correlation.
+// same effect on the [−1, 1] scale of the paired rank-biserial correlation, each labelled on
+// its own scale (Magnitude).
 func effectCell(e Effect) string {
 	if e.Name == EffectA12 {
-		return fmt.Sprintf("A12 %.3f, Cliff's delta %.3f (%s)", e.Value, 2*e.Value-1, Magnitude(e))
+		d := CliffsDelta(e)
+		return fmt.Sprintf("A12 %.3f (%s), Cliff's delta %.3f (%s)", e.Value, Magnitude(e), d.Value, Magnitude(d))
 	}
 	return fmt.Sprintf("%s %.3f (%s)", effectLabel(e.Name), e.Value, Magnitude(e))
 }
@@ -140,12 +142,12 @@ func (c *Comparison) nemenyiLine() string {
 func (c *Comparison) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s by %s: %s\n\n", c.Metric, c.By, c.headline())
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(c.groupHeader(), "\t"))
+	var groups texttable.Table
+	groups.Row(c.groupHeader()...)
 	for i, gr := range c.Ranked() {
-		fmt.Fprintln(tw, strings.Join(c.groupCells(i, gr), "\t"))
+		groups.Row(c.groupCells(i, gr)...)
 	}
-	tw.Flush()
+	_ = groups.Write(ew)
 	ew.printf("\n")
 	if o := c.Omnibus; o != nil {
 		concl := "no evidence that the groups differ"
@@ -167,17 +169,16 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if c.Omnibus != nil || c.CriticalDifference != nil {
 		ew.printf("\n")
 	}
-	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "a\tb\ttest\tstatistic\tp\tp (Holm)\teffect size")
+	var pairs texttable.Table
+	pairs.Row("a", "b", "test", "statistic", "p", "p (Holm)", "effect size")
 	for _, p := range c.Pairwise {
 		adj := fmtP(p.PAdjusted)
 		if c.Significant(p) {
 			adj += " *"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.A, p.B, testLabel(p.Test), fmtNum(p.Statistic),
-			fmtP(p.PValue), adj, effectCell(p.EffectSize))
+		pairs.Row(p.A, p.B, testLabel(p.Test), fmtNum(p.Statistic), fmtP(p.PValue), adj, effectCell(p.EffectSize))
 	}
-	tw.Flush()
+	_ = pairs.Write(ew)
 	ew.printf("(* significant at alpha %g after Holm's adjustment)\n\n", c.Alpha)
 	for _, p := range c.Pairwise {
 		ew.printf("- %s\n", c.Verdict(p))

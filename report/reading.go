@@ -42,15 +42,26 @@ func (c *Comparison) NemenyiDiffer(p Pair) (float64, bool) {
 	return d, d > *c.CriticalDifference
 }
 
-// Magnitude names the size of an effect with the usual thresholds: Vargha and Delaney's for A12
-// (0.56, 0.64, 0.71), Romano et al.'s for Cliff's delta, applied to the rank-biserial correlation
-// which shares its scale (0.147, 0.33, 0.474).
+// Magnitude names the size of an effect on its measure's own published scale:
+//
+//   - Vargha-Delaney A12: max(A12, 1 − A12) below 0.56 negligible, 0.64 small, 0.71 medium,
+//     else large (Vargha and Delaney 2000, "A critique and improvement of the CL
+//     common language effect size statistics of McGraw and Wong", JEBS 25(2), p. 106);
+//   - Cliff's delta: |d| below 0.147 negligible, 0.33 small, 0.474 medium, else large (Romano,
+//     Kromrey, Coraggio and Skowronek 2006, "Appropriate statistics for ordinal level data",
+//     annual meeting of the Florida Association of Institutional Research);
+//   - the matched-pairs rank-biserial correlation, which has no scale of its own (Kerby 2014
+//     gives none) and is Cliff's delta of the paired differences' signed ranks: Romano's.
+//
+// The A12 and delta cut-offs do not map onto each other (A12 0.64 is delta 0.28, small for
+// Romano), so a pair reported with both gets one label for each.
 func Magnitude(e Effect) string {
 	d := math.Abs(e.Value)
 	cuts := [3]float64{0.147, 0.33, 0.474}
 	if e.Name == EffectA12 {
-		d = math.Abs(e.Value - 0.5)
-		cuts = [3]float64{0.06, 0.14, 0.21}
+		// Compared as A itself, not |A − 0.5|, so 0.71 is large as published, not 0.2099...
+		d = max(e.Value, 1-e.Value)
+		cuts = [3]float64{0.56, 0.64, 0.71}
 	}
 	switch {
 	case d < cuts[0]:
@@ -62,6 +73,10 @@ func Magnitude(e Effect) string {
 	}
 	return "large"
 }
+
+// CliffsDelta is an unpaired pair's A12 on Cliff's delta scale (2·A12 − 1), named so that
+// Magnitude reads it on Romano's thresholds.
+func CliffsDelta(a12 Effect) Effect { return Effect{Name: EffectCliffsDelta, Value: 2*a12.Value - 1} }
 
 // aLarger reports whether the pair's first group tends to have the larger values: from a
 // one-sided alternative, else from the effect size, else from the medians.

@@ -27,8 +27,11 @@ type StatsView struct {
 	Metric  string
 	PairBy  []string
 	Dir     string // min, max or "" (unknown)
-	Alpha   float64
-	Where   []string
+	// Failed and Incomplete are compare's --failed (worst, drop or "": its default) and
+	// --incomplete (error or "": drop); the curves follow them too.
+	Failed, Incomplete string
+	Alpha              float64
+	Where              []string
 
 	Comparison *report.Comparison
 	Section    template.HTML
@@ -46,6 +49,12 @@ type StatsView struct {
 func statsInput(q url.Values) *StatsView {
 	v := &StatsView{By: q.Get("by"), Metric: q.Get("metric"), Dir: q.Get("dir"), Alpha: 0.05, Where: q["where"],
 		fresh: !q.Has("metric") && !q.Has("by") && !q.Has("pair_by")}
+	if f := q.Get("failed"); f == report.FailedWorst || f == report.FailedDrop {
+		v.Failed = f
+	}
+	if q.Get("incomplete") == report.IncompleteError {
+		v.Incomplete = report.IncompleteError
+	}
 	for _, p := range q["pair_by"] {
 		for _, c := range strings.Split(p, ",") {
 			if c = strings.TrimSpace(c); c != "" && !slices.Contains(v.PairBy, c) {
@@ -152,7 +161,8 @@ func (r *reader) compare(ctx context.Context, ids []string, v *StatsView) error 
 		}
 		return nil
 	}
-	o := report.Options{By: v.By, Metric: v.Metric, PairBy: strings.Join(v.PairBy, ","), Alpha: v.Alpha, Alternative: stats.TwoSided}
+	o := report.Options{By: v.By, Metric: v.Metric, PairBy: strings.Join(v.PairBy, ","), Alpha: v.Alpha, Alternative: stats.TwoSided,
+		Failed: v.Failed, Incomplete: v.Incomplete}
 	switch v.Dir {
 	case "min":
 		o.Direction = report.LowerIsBetter
@@ -160,6 +170,10 @@ func (r *reader) compare(ctx context.Context, ids []string, v *StatsView) error 
 		o.Direction = report.HigherIsBetter
 	default:
 		v.Dir = ""
+	}
+	if o.Failed == report.FailedWorst && o.Direction == report.DirectionUnknown {
+		v.Error = "failed trials can rank worst only when the metric's direction is known: choose lower or higher is better, or leave them out"
+		return nil
 	}
 	v.Command = command(ids, v)
 	c, err := report.Compare(t, o)
@@ -177,7 +191,7 @@ func (r *reader) compare(ctx context.Context, ids []string, v *StatsView) error 
 	} else {
 		v.Notes = append(v.Notes, "box plot not drawn: "+err.Error())
 	}
-	if fig, notes, err := r.curvesFigure(ctx, ids, t, c); err != nil {
+	if fig, notes, err := r.curvesFigure(ctx, ids, t, o); err != nil {
 		v.Notes = append(v.Notes, "convergence curves not drawn: "+err.Error())
 	} else if fig != nil {
 		sec.Figures = append(sec.Figures, *fig)
@@ -237,6 +251,12 @@ func command(ids []string, v *StatsView) string {
 		parts = append(parts, "--lower-is-better")
 	case "max":
 		parts = append(parts, "--higher-is-better")
+	}
+	if v.Failed != "" {
+		parts = append(parts, "--failed", v.Failed)
+	}
+	if v.Incomplete != "" {
+		parts = append(parts, "--incomplete", v.Incomplete)
 	}
 	if v.Alpha != 0.05 {
 		parts = append(parts, "--alpha", strconv.FormatFloat(v.Alpha, 'g', -1, 64))
@@ -329,72 +349,43 @@ func (s *Server) answerComparison(w http.ResponseWriter, req *http.Request, v *S
 	s.writeJSON(w, v.Comparison)
 }
 
-// curvesFigure draws the metric's convergence per group, as 'jikken report' does: the median and
-// inter-quartile band of the succeeded trials' logged values over steps. A metric that only
-// comes from result.json has no curve, and no figure.
-func (r *reader) curvesFigure(ctx context.Context, ids []string, t *results.Table, c *report.Comparison) (*report.Figure, []string, error) {
-	trialCol, statusCol, byCol, runCol := t.Col("trial"), t.Col("status"), t.Col(c.By), t.Col("run")
-	if trialCol < 0 || byCol < 0 {
+// curvesFigure draws the metric's convergence per group, as 'jikken report' does, from the
+// trials the comparison describes under the same failure policy (report.CurvesFor): each
+// group's last point is the comparison's median, and the trials left out are listed in the
+// notes. A metric that only comes from result.json has no curve, and no figure.
+func (r *reader) curvesFigure(ctx context.Context, ids []string, t *results.Table, o report.Options) (*report.Figure, []string, error) {
+	trialCol, runCol := t.Col("trial"), t.Col("run")
+	if trialCol < 0 || t.Col(o.By) < 0 {
 		return nil, nil, nil
 	}
-	var names []string
-	var groups [][]report.Series
-	index := map[string]int{}
-	rows := make([][]results.Point, len(t.Rows))
-	err := inParallel(len(t.Rows), func(i int) error {
-		row := t.Rows[i]
-		if statusCol >= 0 && row[statusCol] != "succeeded" {
-			return nil
-		}
-		run := ids[0]
-		if runCol >= 0 && len(ids) > 1 {
-			run = row[runCol]
-		}
-		var err error
-		rows[i], err = results.TrialPoints(ctx, r.runs.Blob, run, row[trialCol])
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, row := range t.Rows {
-		var s report.Series
-		for _, p := range rows[i] {
-			if p.Metric == c.Metric {
-				s.X, s.Values = append(s.X, float64(p.Step)), append(s.Values, p.Value)
+	cs, err := report.CurvesFor(t, o, "step", 0, func(rows []int) ([][]results.Point, error) {
+		out := make([][]results.Point, len(rows))
+		err := inParallel(len(rows), func(i int) error {
+			row := t.Rows[rows[i]]
+			run := ids[0]
+			if runCol >= 0 && len(ids) > 1 {
+				run = row[runCol]
 			}
-		}
-		if len(s.X) < 2 {
-			continue
-		}
-		g, ok := index[row[byCol]]
-		if !ok {
-			g = len(names)
-			index[row[byCol]] = g
-			names = append(names, row[byCol])
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], s)
-	}
-	if len(groups) == 0 {
-		return nil, nil, nil
-	}
-	cs, err := report.BuildCurves(names, groups, 0)
+			var err error
+			out[i], err = results.TrialPoints(ctx, r.runs.Blob, run, row[trialCol])
+			return err
+		})
+		return out, err
+	})
 	if err != nil || len(cs.Groups) == 0 {
 		return nil, nil, err
 	}
-	cs.Metric, cs.By = c.Metric, c.By
 	p, err := cs.Plot(chart.Style{})
 	if err != nil {
 		return nil, nil, err
 	}
-	fig, err := report.NewFigure(fmt.Sprintf("%s over steps: median and inter-quartile band per %s, each trial's last value carried forward", c.Metric, c.By), p)
+	fig, err := report.NewFigure(fmt.Sprintf("%s over steps: median and inter-quartile band per %s, each trial's last value carried forward", o.Metric, o.By), p)
 	if err != nil {
 		return nil, nil, err
 	}
 	var notes []string
 	for _, w := range cs.Warnings() {
-		notes = append(notes, c.Metric+" curves: "+w)
+		notes = append(notes, o.Metric+" curves: "+w)
 	}
 	return &fig, notes, nil
 }

@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/internal/texttable"
 	"github.com/jikken-dev/jikken/results"
 )
 
@@ -69,12 +68,16 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 			case "json":
 				return cmdutil.WriteJSON(f.IO.Out, records)
 			}
-			tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, strings.ToUpper(strings.Join(t.Columns, "\t")))
-			for _, r := range t.Rows {
-				fmt.Fprintln(tw, strings.Join(r, "\t"))
+			var tb texttable.Table
+			head := make([]string, len(t.Columns))
+			for i, c := range t.Columns {
+				head[i] = strings.ToUpper(c)
 			}
-			return tw.Flush()
+			tb.Row(head...)
+			for _, r := range t.Rows {
+				tb.Row(r...)
+			}
+			return tb.Write(f.IO.Out)
 		},
 	}
 	cmdutil.FormatFlag(cmd, &output, "table", "csv", "json")

@@ -20,6 +20,10 @@ import (
 // content.
 func CD(s Style, title, axis string, names []string, ranks []float64, cd float64) (*Figure, error) {
 	k := len(names)
+	axis = label(s.XLabel, axis)
+	if s.LogX || s.LogY {
+		return nil, fmt.Errorf("critical-difference diagram: mean ranks have no log scale")
+	}
 	if k < 2 || len(ranks) != k {
 		return nil, fmt.Errorf("critical-difference diagram: need at least 2 groups with one mean rank each")
 	}

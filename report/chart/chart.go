@@ -38,6 +38,36 @@ type Style struct {
 	// Font names a font file for the characters Liberation Sans lacks (CJK group names); empty
 	// means $JIKKEN_FONT, then the usual places (FallbackFontFiles).
 	Font string
+	// Title, XLabel and YLabel replace what the figure would say; "-" leaves one out.
+	Title, XLabel, YLabel string
+	// LogX and LogY draw an axis on a log scale; every value on it must be positive.
+	LogX, LogY bool
+	// Legend places the curves' legend: LegendAuto (""), LegendInside, LegendOutside or
+	// LegendNone.
+	Legend string
+}
+
+// Legend placements (Style.Legend).
+const (
+	// LegendAuto puts it in a corner of the data area where it covers no curve, else outside.
+	LegendAuto = "auto"
+	// LegendInside keeps it in a corner of the data area, the freest, even over a curve.
+	LegendInside = "inside"
+	// LegendOutside puts it right of the data area.
+	LegendOutside = "outside"
+	// LegendNone leaves it out.
+	LegendNone = "none"
+)
+
+// label is what a figure shows for a text it would write as def, given the style's choice.
+func label(choice, def string) string {
+	switch choice {
+	case "":
+		return def
+	case "-":
+		return ""
+	}
+	return choice
 }
 
 func (s Style) size() (w, h, fs vg.Length) {
@@ -60,6 +90,8 @@ type Figure struct {
 	Width, Height vg.Length
 	fonts         *fonts
 	fontSize      vg.Length
+	// legendOutside draws the legend right of the data area: inside it would cover data.
+	legendOutside bool
 }
 
 // Write renders the figure as format: "png" (192 dpi, sharp on high-density screens), "svg" (text
@@ -74,18 +106,26 @@ func (f *Figure) Write(w io.Writer, format string) error {
 		c = newPDF(f.Width, f.Height)
 	case "png":
 		img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(192))
-		f.Plot.Draw(f.inset(draw.New(img)))
+		f.draw(draw.New(img))
 		c = vgimg.PngCanvas{Canvas: img}
 	default:
 		return fmt.Errorf("unknown figure format %q; use png, svg or pdf", format)
 	}
 	if format != "png" {
-		f.Plot.Draw(f.inset(draw.New(c)))
+		f.draw(draw.New(c))
 	}
 	if _, err := c.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s: %w", format, err)
 	}
 	return nil
+}
+
+func (f *Figure) draw(c draw.Canvas) {
+	if f.legendOutside {
+		f.drawOutside(f.inset(c))
+		return
+	}
+	f.Plot.Draw(f.inset(c))
 }
 
 // margin is the blank border around a figure, in font sizes: nothing touches the edge.
@@ -100,6 +140,8 @@ func (f *Figure) inset(c draw.Canvas) draw.Canvas {
 // strings it will show, so that a fallback font is loaded when one needs it.
 func newFigure(s Style, title string, texts ...string) (*Figure, handler, error) {
 	w, h, fs := s.size()
+	title = label(s.Title, title)
+	texts = append(texts, s.XLabel, s.YLabel)
 	f, err := newFonts(s.Font, append(texts, title)...)
 	if err != nil {
 		return nil, handler{}, err
@@ -182,8 +224,38 @@ func Box(s Style, title, metric string, groups []Group) (*Figure, error) {
 	}
 	p.Add(plotter.NewGrid())
 	logScaleIfWide(p, metric, all)
+	if s.LogX {
+		return nil, fmt.Errorf("box plot: its x axis holds the groups, which have no log scale")
+	}
+	if err := fig.axes(s, nil, all); err != nil {
+		return nil, fmt.Errorf("box plot: %w", err)
+	}
 	fitLabels(fig, hd, names)
 	return fig, nil
+}
+
+// axes applies the style's axis labels and log scales, xs and ys being every value drawn.
+func (f *Figure) axes(s Style, xs, ys []float64) error {
+	p := f.Plot
+	for _, a := range []struct {
+		on     bool
+		name   string
+		axis   *plot.Axis
+		values []float64
+	}{{s.LogX, "x", &p.X, xs}, {s.LogY, "y", &p.Y, ys}} {
+		if !a.on {
+			continue
+		}
+		for _, v := range a.values {
+			if !(v > 0) {
+				return fmt.Errorf("a log %s axis needs positive values, and %g is drawn on it", a.name, v)
+			}
+		}
+		a.axis.Scale, a.axis.Tick.Marker = plot.LogScale{}, decadeTicks{}
+	}
+	p.X.Label.Text = label(s.XLabel, p.X.Label.Text)
+	p.Y.Label.Text = label(s.YLabel, p.Y.Label.Text)
+	return nil
 }
 
 // fitLabels sets the group names as X tick labels that fit their slots: wrapped on up to three
@@ -304,6 +376,7 @@ func Curves(s Style, title, xLabel, metric string, bands []Band) (*Figure, error
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	var all []float64
+	var lines []plotter.XYs
 	rising := 0.0
 	for i, b := range bands {
 		if len(b.Steps) == 0 {
@@ -334,13 +407,39 @@ func Curves(s Style, title, xLabel, metric string, bands []Band) (*Figure, error
 		l.Color = plotutil.Color(i)
 		l.Width = vg.Points(1.5)
 		p.Add(poly, l)
+		lines = append(lines, line, ring)
 		// Long names are wrapped so the legend keeps to a third of the width.
 		p.Legend.Add(hd.wrap(b.Name, p.Legend.TextStyle.Font.Size, fig.Width/3), l)
 		all = append(append(append(all, b.Median...), b.Q1...), b.Q3...)
 		rising += b.Median[len(b.Median)-1] - b.Median[0]
 	}
-	// Put the legend in the top corner the curves leave free: top left when they rise.
-	p.Legend.Left = rising > 0
-	logScaleIfWide(p, metric, all)
+	if !s.LogY {
+		logScaleIfWide(p, metric, all)
+	}
+	var xs []float64
+	for _, b := range bands {
+		xs = append(xs, b.Steps...)
+	}
+	if err := fig.axes(s, xs, all); err != nil {
+		return nil, fmt.Errorf("curve plot: %w", err)
+	}
+	switch s.Legend {
+	case "", LegendAuto, LegendInside:
+		// Where it covers no curve: first the top corner the curves leave free (top left when
+		// they rise), then the others, else outside (or, asked inside, that first corner).
+		fig.placeLegend(lines, rising > 0)
+		if fig.legendOutside && s.Legend == LegendInside {
+			fig.legendOutside = false
+			p.Legend.Top, p.Legend.Left = true, rising > 0
+		}
+	case LegendOutside:
+		fig.legendOutside = true
+	case LegendNone:
+		ts := p.Legend.TextStyle
+		p.Legend = plot.NewLegend()
+		p.Legend.TextStyle = ts
+	default:
+		return nil, fmt.Errorf("curve plot: legend %q: use auto, inside, outside or none", s.Legend)
+	}
 	return fig, nil
 }

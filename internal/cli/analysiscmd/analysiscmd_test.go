@@ -153,3 +153,21 @@ func TestChooseByAndMetrics(t *testing.T) {
 		t.Errorf("loss:down: err = %v; want a usage error", err)
 	}
 }
+
+// A figure too small for its labels is a usage error (exit 2), whatever the command.
+func TestFigureTooSmallIsAUsageError(t *testing.T) {
+	for _, f := range []figureFlags{
+		{width: "2cm", fontSize: 10},
+		{width: "16cm", height: "2cm", fontSize: 10},
+		{width: "5cm", fontSize: 12},
+	} {
+		var s chart.Style
+		if err := f.apply(&s); cmdutil.CodeOf(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "cannot hold") {
+			t.Errorf("%+v: err = %v; want a usage error saying the labels do not fit", f, err)
+		}
+	}
+	var s chart.Style
+	if err := (&figureFlags{width: "8.5cm", fontSize: 10}).apply(&s); err != nil {
+		t.Errorf("a paper's column: %v", err)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/jikken-dev/jikken/report"
 	"github.com/jikken-dev/jikken/results"
@@ -12,7 +11,7 @@ import (
 )
 
 // errNoCurve says no trial logged the metric over steps (it may come only from result.json).
-var errNoCurve = errors.New("no succeeded trial logged it to metrics.jsonl")
+var errNoCurve = errors.New("no trial with a finite final value logged it to metrics.jsonl")
 
 // curveOptions say how curves are laid out: over steps or seconds, on which grid.
 type curveOptions struct {
@@ -30,59 +29,39 @@ func (o curveOptions) check() error {
 	return nil
 }
 
-// buildCurves reads every succeeded trial's metrics.jsonl and reduces the values of metric, per
-// group of column by, to convergence curves on a common grid (report.BuildCurves has the rule).
-func buildCurves(ctx context.Context, runs store.Runs, id string, t *results.Table, by, metric string, co curveOptions) (*report.Curves, error) {
-	trialCol, statusCol, byCol := t.Col("trial"), t.Col("status"), t.Col(by)
-	if byCol < 0 {
-		return nil, fmt.Errorf("no column %q (--by) in the results of %s; it has columns %v", by, id, t.Columns)
+// buildCurves reduces the values of a metric, per group of column by, to convergence curves on
+// a common grid, drawing the trials compare describes under the same policy (report.CurvesFor).
+func buildCurves(ctx context.Context, runs store.Runs, id string, t *results.Table, policy report.Options, co curveOptions) (*report.Curves, error) {
+	if t.Col(policy.By) < 0 {
+		return nil, fmt.Errorf("no column %q (--by) in the results of %s; it has columns %v", policy.By, id, t.Columns)
 	}
-	if trialCol < 0 {
+	trial := t.Col("trial")
+	if trial < 0 {
 		return nil, fmt.Errorf("the results of %s have no trial column", id)
 	}
-	var names []string
-	var groups [][]report.Series
-	index := map[string]int{}
-	for _, row := range t.Rows {
-		if statusCol >= 0 && row[statusCol] != string(store.Succeeded) {
-			continue
-		}
-		g, ok := index[row[byCol]]
-		if !ok {
-			g = len(names)
-			index[row[byCol]] = g
-			names = append(names, row[byCol])
-			groups = append(groups, nil)
-		}
-		pts, err := results.TrialPoints(ctx, runs.Blob, id, row[trialCol])
-		if err != nil {
-			return nil, fmt.Errorf("trial %s: %w", row[trialCol], err)
-		}
-		var s report.Series
-		for _, p := range pts {
-			if p.Metric != metric {
-				continue
-			}
-			x := float64(p.Step)
-			if co.x == "time" {
-				x = p.Time
-			}
-			if !math.IsNaN(x) {
-				s.X, s.Values = append(s.X, x), append(s.Values, p.Value)
-			}
-		}
-		groups[g] = append(groups[g], s)
+	noCurve := fmt.Errorf("metric %q of %s: %w; check the name with 'jikken results %s'", policy.Metric, id, errNoCurve, id)
+	if t.Col(policy.Metric) < 0 {
+		return nil, noCurve
 	}
-	c, err := report.BuildCurves(names, groups, co.grid)
+	c, err := report.CurvesFor(t, policy, co.x, co.grid, func(rows []int) ([][]results.Point, error) {
+		out := make([][]results.Point, len(rows))
+		for i, r := range rows {
+			pts, err := results.TrialPoints(ctx, runs.Blob, id, t.Rows[r][trial])
+			if err != nil {
+				return nil, fmt.Errorf("trial %s: %w", t.Rows[r][trial], err)
+			}
+			out[i] = pts
+		}
+		return out, nil
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("curves of %s: %w", id, err)
 	}
 	if len(c.Groups) == 0 {
 		if co.x == "time" {
-			return nil, fmt.Errorf("metric %q of %s: %w with a timestamp (ts); --x time needs them", metric, id, errNoCurve)
+			return nil, fmt.Errorf("metric %q of %s: %w with a timestamp (ts); --x time needs them", policy.Metric, id, errNoCurve)
 		}
-		return nil, fmt.Errorf("metric %q of %s: %w; check the name with 'jikken results %s'", metric, id, errNoCurve, id)
+		return nil, noCurve
 	}
-	c.Metric, c.By, c.Time = metric, by, co.x == "time"
 	return c, nil
 }

@@ -105,6 +105,9 @@ func (f *figureFlags) apply(s *chart.Style) error {
 		return cmdutil.UsageError("--font-size %g: give a size in points between 4 and 72", f.fontSize)
 	}
 	s.FontSize, s.Font = vg.Length(f.fontSize), f.font
+	if err := s.Check(); err != nil {
+		return cmdutil.UsageError("--width %s --height %s --font-size %g: %v", f.width, orDefault(f.height, "10cm"), f.fontSize, err)
+	}
 	return nil
 }
 
@@ -124,4 +127,44 @@ func parseLength(flag, s string) (vg.Length, error) {
 		}
 	}
 	return 0, cmdutil.UsageError("%s %q: give a positive length with a unit, e.g. 16cm, 85mm, 3.5in or 400pt (at most 2 m)", flag, s)
+}
+
+// plotFlags are the figure controls of plot: the texts, the axes, the legend and the groups.
+type plotFlags struct {
+	title, xLabel, yLabel string
+	logX, logY            bool
+	legend                string
+	order                 []string
+	rename                []string
+}
+
+func (f *plotFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.title, "title", "", `figure title ("-" for none; default: what is drawn)`)
+	fl.StringVar(&f.xLabel, "xlabel", "", `x axis label ("-" for none)`)
+	fl.StringVar(&f.yLabel, "ylabel", "", `y axis label ("-" for none; default: the metric)`)
+	fl.BoolVar(&f.logX, "log-x", false, "curves: steps or time on a log scale (all positive)")
+	fl.BoolVar(&f.logY, "log-y", false, "metric on a log scale (all values positive)")
+	fl.StringVar(&f.legend, "legend", chart.LegendAuto, "curves' legend: auto (a corner free of curves, else outside), inside, outside or none")
+	fl.StringSliceVar(&f.order, "order", nil, "groups in this order, e.g. --order sgd,adam (the others follow)")
+	fl.StringArrayVar(&f.rename, "rename", nil, "show a group under another name: OLD=NEW (repeatable)")
+}
+
+// apply sets the texts, axes and legend on s and returns the renaming asked; mistakes are usage
+// errors.
+func (f *plotFlags) apply(s *chart.Style) (map[string]string, error) {
+	switch f.legend {
+	case chart.LegendAuto, chart.LegendInside, chart.LegendOutside, chart.LegendNone:
+	default:
+		return nil, cmdutil.UsageError("--legend %q: use auto, inside, outside or none", f.legend)
+	}
+	s.Title, s.XLabel, s.YLabel, s.LogX, s.LogY, s.Legend = f.title, f.xLabel, f.yLabel, f.logX, f.logY, f.legend
+	rename := map[string]string{}
+	for _, r := range f.rename {
+		old, to, ok := strings.Cut(r, "=")
+		if !ok || old == "" || to == "" {
+			return nil, cmdutil.UsageError("--rename %q: write OLD=NEW, e.g. --rename de=\"differential evolution\"", r)
+		}
+		rename[old] = to
+	}
+	return rename, nil
 }

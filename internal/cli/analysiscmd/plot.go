@@ -31,8 +31,12 @@ type PlotOptions struct {
 	ForceCD bool
 	Curve   curveOptions
 	Style   chart.Style
-	flags   testFlags
-	figure  figureFlags
+	// Order and Rename arrange the groups (report.Arrange).
+	Order  []string
+	Rename map[string]string
+	flags  testFlags
+	figure figureFlags
+	looks  plotFlags
 }
 
 // NewPlotCmd builds `jikken plot`.
@@ -47,7 +51,9 @@ or PDF (-o png|svg|pdf, by default the extension of --out). SVGs name their font
 each label's width so every viewer lays it out the same; PDFs draw text as outlines. Names in
 any script are drawn: characters Liberation Sans lacks (CJK) come from Noto Sans CJK or another
 system font (--font FILE to choose one). Long names are wrapped, or turned upright when there
-is no room. --width, --height and --font-size size the figure for a paper.
+is no room. --width, --height and --font-size size the figure for a paper (a size too small
+for its labels is refused); --title, --xlabel, --ylabel, --log-x, --log-y, --legend, --order and
+--rename set what it says and how.
 
   box    a box per group (median, quartiles, whiskers to 1.5 IQR) with every trial drawn as a point
   curve  the metric over steps (--x time: seconds) from each trial's metrics.jsonl: each trial's
@@ -57,8 +63,11 @@ is no room. --width, --height and --font-size size the figure for a paper.
   cd     Demšar's critical-difference diagram of mean ranks (needs --pair-by and 3+ groups, and
          a significant Friedman test unless --force-cd)
 
-Box plots and diagrams follow the rules of 'jikken compare' (failed trials, incomplete
-blocks); curves draw succeeded trials only. For a run, --by defaults to the only parameter whose value
+Every kind follows the rules of 'jikken compare' (--failed, --incomplete, the direction):
+curves draw the trials whose final value compare describes, so each group's last point is
+compare's median; failed trials, and trials whose final value is NaN or infinite (ranked worst
+by compare), are listed on stderr and in the numbers as left out, not drawn at their last
+finite value. For a run, --by defaults to the only parameter whose value
 varies across trials (seed and the --pair-by columns aside); a CSV file needs --by.`,
 		Example: `  jikken plot latest --kind box --by algo --metric loss --out loss.png
   jikken plot latest --kind curve --by algo --metric loss --out curves.svg
@@ -81,6 +90,11 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 			if err := opts.figure.apply(&opts.Style); err != nil {
 				return err
 			}
+			rename, err := opts.looks.apply(&opts.Style)
+			if err != nil {
+				return err
+			}
+			opts.Order, opts.Rename = opts.looks.order, rename
 			return runPlot(cmd.Context(), opts)
 		},
 	}
@@ -92,6 +106,7 @@ varies across trials (seed and the --pair-by columns aside); a CSV file needs --
 	opts.flags.register(fl)
 	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw the critical-difference diagram even when Friedman is not significant")
 	opts.figure.register(fl)
+	opts.looks.register(fl)
 	fl.StringVar(&opts.Curve.x, "x", "step", "curves: the x axis, step or time (seconds since each trial's first timestamped line)")
 	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the critical difference")
@@ -195,6 +210,9 @@ func comparisonPlot(ctx context.Context, opts *PlotOptions) (*chart.Figure, erro
 	if t, err = report.Where(t, opts.Where); err != nil {
 		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
+	if t, err = report.Arrange(t, opts.By, opts.Order, opts.Rename); err != nil {
+		return nil, cmdutil.UsageError("plot %s: %v", opts.Source, err)
+	}
 	c, err := report.Compare(t, opts.Options)
 	if err != nil {
 		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
@@ -242,7 +260,10 @@ func curves(ctx context.Context, opts *PlotOptions) (*report.Curves, error) {
 	if t, err = report.Where(t, opts.Where); err != nil {
 		return nil, fmt.Errorf("plot %s: %w", opts.Source, err)
 	}
-	c, err := buildCurves(ctx, runs, id, t, opts.By, opts.Metric, opts.Curve)
+	if t, err = report.Arrange(t, opts.By, opts.Order, opts.Rename); err != nil {
+		return nil, cmdutil.UsageError("plot %s: %v", opts.Source, err)
+	}
+	c, err := buildCurves(ctx, runs, id, t, opts.Options, opts.Curve)
 	if err != nil {
 		return nil, err
 	}

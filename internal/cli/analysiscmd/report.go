@@ -199,7 +199,7 @@ func section(ctx context.Context, runs store.Runs, id string, t *results.Table, 
 		return &fig, err
 	})
 	add("convergence curves", func() (*report.Figure, error) {
-		cs, err := buildCurves(ctx, runs, id, t, by, mt.name, opts.Curve)
+		cs, err := buildCurves(ctx, runs, id, t, o, opts.Curve)
 		if errors.Is(err, errNoCurve) {
 			// Metrics that only come from result.json have no curve; that is not worth a note.
 			return nil, nil

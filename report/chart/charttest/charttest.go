@@ -141,3 +141,39 @@ func HaveCJKFont(t testing.TB) {
 	}
 	t.Skip(msg)
 }
+
+// Lines returns the vertices of every stroked, unfilled path of an SVG the chart package wrote
+// whose stroke width is width (in the SVG's user units, y down): the curves' median lines at 1.5.
+func Lines(r io.Reader, width float64) ([][][2]float64, error) {
+	dec := xml.NewDecoder(r)
+	var out [][][2]float64
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		el, ok := tok.(xml.StartElement)
+		if !ok || el.Name.Local != "path" {
+			continue
+		}
+		attr := map[string]string{}
+		for _, a := range el.Attr {
+			attr[a.Name.Local] = a.Value
+		}
+		if attr["fill"] != "none" || num(attr["stroke-width"]) != width {
+			continue
+		}
+		var line [][2]float64
+		for _, f := range strings.FieldsFunc(attr["d"], func(r rune) bool { return r == 'M' || r == 'L' || r == ' ' }) {
+			x, y, ok := strings.Cut(f, ",")
+			if !ok {
+				return nil, fmt.Errorf("path data %q: only M and L are read", attr["d"])
+			}
+			line = append(line, [2]float64{num(x), num(y)})
+		}
+		out = append(out, line)
+	}
+}
