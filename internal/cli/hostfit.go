@@ -54,6 +54,21 @@ func fitOnHost(ctx context.Context, trials []experiment.Trial, hs hostSettings) 
 	return fit, nil
 }
 
+// defaultJobsFor is the -j of a run that sets none, when the plan makes one right: what the
+// trials' declared resources hold at once on capacity (jobsForHost), else, for a file in combu's
+// form, every trial, since combu starts each container as soon as its dependencies are up and a
+// combu file's servers (nginx, a data loader) would otherwise hold the cap and keep the rest
+// from ever starting.
+func defaultJobsFor(exp *experiment.Experiment, c *core.Capacity) (int, bool) {
+	if n, ok := jobsForHost(exp.Trials, c); ok {
+		return n, true
+	}
+	if exp.Form == "combu" && len(exp.Trials) > 0 {
+		return len(exp.Trials), true
+	}
+	return 0, false
+}
+
 // jobsForHost is the -j a plan's declared resources make right on capacity (nil: trials run
 // elsewhere): the most trials of one kind it holds at once, when every trial declares cores,
 // GPUs or a MIG instance, as resources then cap what runs together. Memory alone does not

@@ -60,7 +60,9 @@ first and the trials run in a copy of it, so you can keep editing while the swee
 Without -j (or $JIKKEN_JOBS), the cap is the number of cores, except where trials run on this
 host and every trial declares gpu, mig or cpu: then their resources limit what runs together,
 and the cap is the most trials of one kind the host holds at once (every trial asks for one GPU
-on an 8-GPU host: -j 8). 'jikken validate FILE --host' shows the figures.`,
+on an 8-GPU host: -j 8). A file in combu's form (an array of containers) starts every trial
+whose dependencies allow at once, as combu does: the cap is the number of trials. 'jikken
+validate FILE --host' shows the figures.`,
 		Example: `  jikken run examples/optimize/experiment.jsonnet
   jikken run sweep.jsonnet -j 8 --ext-str dataset=cifar10
   jikken run sweep.jsonnet --detach && jikken status latest
@@ -133,8 +135,10 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if n, ok := jobsForHost(exp.Trials, adm.capacity); ok && o.autoJobs {
-		o.jobs, o.settings.Jobs = n, n
+	if o.autoJobs {
+		if n, ok := defaultJobsFor(exp, adm.capacity); ok {
+			o.jobs, o.settings.Jobs = n, n
+		}
 	}
 	if n := countImages(exp.Trials); n > 0 && !descriptorOf(backend.Name()).Caps.Images && o.output == "text" {
 		fmt.Fprintf(o.f.IO.ErrOut, "note: the %s backend runs the cmd of %d trials with an image on this machine; use --backend docker to run them in containers\n", backend.Name(), n)
