@@ -89,7 +89,7 @@ func holder(t *testing.T, dir string, bind bool) (*exec.Cmd, int) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { kill(cmd) })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	f := strings.Fields(line)
 	if err != nil || len(f) != 2 || f[0] != "held" {
@@ -97,6 +97,12 @@ func holder(t *testing.T, dir string, bind bool) (*exec.Cmd, int) {
 	}
 	pid, _ := strconv.Atoi(f[1])
 	return cmd, pid
+}
+
+// kill kills a runner with SIGKILL and reaps it.
+func kill(runner *exec.Cmd) {
+	_ = runner.Process.Kill()
+	_ = runner.Wait()
 }
 
 func TestHelperRunner(t *testing.T) {
@@ -147,8 +153,7 @@ func TestLeaseOfADeadRunnerExpires(t *testing.T) {
 	if busyFor(t, b, h("other", 1)) == nil {
 		t.Fatal("a device another process holds was given out")
 	}
-	_ = runner.Process.Kill()
-	_ = runner.Wait()
+	kill(runner)
 	if busy := busyFor(t, b, h("other", 1)); busy != nil {
 		t.Fatalf("the lease of a dead runner still holds the device: %v", busy)
 	}
@@ -159,8 +164,7 @@ func TestLeaseOfADeadRunnerExpires(t *testing.T) {
 func TestLeaseLivesWithTheTrialsProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	runner, trial := holder(t, dir, true)
-	_ = runner.Process.Kill()
-	_ = runner.Wait()
+	kill(runner)
 	b := Book{Dir: dir}
 	if busy := busyFor(t, b, h("other", 1)); busy == nil {
 		t.Fatal("the device of a trial that still runs was given out once its runner was killed")
@@ -181,8 +185,7 @@ func TestLeaseLivesWithTheTrialsProcessGroup(t *testing.T) {
 func TestAnAdoptedAttemptKeepsItsLease(t *testing.T) {
 	dir := t.TempDir()
 	runner, _ := holder(t, dir, true)
-	_ = runner.Process.Kill()
-	_ = runner.Wait()
+	kill(runner)
 	b := Book{Dir: dir}
 	l, busy, err := b.Take([]string{"GPU-0"}, []int{1000}, h("t", 1))
 	if err != nil || busy != nil {
