@@ -4,7 +4,8 @@
 // in a sticky folder, so any user can add leases but only their owner (or root) can remove
 // them. A lease names the attempt's process group once it has started, so it lives as long as
 // the trial's processes do, even when the runner that took it was killed; until then it names
-// the runner.
+// the runner. A lock on a hold file that the runner and then the trial's processes keep open
+// (they inherit it) closes the gap between the two.
 package lease
 
 import (
@@ -84,12 +85,16 @@ type entry struct {
 	file string
 }
 
-func (e *entry) live() bool { return e.Runner.alive() || e.Group.groupAlive() }
+// hold is the file whose lock holds the lease while its taker or the attempt has it open.
+func (e *entry) hold() string { return strings.TrimSuffix(e.file, ".lease") + ".hold" }
+
+func (e *entry) live() bool { return e.Runner.alive() || e.Group.groupAlive() || held(e.hold()) }
 
 // Lease is a lease taken.
 type Lease struct {
-	b *Book
-	e entry
+	b    *Book
+	e    entry
+	hold *os.File
 }
 
 // Take leases shares[k] thousandths of devices[k] to h, all of them or none. It returns the
@@ -146,11 +151,21 @@ func (b Book) Take(devices []string, shares []int, h Holder) (*Lease, []string, 
 	if len(busy) > 0 {
 		return nil, busy, nil
 	}
+	hold, err := openHold(me.hold())
+	if err != nil {
+		return nil, nil, fmt.Errorf("hold GPU lease: %w", err)
+	}
 	if err := b.write(me); err != nil {
+		hold.Close()
+		_ = os.Remove(me.hold())
 		return nil, nil, err
 	}
-	return &Lease{b: &b, e: me}, nil, nil
+	return &Lease{b: &b, e: me, hold: hold}, nil, nil
 }
+
+// Hold is the open file whose lock holds the lease: the attempt's processes inherit it, so the
+// lease has a holder from the moment they exist, before Bind names them.
+func (l *Lease) Hold() *os.File { return l.hold }
 
 // foreign reports whether a process in pids belongs to none of holders' process groups (nor
 // descends from one). A trial's processes in the moment between its start and Bind count as
@@ -184,7 +199,11 @@ func (l *Lease) Release() error {
 		return err
 	}
 	defer unlock()
+	l.hold.Close()
 	if err := os.Remove(l.e.file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("release GPU lease %s: %w", l.e.file, err)
+	}
+	if err := os.Remove(l.e.hold()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("release GPU lease %s: %w", l.e.file, err)
 	}
 	return nil
@@ -267,6 +286,7 @@ func (b Book) read() ([]entry, error) {
 		if e.live() {
 			out = append(out, e)
 		} else {
+			_ = os.Remove(e.hold())
 			_ = os.Remove(p) // fails on another user's file in the sticky folder: left for them
 		}
 	}

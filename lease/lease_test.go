@@ -79,17 +79,19 @@ func TestConcurrentTakersNeverOverbook(t *testing.T) {
 }
 
 // holder runs this test binary as a runner that takes GPU-0 for h("t", 1) in dir and, with
-// bind, starts a trial (sleep, a process group of its own) and binds the lease to it. It
-// returns the runner and the trial's pid once the lease is taken.
-func holder(t *testing.T, dir string, bind bool) (*exec.Cmd, int) {
+// trial "bind", starts a trial (sleep, a process group of its own) and binds the lease to it;
+// with "inherit", starts one that inherits the lease's hold file, and binds nothing (as a
+// runner killed between the two). It returns the runner and the trial's pid once the lease is
+// taken.
+func holder(t *testing.T, dir string, trial string) (*exec.Cmd, int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunner$")
-	cmd.Env = append(os.Environ(), "LEASE_HOLDER_DIR="+dir, "LEASE_HOLDER_BIND="+strconv.FormatBool(bind))
+	cmd.Env = append(os.Environ(), "LEASE_HOLDER_DIR="+dir, "LEASE_HOLDER_TRIAL="+trial)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { kill(cmd) })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	f := strings.Fields(line)
 	if err != nil || len(f) != 2 || f[0] != "held" {
@@ -97,6 +99,12 @@ func holder(t *testing.T, dir string, bind bool) (*exec.Cmd, int) {
 	}
 	pid, _ := strconv.Atoi(f[1])
 	return cmd, pid
+}
+
+// kill kills a runner with SIGKILL and reaps it.
+func kill(runner *exec.Cmd) {
+	_ = runner.Process.Kill()
+	_ = runner.Wait()
 }
 
 func TestHelperRunner(t *testing.T) {
@@ -110,15 +118,20 @@ func TestHelperRunner(t *testing.T) {
 		os.Exit(1)
 	}
 	pid := 0
-	if os.Getenv("LEASE_HOLDER_BIND") == "true" {
+	if how := os.Getenv("LEASE_HOLDER_TRIAL"); how != "" {
 		trial := exec.Command("sleep", "60")
 		trial.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if how == "inherit" {
+			trial.ExtraFiles = []*os.File{l.Hold()}
+		}
 		if err := trial.Start(); err != nil {
 			os.Exit(1)
 		}
 		pid = trial.Process.Pid
-		if err := l.Bind(pid); err != nil {
-			os.Exit(1)
+		if how == "bind" {
+			if err := l.Bind(pid); err != nil {
+				os.Exit(1)
+			}
 		}
 	}
 	os.Stdout.WriteString("held " + strconv.Itoa(pid) + "\n")
@@ -142,47 +155,47 @@ func busyFor(t *testing.T, b Book, who Holder) []string {
 // The lease of a runner that died before its trial started expires with it.
 func TestLeaseOfADeadRunnerExpires(t *testing.T) {
 	dir := t.TempDir()
-	runner, _ := holder(t, dir, false)
+	runner, _ := holder(t, dir, "")
 	b := Book{Dir: dir}
 	if busyFor(t, b, h("other", 1)) == nil {
 		t.Fatal("a device another process holds was given out")
 	}
-	_ = runner.Process.Kill()
-	_ = runner.Wait()
+	kill(runner)
 	if busy := busyFor(t, b, h("other", 1)); busy != nil {
 		t.Fatalf("the lease of a dead runner still holds the device: %v", busy)
 	}
 }
 
 // A runner SIGKILLed while its trial runs: the trial's lease holds until the trial's process
-// group has no process left.
-func TestLeaseLivesWithTheTrialsProcessGroup(t *testing.T) {
-	dir := t.TempDir()
-	runner, trial := holder(t, dir, true)
-	_ = runner.Process.Kill()
-	_ = runner.Wait()
-	b := Book{Dir: dir}
-	if busy := busyFor(t, b, h("other", 1)); busy == nil {
-		t.Fatal("the device of a trial that still runs was given out once its runner was killed")
-	}
-	// The trial's process is the orphan of a killed runner: init reaps it.
-	if err := syscall.Kill(-trial, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	for syscall.Kill(-trial, 0) != syscall.ESRCH {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if busy := busyFor(t, b, h("other", 1)); busy != nil {
-		t.Fatalf("the lease of a trial whose processes all ended still holds the device: %v", busy)
+// group has no process left; and so it does when the runner was killed before it could bind
+// the lease, as the trial holds the lease's hold file.
+func TestLeaseLivesWithTheTrialsProcesses(t *testing.T) {
+	for _, how := range []string{"bind", "inherit"} {
+		dir := t.TempDir()
+		runner, trial := holder(t, dir, how)
+		kill(runner)
+		b := Book{Dir: dir}
+		if busy := busyFor(t, b, h("other", 1)); busy == nil {
+			t.Fatalf("%s: the device of a trial that still runs was given out once its runner was killed", how)
+		}
+		// The trial's process is the orphan of a killed runner: init reaps it.
+		if err := syscall.Kill(-trial, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for syscall.Kill(-trial, 0) != syscall.ESRCH {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if busy := busyFor(t, b, h("other", 1)); busy != nil {
+			t.Fatalf("%s: the lease of a trial whose processes all ended still holds the device: %v", how, busy)
+		}
 	}
 }
 
 // A runner that adopts an attempt an earlier one started takes over its lease.
 func TestAnAdoptedAttemptKeepsItsLease(t *testing.T) {
 	dir := t.TempDir()
-	runner, _ := holder(t, dir, true)
-	_ = runner.Process.Kill()
-	_ = runner.Wait()
+	runner, _ := holder(t, dir, "bind")
+	kill(runner)
 	b := Book{Dir: dir}
 	l, busy, err := b.Take([]string{"GPU-0"}, []int{1000}, h("t", 1))
 	if err != nil || busy != nil {

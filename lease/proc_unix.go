@@ -85,6 +85,35 @@ func openLock(p string) (*os.File, error) {
 	}
 }
 
+// openHold makes the hold file p of a lease and takes a shared lock on it, kept while this
+// open file (or a copy a child inherited) stays open.
+func openHold(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE, 0o444)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// held reports whether some process holds the lock of hold file p.
+func held(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return false
+	}
+	return errors.Is(err, syscall.EWOULDBLOCK)
+}
+
 func unlock(f *os.File) {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	f.Close()

@@ -115,6 +115,9 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 	}
 	att.Workdir = r.workdir(t)
 	att.Devices = a.devices
+	if a.lease != nil {
+		att.Hold = a.lease.Hold()
+	}
 	att.Queued = func(reason string) {
 		d.send(core.Queued{Trial: a.trial, Attempt: a.n, Reason: reason, At: time.Now()})
 	}

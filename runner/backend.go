@@ -6,6 +6,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -165,6 +166,10 @@ type Attempt struct {
 	// they call it with the scheduler's reason each time it changes, and with "" once the
 	// attempt runs. It does not block for long, and may be called from any goroutine.
 	Queued func(reason string)
+	// Hold, when set, is a file the attempt's processes on this host should inherit (open, as
+	// fd 3): it holds the attempt's GPU lease for as long as one of them has it open, so the
+	// lease is never without a holder, even if the runner dies as the attempt starts.
+	Hold *os.File
 }
 
 // LiveTrial is an attempt found running on an engine.

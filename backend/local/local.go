@@ -141,6 +141,9 @@ func (b *Backend) Start(ctx context.Context, a *runner.Attempt) (runner.Process,
 		cmd.Env = append(cmd.Env, "CUDA_VISIBLE_DEVICES="+ids, "NVIDIA_VISIBLE_DEVICES="+ids)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if a.Hold != nil {
+		cmd.ExtraFiles = []*os.File{a.Hold}
+	}
 	// A session of its own: the attempt's processes share it (and its process group) unless
 	// they leave on purpose, and the runner's terminal signals do not reach them.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
