@@ -44,24 +44,36 @@ type livePointJSON struct {
 }
 
 // MarshalJSON writes the point as a metrics.jsonl line with its "seq" (NaN and infinities as
-// strings).
+// strings). It is written by hand: a feeder encodes every point a trial logs.
 func (p LivePoint) MarshalJSON() ([]byte, error) {
-	return json.Marshal(livePointJSON{Seq: p.Seq, Name: p.Name, Value: track.EncodeFloat(p.Value), Step: p.Step, TS: p.TS})
+	name, err := json.Marshal(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 64+len(name))
+	b = strconv.AppendInt(append(b, `{"seq":`...), p.Seq, 10)
+	b = append(append(b, `,"name":`...), name...)
+	b = append(append(b, `,"value":`...), track.EncodeFloat(p.Value)...)
+	if p.Step != nil {
+		b = strconv.AppendInt(append(b, `,"step":`...), *p.Step, 10)
+	}
+	if p.TS != 0 {
+		b = strconv.AppendInt(append(b, `,"ts":`...), p.TS, 10)
+	}
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (p *LivePoint) UnmarshalJSON(b []byte) error {
-	var m track.Metric
-	if err := json.Unmarshal(b, &m); err != nil {
+	var pj livePointJSON
+	if err := json.Unmarshal(b, &pj); err != nil {
 		return err
 	}
-	var s struct {
-		Seq int64 `json:"seq"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
+	m, err := track.ParseMetricLine(b)
+	if err != nil {
 		return err
 	}
-	*p = LivePoint{Seq: s.Seq, Metric: m}
+	*p = LivePoint{Seq: pj.Seq, Metric: m}
 	return nil
 }
 
@@ -101,14 +113,16 @@ func (r Runs) AppendLive(ctx context.Context, run, trial string, attempt int, pt
 		return fmt.Errorf("append live points: sequence numbers start at 1, not %d", first)
 	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if err := enc.Encode(liveHeader{Live: 1, First: first, Last: last, Cursor: cursor}); err != nil {
+	if err := json.NewEncoder(&buf).Encode(liveHeader{Live: 1, First: first, Last: last, Cursor: cursor}); err != nil {
 		return err
 	}
 	for _, p := range pts {
-		if err := enc.Encode(p); err != nil {
+		line, err := p.MarshalJSON()
+		if err != nil {
 			return fmt.Errorf("append live point %d: %w", p.Seq, err)
 		}
+		buf.Write(line)
+		buf.WriteByte('\n')
 	}
 	key := LivePrefix(run, trial, attempt) + liveName(last)
 	if err := r.Blob.Put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {

@@ -53,6 +53,13 @@ func EncodeFloat(v float64) json.RawMessage {
 
 // DecodeFloat reads a JSON number or one of the strings EncodeFloat writes.
 func DecodeFloat(raw json.RawMessage) (float64, error) {
+	if len(raw) > 0 && raw[0] != '"' {
+		// A number, in a document already checked to be JSON: no second JSON pass (the live
+		// feeder reads every line a trial writes).
+		if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			return f, nil
+		}
+	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err == nil {
 		return f, nil
@@ -87,6 +94,11 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &mj); err != nil {
 		return err
 	}
+	return m.from(mj)
+}
+
+// from sets m from its decoded line, checking what a metric needs.
+func (m *Metric) from(mj metricJSON) error {
 	if mj.Name == "" {
 		return fmt.Errorf("metric without a name")
 	}
@@ -134,8 +146,13 @@ func ParseMetricLine(line []byte) (Metric, error) {
 	if !utf8.Valid(line) {
 		return Metric{}, errors.New("not valid UTF-8")
 	}
+	// One JSON pass: decoding into Metric would go through its UnmarshalJSON, a second one.
+	var mj metricJSON
+	if err := json.Unmarshal(line, &mj); err != nil {
+		return Metric{}, err
+	}
 	var m Metric
-	if err := json.Unmarshal(line, &m); err != nil {
+	if err := m.from(mj); err != nil {
 		return Metric{}, err
 	}
 	return m, nil

@@ -105,12 +105,23 @@ type result struct {
 	lat     []float64 // write -> readable, ms, every point of the latency round
 }
 
+// add records a round: the latency round's latencies, or a fast round's time and requests.
+func (r *result) add(latencyRound bool, elapsed float64, chunks int, puts int64, lat []float64) {
+	if latencyRound {
+		r.lat = lat
+		return
+	}
+	r.elapsed = append(r.elapsed, elapsed)
+	r.chunks, r.puts = chunks, puts
+}
+
 func run() error {
 	n := flag.Int("n", 100_000, "points the fast trial logs")
 	rounds := flag.Int("rounds", 5, "rounds of the fast trial; the table shows medians")
 	latN := flag.Int("latency-points", 600, "points of the latency round, logged at -rate a second")
 	rate := flag.Float64("rate", 100, "points a second in the latency round")
 	bucket := flag.String("bucket", "", "S3 bucket for the executor's store (empty: skip it)")
+	liveEvery := flag.Duration("runner-live-every", runner.DefaultLiveEvery, "the runner's live interval (negative: no live metrics, to measure the runner alone)")
 	flag.Parse()
 	ctx := context.Background()
 	self, err := os.Executable()
@@ -123,78 +134,67 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 
-	alone := &result{path: "the trial alone"}
-	for r := range *rounds {
-		dir := filepath.Join(tmp, "alone", strconv.Itoa(r))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		cmd := execLogger(self, *n, 0)
-		cmd.Env = append(os.Environ(), "JIKKEN_OUTPUT_DIR="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("trial alone: %v\n%s", err, out)
-		}
-		e, err := elapsedIn(os.ReadFile(filepath.Join(dir, "result.json")))
-		if err != nil {
-			return err
-		}
-		alone.elapsed = append(alone.elapsed, e)
-	}
-
-	folder := &result{path: "runner, local backend, folder store (live every 0.5 s)"}
-	for r := range *rounds + 1 {
-		blob, err := store.OpenFolder(filepath.Join(tmp, "store", strconv.Itoa(r)))
-		if err != nil {
-			return err
-		}
-		c := &counting{Blob: blob}
-		points, rt := *n, 0.0
-		if r == *rounds {
-			points, rt = *latN, *rate
-		}
-		e, k, lat, err := underRunner(ctx, c, filepath.Join(tmp, "work", strconv.Itoa(r)), self, points, rt)
-		if err != nil {
-			return err
-		}
-		if r == *rounds {
-			folder.lat = lat
-			continue
-		}
-		folder.elapsed = append(folder.elapsed, e)
-		folder.puts, folder.chunks = c.puts.Load(), k
-	}
-
-	results := []*result{alone, folder}
+	var cfg s3.Config
 	if *bucket != "" {
-		cfg, err := s3.LoadConfig(os.Getenv)
-		if err != nil {
+		if cfg, err = s3.LoadConfig(os.Getenv); err != nil {
 			return err
 		}
 		if err := makeBucket(ctx, cfg, *bucket); err != nil {
 			return err
 		}
-		exe := &result{path: "executor, S3 store on MinIO (live every 4 s)"}
-		for r := range *rounds + 1 {
-			blob, err := s3.New(ctx, fmt.Sprintf("s3://%s/bench-%d", *bucket, r), cfg)
-			if err != nil {
-				return err
-			}
-			c := &counting{Blob: blob}
-			points, rt := *n, 0.0
-			if r == *rounds {
-				points, rt = *latN, *rate
-			}
-			e, k, lat, err := underExecutor(ctx, c, filepath.Join(tmp, "exec", strconv.Itoa(r)), self, points, rt)
-			if err != nil {
-				return err
-			}
-			if r == *rounds {
-				exe.lat = lat
-				continue
-			}
-			exe.elapsed = append(exe.elapsed, e)
-			exe.puts, exe.chunks = c.puts.Load(), k
+	}
+	alone := &result{path: "the trial alone"}
+	folder := &result{path: fmt.Sprintf("runner, local backend, folder store (live every %v)", *liveEvery)}
+	exe := &result{path: "executor, S3 store on MinIO (live every 4 s)"}
+	// The three take turns in each round, so that a machine whose load drifts slows them alike;
+	// the last round is the latency round, at -rate points a second.
+	for r := range *rounds + 1 {
+		points, rt := *n, 0.0
+		if r == *rounds {
+			points, rt = *latN, *rate
 		}
+		if r < *rounds {
+			dir := filepath.Join(tmp, "alone", strconv.Itoa(r))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			cmd := execLogger(self, points, rt)
+			cmd.Env = append(os.Environ(), "JIKKEN_OUTPUT_DIR="+dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("trial alone: %v\n%s", err, out)
+			}
+			e, err := elapsedIn(os.ReadFile(filepath.Join(dir, "result.json")))
+			if err != nil {
+				return err
+			}
+			alone.elapsed = append(alone.elapsed, e)
+		}
+		blob, err := store.OpenFolder(filepath.Join(tmp, "store", strconv.Itoa(r)))
+		if err != nil {
+			return err
+		}
+		c := &counting{Blob: blob}
+		e, k, lat, err := underRunner(ctx, c, filepath.Join(tmp, "work", strconv.Itoa(r)), self, points, rt, *liveEvery)
+		if err != nil {
+			return err
+		}
+		folder.add(r == *rounds, e, k, c.puts.Load(), lat)
+		if *bucket == "" {
+			continue
+		}
+		sb, err := s3.New(ctx, fmt.Sprintf("s3://%s/bench-%d", *bucket, r), cfg)
+		if err != nil {
+			return err
+		}
+		c = &counting{Blob: sb}
+		e, k, lat, err = underExecutor(ctx, c, filepath.Join(tmp, "exec", strconv.Itoa(r)), self, points, rt)
+		if err != nil {
+			return err
+		}
+		exe.add(r == *rounds, e, k, c.puts.Load(), lat)
+	}
+	results := []*result{alone, folder}
+	if *bucket != "" {
 		results = append(results, exe)
 	}
 
@@ -232,14 +232,14 @@ func elapsedIn(data []byte, err error) (float64, error) {
 
 // underRunner runs the logger as a one-trial run of the runner on the local backend, with a
 // reader polling its live points every 100 ms (as 'jikken metrics -f --every 100ms').
-func underRunner(ctx context.Context, b *counting, work, self string, n int, rate float64) (float64, int, []float64, error) {
+func underRunner(ctx context.Context, b *counting, work, self string, n int, rate float64, every time.Duration) (float64, int, []float64, error) {
 	runs := store.Runs{Blob: b}
 	m := &store.Manifest{RunID: runner.NewRunID("bench", time.Now()), Trials: []experiment.Trial{{
 		Name: "logger", Cmd: experiment.Command{Argv: execLogger(self, n, rate).Args}}}}
 	if err := runs.WriteManifest(ctx, m); err != nil {
 		return 0, 0, nil, err
 	}
-	r := &runner.Runner{Backend: &local.Backend{}, Runs: runs, Jobs: 1, WorkRoot: work, Workdir: work, StopGrace: time.Second}
+	r := &runner.Runner{Backend: &local.Backend{}, Runs: runs, Jobs: 1, WorkRoot: work, Workdir: work, StopGrace: time.Second, LiveEvery: every}
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return 0, 0, nil, err
 	}

@@ -7,31 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jikken-dev/jikken/store/s3/s3test"
 )
 
 // TestSlurmS3LiveMetrics: on Slurm with an S3 store, the points a trial logs reach the store from
 // its node (jikken trial-exec) while it runs, and 'jikken metrics' prints them from there; once
 // the run has ended, each point is there once.
 func TestSlurmS3LiveMetrics(t *testing.T) {
-	if ok, err := slurmReady(); err != nil {
-		t.Fatal(err)
-	} else if !ok {
-		t.Skip("needs a Slurm cluster: export SLURM_CONF=$(scripts/ci/slurm.sh | tail -n 1)")
-	}
-	if testing.Short() {
-		t.Skip("builds jikken and starts MinIO")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "jikken")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jikken-dev/jikken/cmd/jikken").CombinedOutput(); err != nil {
-		t.Fatalf("build jikken: %v\n%s", err, out)
-	}
-	minio := s3test.MinIO(t)
-	minio.Setenv(t)
-	t.Setenv("HOME", dir)
-	t.Setenv("JIKKEN_STORE", "s3://"+minio.NewBucket()+"/lab")
+	dir, bin := slurmS3(t)
 	release := filepath.Join(dir, "release")
 	file := filepath.Join(dir, "exp.jsonnet")
 	if err := os.WriteFile(file, []byte(`[{

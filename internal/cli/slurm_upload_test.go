@@ -11,10 +11,11 @@ import (
 	"github.com/jikken-dev/jikken/store/s3/s3test"
 )
 
-// TestSlurmS3Store: 'jikken run --backend slurm' with an S3 store runs each trial under
-// jikken trial-exec on the node, which puts its outputs in the store, so nothing depends on
-// the node sharing the runner's folders; results, logs and metrics read back as on any backend.
-func TestSlurmS3Store(t *testing.T) {
+// slurmS3 skips a test without a Slurm cluster, else builds jikken into a folder of the test,
+// starts a MinIO with a bucket and points HOME, JIKKEN_STORE and the S3 settings at them. It
+// returns the folder and the binary.
+func slurmS3(t *testing.T) (dir, bin string) {
+	t.Helper()
 	if ok, err := slurmReady(); err != nil {
 		t.Fatal(err)
 	} else if !ok {
@@ -23,8 +24,8 @@ func TestSlurmS3Store(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds jikken and starts MinIO")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "jikken")
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "jikken")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jikken-dev/jikken/cmd/jikken").CombinedOutput(); err != nil {
 		t.Fatalf("build jikken: %v\n%s", err, out)
 	}
@@ -33,6 +34,14 @@ func TestSlurmS3Store(t *testing.T) {
 	// The runner's work folder (under HOME with an S3 store) is the test's own.
 	t.Setenv("HOME", dir)
 	t.Setenv("JIKKEN_STORE", "s3://"+minio.NewBucket()+"/lab")
+	return dir, bin
+}
+
+// TestSlurmS3Store: 'jikken run --backend slurm' with an S3 store runs each trial under
+// jikken trial-exec on the node, which puts its outputs in the store, so nothing depends on
+// the node sharing the runner's folders; results, logs and metrics read back as on any backend.
+func TestSlurmS3Store(t *testing.T) {
+	dir, bin := slurmS3(t)
 	file := filepath.Join(dir, "sweep.jsonnet")
 	if err := os.WriteFile(file, []byte(`{
   name: "sweep",
