@@ -22,15 +22,22 @@ import (
 //   - Live lists what an earlier runner of this run left running, found on the engine itself
 //     (labels, process environment), never by re-reading the experiment file.
 //   - StopLive stops one of those; stopping something already gone is not an error.
+//   - Plan announces the trials a runner is about to run. A runner calls, in this order: Plan,
+//     then Live (stopping what it lists), then Adopted (Adopter), then Start. A backend that
+//     adopts leaves out of Live the attempts of the plan's trials that it will re-attach to; a
+//     command that only stops a run (kill) never calls Plan, so Live lists everything. Plan
+//     only remembers: whether the plan can run is Checker's question, asked once per command.
 type Backend interface {
 	Name() string
+	Plan(trials []experiment.Trial)
 	Start(ctx context.Context, a *Attempt) (Process, error)
 	Live(ctx context.Context, runID string) ([]LiveTrial, error)
 	StopLive(ctx context.Context, lt LiveTrial) error
 }
 
 // Checker is implemented by backends that can tell, before anything starts, that they cannot
-// run a plan (an unreachable engine, a GPU request on a host without GPUs).
+// run a plan (an unreachable engine, a GPU request on a host without GPUs). Check changes
+// nothing in the backend.
 type Checker interface {
 	Check(ctx context.Context, trials []experiment.Trial) error
 }

@@ -101,6 +101,7 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 			return nil, err
 		}
 	}
+	r.Backend.Plan(m.Trials)
 	if err := r.reapOrphans(ctx, m.RunID, false); err != nil {
 		return nil, fmt.Errorf("stop what an earlier runner left running: %w", err)
 	}

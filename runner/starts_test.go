@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -50,6 +51,7 @@ func (b *clusterBackend) Start(_ context.Context, a *runner.Attempt) (runner.Pro
 
 func (b *clusterBackend) Live(context.Context, string) ([]runner.LiveTrial, error) { return nil, nil }
 func (b *clusterBackend) StopLive(context.Context, runner.LiveTrial) error         { return nil }
+func (b *clusterBackend) Plan([]experiment.Trial)                                  {}
 
 type notifyingProc struct {
 	t *testing.T

@@ -18,7 +18,8 @@ func TestConformance(t *testing.T) {
 	}
 	var runs []string
 	backendtest.Run(t, backendtest.Harness{
-		New: func(t *testing.T) runner.Backend { return newBackend(t) },
+		Registered: "docker",
+		New:        func(t *testing.T) runner.Backend { return newBackend(t) },
 		Trial: func(name, script string) experiment.Trial {
 			return experiment.Trial{Name: name, Image: busybox, Cmd: experiment.Command{Shell: script}}
 		},

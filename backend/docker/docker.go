@@ -111,6 +111,9 @@ func (b *Backend) Client() *client.Client { return b.api }
 // Name implements runner.Backend.
 func (b *Backend) Name() string { return "docker" }
 
+// Plan implements runner.Backend: an earlier runner's containers are stopped, not adopted.
+func (b *Backend) Plan([]experiment.Trial) {}
+
 // Check implements runner.Checker: the engine answers, and trials asking for GPUs get them.
 func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)

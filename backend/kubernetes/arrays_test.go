@@ -274,6 +274,7 @@ func TestResumeAdoptsIndexes(t *testing.T) {
 	if err := b.Check(context.Background(), []experiment.Trial{seedTrial(0), seedTrial(1), seedTrial(2)}); err != nil {
 		t.Fatal(err)
 	}
+	b.Plan([]experiment.Trial{seedTrial(0), seedTrial(1), seedTrial(2)})
 	live, err := b.Live(context.Background(), "r1")
 	if err != nil {
 		t.Fatal(err)
@@ -468,6 +469,7 @@ func TestTheRunsEndLeavesAnAdoptedArrayAlone(t *testing.T) {
 	if err := b.Check(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
+	b.Plan(plan)
 	if live, err := b.Live(context.Background(), "r1"); err != nil || len(live) != 0 {
 		t.Fatalf("Live at the start: %v, %v", live, err)
 	}

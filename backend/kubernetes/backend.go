@@ -155,7 +155,7 @@ type Backend struct {
 	mu       sync.Mutex
 	watches  map[string]*runWatch // by run id
 	runs     map[string]*runInfo  // by run id
-	planned  map[string]bool      // trials of the plan a runner announced through Check
+	planned  map[string]bool      // trials of the plan a runner announced (Plan)
 	adoptees map[string]adoptee   // by run/trial: a live Job an earlier runner left, re-attached by Start
 	// deletedJobs are the Jobs StopLive has deleted (the trials of an array share one).
 	deletedJobs map[string]bool
@@ -296,12 +296,8 @@ func (b *Backend) Settings() map[string]string {
 func (b *Backend) Config() Config { return b.cfg }
 
 // Check implements runner.Checker: the API server answers, the namespace exists, the account
-// may manage Jobs and watch pods, every trial has an image, and pods can reach the store.
-//
-// Check is also how a runner announces its plan: afterwards Live leaves out the Jobs of the
-// plan's trials that are still running, and Start re-attaches to them instead of creating new
-// ones, so a runner resumed after a crash neither kills nor duplicates the work in flight.
-// `jikken kill` never calls Check, so it sees and stops every live Job of the run.
+// may manage Jobs and watch pods, every trial has an image, and pods can reach the store. An
+// account that may not manage index tables gets one Job per attempt.
 func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 	var errs []error
 	for _, t := range trials {
@@ -358,13 +354,20 @@ func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 			return fmt.Errorf("forbidden: this account may not %s %s in namespace %s (RBAC); it needs create/get/list/watch/delete on jobs, get/list/watch on pods and pods/log, and create/get/update on services when the experiment has service trials", need.verb, need.resource, b.cfg.Namespace)
 		}
 	}
+	return nil
+}
+
+// Plan implements runner.Backend: afterwards Live leaves out the Jobs of the plan's trials that
+// are still running, and Start re-attaches to them instead of creating new ones, so a runner
+// resumed after a crash neither kills nor duplicates the work in flight. 'jikken kill' never
+// calls Plan, so it sees and stops every live Job of the run.
+func (b *Backend) Plan(trials []experiment.Trial) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.planned = map[string]bool{}
 	for _, t := range trials {
 		b.planned[t.Name] = true
 	}
-	b.mu.Unlock()
-	return nil
 }
 
 // allowed asks the API server whether this account may do verb on resource in the namespace.

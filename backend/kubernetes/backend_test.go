@@ -385,8 +385,9 @@ func TestLiveAndReattach(t *testing.T) {
 	if err := resumed.Check(ctx, []experiment.Trial{trial("a")}); err != nil {
 		t.Fatal(err)
 	}
+	resumed.Plan([]experiment.Trial{trial("a")})
 	if live, err := resumed.Live(ctx, "r1"); err != nil || len(live) != 0 {
-		t.Fatalf("Live after Check = %+v, %v", live, err)
+		t.Fatalf("Live after Plan = %+v, %v", live, err)
 	}
 	// The core starts the adopted attempt under its own number (runner/core: Adopted).
 	p, err := resumed.Start(ctx, attempt(t, "r1", trial("a"), 1))
@@ -437,6 +438,7 @@ func TestResumeCollectsJobFinishedWhileNoRunnerWatched(t *testing.T) {
 	if err := resumed.Check(ctx, []experiment.Trial{trial("done"), trial("again")}); err != nil {
 		t.Fatal(err)
 	}
+	resumed.Plan([]experiment.Trial{trial("done"), trial("again")})
 	if live, err := resumed.Live(ctx, "r1"); err != nil || len(live) != 0 {
 		t.Fatalf("Live = %+v, %v: finished Jobs are not to be stopped", live, err)
 	}

@@ -17,8 +17,9 @@ import (
 func TestClusterConformance(t *testing.T) {
 	e := setup(t, k8stest.Options{DelayMS: 500}, k8stest.Node{Name: "n0"}, k8stest.Node{Name: "n1"})
 	backendtest.Run(t, backendtest.Harness{
-		New:   func(t *testing.T) runner.Backend { return e.backend(t, nil) },
-		Trial: playedByKWOK,
+		Registered: "kubernetes",
+		New:        func(t *testing.T) runner.Backend { return e.backend(t, nil) },
+		Trial:      playedByKWOK,
 		Cannot: map[backendtest.Capability]string{
 			backendtest.Processes: "KWOK fakes the kubelet: no container runs",
 			backendtest.Health:    "KWOK fakes the kubelet: no probe runs",

@@ -15,7 +15,8 @@ import (
 
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, backendtest.Harness{
-		New: func(t *testing.T) runner.Backend { return &local.Backend{} },
+		Registered: "local",
+		New:        func(t *testing.T) runner.Backend { return &local.Backend{} },
 		Trial: func(name, script string) experiment.Trial {
 			return experiment.Trial{Name: name, Cmd: experiment.Command{Shell: script}}
 		},
@@ -27,7 +28,8 @@ func TestConformance(t *testing.T) {
 func TestConformanceWithLimits(t *testing.T) {
 	needCgroups(t)
 	backendtest.Run(t, backendtest.Harness{
-		New: func(t *testing.T) runner.Backend { return &local.Backend{} },
+		Registered: "local",
+		New:        func(t *testing.T) runner.Backend { return &local.Backend{} },
 		Trial: func(name, script string) experiment.Trial {
 			return experiment.Trial{Name: name, Cmd: experiment.Command{Shell: script},
 				Resources: experiment.Resources{CPU: 0.5, Memory: 128 << 20}}

@@ -58,6 +58,9 @@ var _ runner.Backend = (*Backend)(nil)
 // Name implements runner.Backend.
 func (b *Backend) Name() string { return "local" }
 
+// Plan implements runner.Backend: nothing of an earlier runner is adopted.
+func (b *Backend) Plan([]experiment.Trial) {}
+
 // Check implements runner.Checker: cpu and memory limits cannot be enforced where no cgroup
 // can be made.
 func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {

@@ -38,5 +38,8 @@ func (b *Backend) Live(context.Context, string) ([]runner.LiveTrial, error) { re
 // StopLive implements runner.Backend.
 func (b *Backend) StopLive(context.Context, runner.LiveTrial) error { return nil }
 
+// Plan implements runner.Backend.
+func (b *Backend) Plan([]experiment.Trial) {}
+
 // Check implements runner.Checker: the run is refused before anything starts.
 func (b *Backend) Check(context.Context, []experiment.Trial) error { return errUnsupported }

@@ -48,7 +48,8 @@ func needSlurm(t testing.TB) {
 func TestConformance(t *testing.T) {
 	needSlurm(t)
 	backendtest.Run(t, backendtest.Harness{
-		New: func(t *testing.T) runner.Backend { return slurm.New(slurm.Config{}) },
+		Registered: "slurm",
+		New:        func(t *testing.T) runner.Backend { return slurm.New(slurm.Config{}) },
 		Trial: func(name, script string) experiment.Trial {
 			return experiment.Trial{Name: name, Cmd: experiment.Command{Shell: script}}
 		},

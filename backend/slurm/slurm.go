@@ -74,7 +74,7 @@ type Backend struct {
 	bmu     sync.Mutex
 	batches map[string]*batch // attempts waiting to be submitted together, by request
 
-	// amu guards planned and adoptees. planned are the trials of the plan Check was given,
+	// amu guards planned and adoptees. planned are the trials of the plan Plan was given,
 	// until the Live that adopts their jobs; adoptees are the live jobs of an earlier runner
 	// that Start re-attaches to, by run and trial.
 	amu      sync.Mutex
@@ -175,6 +175,17 @@ func (b *Backend) slurmIn(ctx context.Context, dir, name string, args ...string)
 	return stdout.String(), nil
 }
 
+// Plan implements runner.Backend: afterwards Live leaves out the jobs of the plan's trials that
+// an earlier runner left running, and Start re-attaches to them.
+func (b *Backend) Plan(trials []experiment.Trial) {
+	b.amu.Lock()
+	defer b.amu.Unlock()
+	b.planned = map[string]bool{}
+	for _, t := range trials {
+		b.planned[t.Name] = true
+	}
+}
+
 // Check implements runner.Checker: the client commands are there, the controller answers, and
 // each distinct request of the plan could be scheduled (sbatch --test-only: an unknown
 // partition, account or QOS, or resources no node has, are refused before anything starts).
@@ -188,12 +199,6 @@ func (b *Backend) Check(ctx context.Context, trials []experiment.Trial) error {
 			bad = append(bad, fmt.Sprintf("trial %s: %s", t.Name, why))
 		}
 	}
-	b.amu.Lock()
-	b.planned = map[string]bool{}
-	for _, t := range trials {
-		b.planned[t.Name] = true
-	}
-	b.amu.Unlock()
 	if len(bad) > 0 {
 		if len(bad) > 5 {
 			bad = append(bad[:5], fmt.Sprintf("... and %d more", len(bad)-5))

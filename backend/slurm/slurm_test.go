@@ -245,7 +245,7 @@ func TestOutOfMemory(t *testing.T) {
 	}
 }
 
-// TestAdopt: a runner that resumes a run (Check of its plan, then Live) is handed the newest
+// TestAdopt: a runner that resumes a run (Plan, then Live) is handed the newest
 // live job of each planned trial to re-attach to, not to stop; Start of that attempt watches
 // the same job, submitting nothing; a job of another attempt than the one started is cancelled.
 func TestAdopt(t *testing.T) {
@@ -276,6 +276,7 @@ func TestAdopt(t *testing.T) {
 	if err := b.Check(ctx, []experiment.Trial{sleeper("a"), sleeper("b")}); err != nil {
 		t.Fatal(err)
 	}
+	b.Plan([]experiment.Trial{sleeper("a"), sleeper("b")})
 	live, err := b.Live(ctx, run)
 	if err != nil {
 		t.Fatal(err)

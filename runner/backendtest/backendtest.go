@@ -31,6 +31,10 @@ type Harness struct {
 	Workdir string
 	// Cannot lists what the engine cannot show; those checks are skipped with the reason.
 	Cannot map[Capability]string
+	// Registered is the backend's registered name (runner.Register): the suite then checks
+	// that what it declares it can do (runner.Capabilities) it does, and runs the contract of
+	// each declared capability. "": only the Backend contract is checked.
+	Registered string
 }
 
 // Capability is a part of the contract a backend may be unable to show in a test.
@@ -58,6 +62,98 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Health", s.health)
 	t.Run("LiveAfterRunnerCrash", s.liveAfterCrash)
 	t.Run("LiveMetrics", s.liveMetrics)
+	if h.Registered != "" {
+		t.Run("Declared", s.declared)
+		t.Run("DeletesRun", s.deletesRun)
+	}
+}
+
+// descriptor returns the backend's registration.
+func (s *suite) descriptor(t *testing.T) runner.Descriptor {
+	t.Helper()
+	d, ok := runner.Lookup(s.h.Registered)
+	if !ok {
+		t.Fatalf("no backend %q is registered (runner.Register)", s.h.Registered)
+	}
+	return d
+}
+
+// declared checks that each capability the backend declares is implemented by the backend or
+// its processes, and that what it implements is declared: a command reads the declaration, so
+// an undeclared DeleteRun is never called and a declared one that is missing fails at rm.
+func (s *suite) declared(t *testing.T) {
+	d := s.descriptor(t)
+	b := s.h.New(t)
+	if b.Name() != d.Name {
+		t.Errorf("the backend calls itself %q, registered as %q", b.Name(), d.Name)
+	}
+	_, adopts := b.(runner.Adopter)
+	_, deletes := b.(runner.RunDeleter)
+	_, limits := b.(runner.StartLimiter)
+	for _, c := range []struct {
+		what             string
+		declared, actual bool
+	}{{"Adopts (runner.Adopter)", d.Caps.Adopts, adopts}, {"DeletesRuns (runner.RunDeleter)", d.Caps.DeletesRuns, deletes},
+		{"StartLimit (runner.StartLimiter)", d.Caps.StartLimit, limits}} {
+		if c.declared != c.actual {
+			t.Errorf("%s: declared %t, implemented %t", c.what, c.declared, c.actual)
+		}
+	}
+	if d.Caps.DeletesRuns && d.Noun == "" {
+		t.Errorf("DeletesRuns declared without the Noun 'jikken rm' counts")
+	}
+	if d.Settings != nil {
+		if v := d.Settings(); v == nil {
+			t.Errorf("Settings returned nil")
+		}
+	}
+	_, p := s.start(t, b, s.h.Trial("declared", `exit 0`))
+	inner := p.(*once).Process
+	for _, c := range []struct {
+		what     string
+		declared bool
+		ok       bool
+	}{
+		{"Notifies (runner.Notifier)", d.Caps.Notifies, is[runner.Notifier](inner)},
+		{"StoresOutputs (runner.OutputStorer)", d.Caps.StoresOutputs, is[runner.OutputStorer](inner)},
+		{"HealthChecks (runner.Healthier)", d.Caps.HealthChecks, is[runner.Healthier](inner)},
+		{"ImageDigests (runner.ImageDigester)", d.Caps.ImageDigests, is[runner.ImageDigester](inner)},
+	} {
+		if c.declared && !c.ok {
+			t.Errorf("%s declared, but the backend's processes do not implement it", c.what)
+		}
+	}
+	wait(t, p, 2*time.Minute)
+}
+
+func is[I any](v any) bool {
+	_, ok := v.(I)
+	return ok
+}
+
+// deletesRun: a backend that declares DeletesRuns deletes what a run left running, says how
+// many went, and nothing of another run.
+func (s *suite) deletesRun(t *testing.T) {
+	d := s.descriptor(t)
+	if !d.Caps.DeletesRuns {
+		t.Skipf("%s does not declare DeletesRuns", d.Name)
+	}
+	b := s.h.New(t)
+	a, p := s.start(t, b, s.h.Trial("doomed", `sleep 300`))
+	other, op := s.start(t, b, s.h.Trial("bystander", `sleep 300`))
+	if _, ok := s.h.Cannot[Processes]; !ok {
+		waitFor(t, func() bool { return alive(t, s.h.New(t), a.RunID) }, "the trial to be live")
+	}
+	n, err := s.h.New(t).(runner.RunDeleter).DeleteRun(context.Background(), a.RunID)
+	if err != nil || n < 1 {
+		t.Fatalf("DeleteRun = %d %s, %v; want 1 or more", n, d.Noun, err)
+	}
+	wait(t, p, 2*time.Minute)
+	waitFor(t, func() bool { return !alive(t, b, a.RunID) }, "Live to list nothing after DeleteRun")
+	if !alive(t, b, other.RunID) {
+		t.Errorf("deleting run %s deleted run %s too", a.RunID, other.RunID)
+	}
+	_ = op.Stop(time.Second)
 }
 
 type suite struct{ h Harness }
