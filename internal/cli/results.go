@@ -7,6 +7,7 @@ import (
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/internal/texttable"
+	"github.com/jikken-dev/jikken/report"
 	"github.com/jikken-dev/jikken/results"
 )
 
@@ -15,6 +16,7 @@ func newResultsCmd(f *cmdutil.Factory) *cobra.Command {
 		output  string
 		curves  bool
 		metrics []string
+		where   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "results RUN",
@@ -29,12 +31,18 @@ metric, step, value, time. step is the logged step, or the line's index among th
 of that metric when it has none; time is the seconds since the trial's first timestamped line.
 --metric keeps only the metrics named.
 
+--where keeps the trials whose columns meet every condition: COLUMN=VALUE, COLUMN!=VALUE, or a
+numeric comparison COLUMN<VALUE (also <=, >, >=) on params, seed and final metrics, e.g.
+--where fn=sphere --where 'lr<0.01' --where 'best>=1e-3'. A NaN or empty cell meets no
+comparison. compare, plot, report and the browser read the same conditions.
+
 In -o json, numbers are JSON numbers (params keep the type the experiment gave them); NaN and
 infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics.jsonl.`,
 		Example: `  jikken results latest
   jikken results latest -o csv > results.csv
   jikken results latest -o json | jq '.[0]'
-  jikken results latest --curves --metric loss -o csv > curves.csv`,
+  jikken results latest --curves --metric loss -o csv > curves.csv
+  jikken results latest --where 'lr<0.01' --where status=succeeded`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -54,10 +62,16 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 				if err != nil {
 					return err
 				}
+				if cs, err = whereCurves(cs, where); err != nil {
+					return err
+				}
 				t, records = results.CurvesTable(cs, metrics), results.CurveRecords(cs, metrics)
 			} else {
 				rows, err := results.Load(ctx, runs, id)
 				if err != nil {
+					return err
+				}
+				if rows, err = whereRows(rows, where); err != nil {
 					return err
 				}
 				t, records = results.ToTable(rows), results.Records(rows)
@@ -83,5 +97,57 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 	cmdutil.FormatFlag(cmd, &output, "table", "csv", "json")
 	cmd.Flags().BoolVar(&curves, "curves", false, "every logged value, one row per metrics.jsonl line (long format)")
 	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "with --curves: keep only this metric (repeatable)")
+	cmd.Flags().StringArrayVar(&where, "where", nil, "keep trials where COLUMN=VALUE, COLUMN!=VALUE or COLUMN<VALUE (<=, >, >=) (repeatable; all must hold)")
 	return cmd
+}
+
+// whereRows keeps the rows whose line of the results table meets every condition.
+func whereRows(rows []results.Row, where []string) ([]results.Row, error) {
+	if len(where) == 0 {
+		return rows, nil
+	}
+	for _, w := range where {
+		if _, err := report.ParseCond(w); err != nil {
+			return nil, cmdutil.UsageError("%v", err)
+		}
+	}
+	t := results.ToTable(rows)
+	kept, err := report.Where(t, where)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, r := range kept.Rows {
+		keep[r[t.Col("trial")]] = true
+	}
+	var out []results.Row
+	for _, r := range rows {
+		if keep[r.Trial] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// whereCurves keeps the curves of the trials whose results meet every condition.
+func whereCurves(cs []results.Curve, where []string) ([]results.Curve, error) {
+	rows := make([]results.Row, len(cs))
+	for i, c := range cs {
+		rows[i] = c.Row
+	}
+	kept, err := whereRows(rows, where)
+	if err != nil || len(kept) == len(cs) {
+		return cs, err
+	}
+	keep := map[string]bool{}
+	for _, r := range kept {
+		keep[r.Trial] = true
+	}
+	var out []results.Curve
+	for _, c := range cs {
+		if keep[c.Row.Trial] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
