@@ -86,6 +86,17 @@ class ReaderTest(unittest.TestCase):
         with self.assertRaisesRegex(KeyError, "no column 'nope'"):
             self.load(where={"nope": 1})
 
+    def test_where_strings_as_the_cli(self):
+        # The conditions of 'jikken results --where': text or numeric =, !=, and numeric comparisons
+        # that a NaN or missing value never meets.
+        self.assertEqual([r["trial"] for r in self.load(where="lr<0.05")], ["t1", "t2"])
+        self.assertEqual([r["trial"] for r in self.load(where=["opt=adam", "seed>=3"])], ["t2"])
+        self.assertEqual([r["trial"] for r in self.load(where="lr=0.10")], ["t0"])
+        self.assertEqual([r["trial"] for r in self.load(where="opt!=adam")], ["t0"])
+        self.assertEqual([r["trial"] for r in self.load(where="loss<5")], ["t1"])  # t0's NaN, t2's nothing
+        with self.assertRaisesRegex(ValueError, "compares numbers"):
+            self.load(where="lr<low")
+
     def test_resolve(self):
         make_run(self.root, "20261128-130000-b", [("u", {}, None, "succeeded", None, {"trial": 5})], experiment="other")
         make_run(self.root, "20261128-130000-c", [("v", {}, None, "succeeded", None, {"x": 1})], experiment="exp",

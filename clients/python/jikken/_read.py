@@ -116,6 +116,51 @@ def _points(metrics, key):
     return out
 
 
+_COND = re.compile(r"\s*([^=!<>]+?)\s*(==|!=|<=|>=|=|<|>)\s*(.*?)\s*\Z")
+
+
+def _conditions(where):
+    """where as a dict of column to a test; strings are conditions of 'jikken results --where'
+    (COLUMN=VALUE, !=, <, <=, >, >=), read as jikken reads them."""
+    if where is None:
+        return {}
+    if isinstance(where, dict):
+        return dict(where)
+    out = {}
+    for c in [where] if isinstance(where, str) else where:
+        m = _COND.match(c)
+        if not m:
+            raise ValueError("where %r: write COLUMN=VALUE or COLUMN<VALUE (also !=, <=, >, >=)" % c)
+        col, op, value = m.groups()
+        num = _number(value)
+        if op in ("<", "<=", ">", ">=") and num is None:
+            raise ValueError("where %r: %s compares numbers; %r is not one" % (c, op, value))
+        prev = out.get(col)
+        test = _test(op, value, num)
+        out[col] = test if prev is None else (lambda v, a=prev, b=test: a(v) and b(v))
+    return out
+
+
+def _test(op, value, num):
+    def equal(v):
+        # The cell as the results table writes it: text as is, booleans lower-case.
+        x = _number(v)
+        text = v if isinstance(v, str) else "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+        return text == value or (x is not None and num is not None and not math.isnan(x) and x == num)
+
+    def cmp(v):
+        x = _number(v)
+        if x is None or math.isnan(x) or num is None:
+            return False
+        return {"<": x < num, "<=": x <= num, ">": x > num, ">=": x >= num}[op]
+
+    if op in ("=", "=="):
+        return equal
+    if op == "!=":
+        return lambda v: not equal(v)
+    return cmp
+
+
 def _match(want, v):
     if callable(want):
         return bool(want(v))
@@ -260,7 +305,8 @@ def load(store, run, where=None, curves=False, frame=True, processes=None):
     one, ``latest``, or an experiment's name, which loads all its runs, oldest first.
 
     where keeps the rows whose columns match: a dict of column to a value, a list of values, or
-    a function of the value (``{"fn": "sphere", "lr": lambda v: v < 0.1}``). Conditions on run,
+    a function of the value (``{"fn": "sphere", "lr": lambda v: v < 0.1}``), or the conditions of
+    'jikken results --where' as strings (``["fn=sphere", "lr<0.1"]``). Conditions on run,
     trial, status, params and seed are checked before any metric file is read.
 
     Without curves there is one row per trial: run, trial, status, each param, seed, and each
@@ -277,7 +323,7 @@ def load(store, run, where=None, curves=False, frame=True, processes=None):
     st = _open(store)
     trials = [t for r in _resolve(st, run) for t in _trials(st, r, processes)]
     head, params, has_seed = _head_columns(trials)
-    where = dict(where or {})
+    where = _conditions(where)
     early = {k: w for k, w in where.items() if k in head}
     late = {k: w for k, w in where.items() if k not in head}
     heads = [_head(t, params, has_seed) for t in trials]
