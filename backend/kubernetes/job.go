@@ -50,8 +50,6 @@ const (
 	mainContainer = "trial"
 )
 
-var notLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // labelValue returns v when it is a valid label value, else a readable prefix and a hash.
 func labelValue(v string) string {
 	if len(validation.IsValidLabelValue(v)) == 0 {

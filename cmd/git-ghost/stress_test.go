@@ -32,11 +32,11 @@ func rounds(short, full int) int {
 
 // lab is a temp directory with an isolated HOME, a bare origin and a bare ghost repository.
 type lab struct {
-	t            *testing.T
-	root, ghost  string
-	bin          string
-	env          []string
-	origin, base string
+	t           *testing.T
+	root, ghost string
+	bin         string
+	env         []string
+	origin      string
 }
 
 func newLab(t *testing.T) *lab {

@@ -317,15 +317,6 @@ func (h handler) wrap(s string, size, maxW vg.Length) string {
 	return strings.Join(out, "\n")
 }
 
-// longestPiece is the width of the widest piece of s that wrap would not cut.
-func (h handler) longestPiece(s string, size vg.Length) vg.Length {
-	w := vg.Length(0)
-	for _, p := range breakable(s) {
-		w = max(w, h.width(strings.TrimSpace(p), size))
-	}
-	return w
-}
-
 // breakable cuts s into pieces after which a line may end.
 func breakable(s string) []string {
 	var out []string

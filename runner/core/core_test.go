@@ -195,7 +195,7 @@ func TestQueuedTimeout(t *testing.T) {
 	c.Step(core.Begin{At: epoch})
 	timers(c.Step(core.Started{Trial: 0, Attempt: 1, Handle: "42", At: epoch}))
 	c.Step(core.Queued{Trial: 0, Attempt: 1, Reason: "Priority", At: epoch.Add(time.Second)})
-	if stops(c.Step(core.TimerFired{Timer: timeout.Timer, At: timeout.At})) {
+	if stops(c.Step(core.TimerFired(timeout))) {
 		t.Fatalf("an attempt was stopped for its timeout while it waited in the queue")
 	}
 	ran := epoch.Add(time.Minute)
@@ -206,7 +206,7 @@ func TestQueuedTimeout(t *testing.T) {
 	if stops(c.Step(core.TimerFired{Timer: timeout.Timer, At: ran.Add(limit / 2)})) {
 		t.Errorf("an attempt was stopped before its timeout counted from leaving the queue")
 	}
-	if !stops(c.Step(core.TimerFired{Timer: timeout.Timer, At: timeout.At})) {
+	if !stops(c.Step(core.TimerFired(timeout))) {
 		t.Errorf("an attempt past its timeout was not stopped")
 	}
 
@@ -230,7 +230,7 @@ func TestQueuedTimeout(t *testing.T) {
 		acts = c.Step(core.TimerFired{Timer: retry.Timer, At: at})
 	}
 	timers(c.Step(core.Started{Trial: 0, Attempt: 2, Handle: "43", At: at}))
-	if timeout.Timer.Attempt != 2 || !stops(c.Step(core.TimerFired{Timer: timeout.Timer, At: timeout.At})) {
+	if timeout.Timer.Attempt != 2 || !stops(c.Step(core.TimerFired(timeout))) {
 		t.Errorf("the timeout of an attempt after one that ended in the queue did not hold (timer %+v)", timeout)
 	}
 }

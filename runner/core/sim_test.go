@@ -226,7 +226,6 @@ type simAttempt struct {
 	busy         bool // another run holds one of its devices: it will not start
 	b            behaviour
 	started      bool
-	healthy      bool
 	watching     bool
 	stopAsked    bool
 	exited       bool

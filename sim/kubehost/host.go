@@ -403,9 +403,9 @@ func (h *Host) runScore(ctx context.Context, st fwk.CycleState, pod *v1.Pod, nod
 			}
 		}
 		for i := range list {
-			if s := list[i].Score; s < fwk.MinNodeScore || s > fwk.MaxNodeScore {
+			if s := list[i].Score; s < fwk.MinScore || s > fwk.MaxScore {
 				return nil, fwk.AsStatus(fmt.Errorf("plugin %q returns an invalid score %d for node %s; scores must be within [%d, %d] after NormalizeScore",
-					name, s, nodes[i].Node().Name, fwk.MinNodeScore, fwk.MaxNodeScore)).WithPlugin(name)
+					name, s, nodes[i].Node().Name, fwk.MinScore, fwk.MaxScore)).WithPlugin(name)
 			}
 			w := list[i].Score * ws.weight
 			h.total[i] += w

@@ -35,13 +35,6 @@ var PodHeader = []string{"name", "namespace", "user", "gang", "phase", "node", "
 
 func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
-func secs(t sim.Time) string {
-	if t < 0 {
-		return ""
-	}
-	return f3(t.Seconds())
-}
-
 // WritePods writes one CSV row per pod, in submission order.
 func WritePods(w io.Writer, pods []*sim.Pod) error {
 	cw := safecsv.NewWriter(w)

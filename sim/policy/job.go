@@ -27,24 +27,6 @@ func attainedAt(now sim.Time, p *sim.Pod) float64 {
 	return a
 }
 
-// gpuRate is the GPU-milli the job's running members hold: how fast its service grows.
-func gpuRate(p *sim.Pod) float64 {
-	g := p.Group()
-	if g == nil {
-		if p.Phase == sim.Running && !p.Assumed() {
-			return float64(p.Requests[sim.GPUIndex])
-		}
-		return 0
-	}
-	var r float64
-	for _, q := range g.Members() {
-		if q.Phase == sim.Running && !q.Assumed() {
-			r += float64(q.Requests[sim.GPUIndex])
-		}
-	}
-	return r
-}
-
 // ranAt is how long the job has run: the longest of its members' run times.
 func ranAt(now sim.Time, p *sim.Pod) sim.Time {
 	g := p.Group()

@@ -255,11 +255,10 @@ type Framework struct {
 	ids []int32
 	// active holds the filters of the current attempt: those whose pre-filter did not return
 	// Skip and that did not declare, through FilterSkipper, that they pass every node.
-	active  []FilterPlugin
-	scores  [][]int64
-	total   []int64
-	gangs   map[string]bool
-	members []*sim.Pod
+	active []FilterPlugin
+	scores [][]int64
+	total  []int64
+	gangs  map[string]bool
 	// reqIDs numbers the distinct request vectors seen, so score-cache entries compare one
 	// integer instead of a whole vector.
 	reqIDs map[reqKey]uint32

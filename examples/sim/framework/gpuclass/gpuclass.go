@@ -74,7 +74,7 @@ func (pl *Plugin) Score(_ context.Context, _ fwk.CycleState, _ *v1.Pod, ni fwk.N
 		return 0, nil
 	}
 	k := int64(len(pl.args.Order))
-	return (k - int64(i)) * fwk.MaxNodeScore / k, nil
+	return (k - int64(i)) * fwk.MaxScore / k, nil
 }
 
 // ScoreExtensions implements fwk.ScorePlugin: the scores are already in range.
