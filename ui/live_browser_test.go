@@ -32,8 +32,9 @@ const liveExperiment = `function(gate, image="") {
 `
 
 // TestBrowserLiveCurve: in real Chromium, the trial page of a running trial draws its curve and
-// the curve gains at least three points while the trial still runs, without a reload; once the
-// trial ends, the curve holds every point it logged. On the local backend and on Docker.
+// the curve gains at least three points while the trial still runs, without a reload; so does
+// the trial's line on the run page; once the trial ends, both hold every point it logged. On
+// the local backend and on Docker.
 func TestBrowserLiveCurve(t *testing.T) {
 	t.Run("local", func(t *testing.T) { testLiveCurve(t, nil) })
 	t.Run("docker", func(t *testing.T) {
@@ -122,13 +123,15 @@ func testLiveCurve(t *testing.T, args []string) {
 	b, bcancel := chromedp.NewContext(actx)
 	defer bcancel()
 
-	points := func() int {
+	count := func(tab context.Context, sel string) int {
 		t.Helper()
-		n, err := chromedp.Run(b, chromedp.Evaluate[string](`(document.querySelector('#live-curves figure[data-metric="loss"]') || {dataset: {}}).dataset.n || "0"`))
+		n, err := chromedp.Run(tab, chromedp.Evaluate[string](`(document.querySelector(`+strconv.Quote(sel)+`) || {dataset: {}}).dataset.n || "0"`))
 		must(t, err)
 		k, _ := strconv.Atoi(n)
 		return k
 	}
+	const trialCurve, runCurve = `#live-curves figure[data-metric="loss"]`, `#run-live figure[data-metric="loss"] polyline[data-series="ticker"]`
+	points := func() int { return count(b, trialCurve) }
 	must(t, chromedp.Do(b, chromedp.Navigate(hs.URL+"/runs/"+id+"/trials/ticker"),
 		chromedp.WaitVisible(chromedp.CSS(`#live-curves figure[data-metric="loss"] polyline`))))
 	must(t, chromedp.Do(b, chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`)))
@@ -139,6 +142,21 @@ func testLiveCurve(t *testing.T, args []string) {
 	}
 	if still, err := chromedp.Run(b, chromedp.Evaluate[bool](`window.notReloaded === true`)); err != nil || !still {
 		t.Errorf("the page was reloaded: %v", err)
+	}
+
+	// The run page, in a second tab: the trial's line of the run's primary metric grows too.
+	r, rcancel := chromedp.NewContext(b)
+	defer rcancel()
+	must(t, chromedp.Do(r, chromedp.Navigate(hs.URL+"/runs/"+id),
+		chromedp.WaitVisible(chromedp.CSS(runCurve)),
+		chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`)))
+	runFirst := count(r, runCurve)
+	waitFor(ctx, t, "three more points on the run page's curve", func() bool { return count(r, runCurve) >= runFirst+3 })
+	if got, _ := runs.Trial(ctx, id, "ticker"); got == nil || got.Status != store.Running {
+		t.Fatalf("the trial is no longer running: %+v", got)
+	}
+	if still, err := chromedp.Run(r, chromedp.Evaluate[bool](`window.notReloaded === true`)); err != nil || !still {
+		t.Errorf("the run page was reloaded: %v", err)
 	}
 
 	open()
@@ -157,5 +175,11 @@ func testLiveCurve(t *testing.T, args []string) {
 	if want := bytes.Count(data, []byte("\n")); points() != want {
 		t.Errorf("the curve has %d points, the trial logged %d", points(), want)
 	}
-	t.Logf("live curve: %d points on first draw, %d in all", first, points())
+	if _, err := chromedp.Run(r, chromedp.Poll[bool](`document.getElementById("run-live").dataset.done === "true"`)); err != nil {
+		t.Fatalf("the run page did not see the run end: %v", err)
+	}
+	if want := bytes.Count(data, []byte("\n")); count(r, runCurve) != want {
+		t.Errorf("the run page's curve has %d points, the trial logged %d", count(r, runCurve), want)
+	}
+	t.Logf("live curve: %d points on first draw, %d in all; run page: %d on first draw", first, points(), runFirst)
 }

@@ -91,6 +91,7 @@ func New(runs store.Runs, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /runs/{run}/trials/{trial}", trialPage)
 	s.mux.HandleFunc("GET /api/runs/{run}/trials/{trial}", trialJSON)
 	s.mux.HandleFunc("GET /api/runs/{run}/trials/{trial}/live", s.livePoints)
+	s.mux.HandleFunc("GET /api/runs/{run}/live", s.runLive)
 	s.mux.HandleFunc("GET /runs/{run}/trials/{trial}/log/{stream}", s.logText)
 	s.mux.HandleFunc("GET /runs/{run}/trials/{trial}/files/{file...}", s.file)
 	s.mux.HandleFunc("GET /runs/{run}/stats", s.statsPage)
