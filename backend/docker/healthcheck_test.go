@@ -74,16 +74,19 @@ local net = "`+net+`";
 }
 
 // TestServiceThatTurnsUnhealthyIsRestarted: the check goes on once it has passed; a service
-// whose checks keep failing is stopped and, with restart: on-failure, started again.
+// whose checks keep failing is stopped and, with restart: on-failure, started again. The service
+// ends at once on SIGTERM (a sleeping PID 1 would wait out the stop's grace period) and the client
+// outlives the first attempt by several seconds, so a loaded machine still sees the restart while
+// a dependant needs it (with a 6 s client and a grace-long stop, the client ended first once here).
 func TestServiceThatTurnsUnhealthyIsRestarted(t *testing.T) {
 	needEngine(t)
 	r := runExperiment(t, newBackend(t), `[
   {
     name: "svc", image: "IMAGE", service: true, restart: "on-failure", backoff: 0.1,
-    cmd: "mkdir -p /srv && echo ok > /srv/x && httpd -p 8080 -h /srv && sleep 1 && { test $JIKKEN_ATTEMPT -ge 2 || rm /srv/x; } && exec sleep 60",
+    cmd: "trap 'exit 143' TERM; mkdir -p /srv && echo ok > /srv/x && httpd -p 8080 -h /srv && sleep 1 && { test $JIKKEN_ATTEMPT -ge 2 || rm /srv/x; }; sleep 60 & wait",
     health: { http: "http://127.0.0.1:8080/x", interval: 0.2 },
   },
-  { name: "client", image: "IMAGE", cmd: "sleep 6", depends: ["svc"] },
+  { name: "client", image: "IMAGE", cmd: "sleep 12", depends: ["svc"] },
 ]`, 2)
 	if r.sum.Status != store.Succeeded || r.sum.Trials[0].Status != store.Stopped {
 		t.Fatalf("run %s; trials: %v", r.sum.Status, statusOf(r))
