@@ -113,28 +113,25 @@ func (m *Metric) from(mj metricJSON) error {
 	return nil
 }
 
-// ReadMetrics reads metrics.jsonl. A last line cut short (the trial was killed mid-write) is
-// ignored; any other bad line is an error naming its line number.
+// ReadMetrics reads metrics.jsonl, leaving out the lines that are not metrics (malformed JSON,
+// a bare NaN, bytes that are not UTF-8, a last line cut short when the trial was killed
+// mid-write): the runner notes each in the attempt's record with its line number when it
+// collects the file, as the live feed does, so one bad line never hides a trial's other values.
+// An error is a failure to read.
 func ReadMetrics(r io.Reader) ([]Metric, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
 	var out []Metric
-	lines := bytes.Split(data, []byte("\n"))
-	for i, line := range lines {
+	for _, line := range bytes.Split(data, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
-		m, err := ParseMetricLine(line)
-		if err != nil {
-			if i == len(lines)-1 && !bytes.HasSuffix(data, []byte("\n")) {
-				break // torn last line
-			}
-			return out, fmt.Errorf("metrics.jsonl line %d: %w", i+1, err)
+		if m, err := ParseMetricLine(line); err == nil {
+			out = append(out, m)
 		}
-		out = append(out, m)
 	}
 	return out, nil
 }
