@@ -120,10 +120,16 @@ class ReaderTest(unittest.TestCase):
         rows = self.load("20261128-140000-big")
         self.assertEqual([(r["trial"], r["k"], r["seed"], r["m"]) for r in rows], [("b", 2, 9, 2.0), ("a", 1, 8, 1.0)])
 
-    def test_bad_line_names_its_place(self):
-        write(self.root, "runs/20261128-120000-a/trials/t0/metrics.jsonl", '{"name":"loss"}\n{"name":"loss","value":1}\n')
-        with self.assertRaisesRegex(ValueError, "t0/metrics.jsonl line 1"):
-            self.load()
+    def test_bad_lines_are_left_out_as_jikken_does(self):
+        # A line without a value, a bare NaN and bytes that are not UTF-8 are left out (the
+        # runner noted them in the record), as jikken's own reader does: the others are kept.
+        write(self.root, "runs/20261128-120000-a/trials/t0/metrics.jsonl",
+              '{"name":"loss"}\n{"name":"loss","value":1}\n{"name":"loss","value":NaN}\n')
+        with open(os.path.join(self.root, "runs/20261128-120000-a/trials/t0/metrics.jsonl"), "ab") as f:
+            f.write(b'{"name":"l\xffss","value":3}\n')
+        rows = self.load()
+        self.assertEqual(rows[0]["loss"], 1)
+        self.assertNotIn("l\ufffdss", rows[0])
 
     def test_missing_store(self):
         with self.assertRaisesRegex(FileNotFoundError, "no such folder"):

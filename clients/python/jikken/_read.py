@@ -35,30 +35,32 @@ def _number(v):
     return None
 
 
-def _metric_lines(data, key):
-    """Return (name, value, step, ts) of each line of a metrics.jsonl; a torn last line is skipped."""
-    text = data.decode("utf-8", "replace")
+def _refuse_constant(name):
+    raise ValueError("a bare %s is not JSON" % name)
+
+
+def _metric_lines(data):
+    """Return (name, value, step, ts) of each line of a metrics.jsonl. The lines jikken leaves out
+    (malformed, a bare NaN, bytes that are not UTF-8, a torn last line) are left out here too: the
+    runner noted each in the attempt's record, and both readers then see the same values."""
     try:
         # One decoder call for the whole file, the reader's cost at 100,000 trials; a file this
         # cannot read (a blank line, a torn or bad line) is read line by line below.
-        objs = json.loads("[" + text.rstrip("\n").replace("\n", ",") + "]")
+        text = data.decode("utf-8")
+        objs = json.loads("[" + text.rstrip("\n").replace("\n", ",") + "]", parse_constant=_refuse_constant)
         return [(m["name"], _value(m), m.get("step"), m.get("ts") or 0) for m in objs]
     except (ValueError, KeyError, TypeError, AttributeError):
         pass
     out = []
-    lines = text.split("\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        line = line.strip()
-        if not line:
+    for raw in data.split(b"\n"):
+        raw = raw.strip()
+        if not raw:
             continue
         try:
-            m = json.loads(line)
+            m = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
             out.append((m["name"], _value(m), m.get("step"), m.get("ts") or 0))
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            if i == last and not text.endswith("\n"):
-                break  # the trial was stopped mid-write
-            raise ValueError("%s line %d: %s" % (key, i + 1, e)) from None
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
     return out
 
 
@@ -88,7 +90,7 @@ def _final(metrics, result, key):
     """A trial's final metrics: each metric's last logged value, replaced by result.json's."""
     out = {}
     if metrics:
-        for name, value, _, _ in _metric_lines(metrics, key + "metrics.jsonl"):
+        for name, value, _, _ in _metric_lines(metrics):
             out[name] = value
     if result is not None:
         try:
@@ -101,9 +103,9 @@ def _final(metrics, result, key):
     return out
 
 
-def _points(metrics, key):
+def _points(metrics):
     """Every line of a metrics.jsonl as (metric, step, value, time), as 'jikken results --curves'."""
-    lines = _metric_lines(metrics, key) if metrics else []
+    lines = _metric_lines(metrics) if metrics else []
     stamps = [ts for _, _, _, ts in lines if ts]
     t0 = min(stamps) if stamps else 0
     nxt = {}
@@ -266,7 +268,7 @@ def _trial_final(store, base):
 
 
 def _trial_points(store, base):
-    return _points(store.get(base + "metrics.jsonl"), base + "metrics.jsonl")
+    return _points(store.get(base + "metrics.jsonl"))
 
 
 def _head_columns(trials):
