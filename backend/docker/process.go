@@ -268,24 +268,7 @@ func (p *process) WaitHealthy(ctx context.Context) error {
 	if h := p.health; h != nil && h.Interval > 0 {
 		interval = min(interval, time.Duration(h.Interval))
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		ok, err := p.healthy(ctx)
-		if ok {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.done:
-			return fmt.Errorf("%s: %w", p.a.Trial.Name, runner.ErrAttemptEnded)
-		case <-tick.C:
-		}
-	}
+	return runner.PollHealthy(ctx, p.a.Trial.Name, p.done, interval, p.healthy)
 }
 
 // WatchLiveness implements runner.LivenessWatcher: the check of WaitHealthy, every interval
@@ -297,29 +280,10 @@ func (p *process) WatchLiveness(ctx context.Context) error {
 	if h := p.health; h != nil && h.Interval > 0 {
 		interval = max(interval, time.Duration(h.Interval))
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	failed := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.done:
-			return fmt.Errorf("%s: %w", p.a.Trial.Name, runner.ErrAttemptEnded)
-		case <-tick.C:
-		}
-		ok, err := p.healthy(ctx)
-		switch {
-		case err != nil:
-			return err
-		case ok:
-			failed = 0
-		default:
-			if failed++; failed >= runner.FailureThreshold {
-				return fmt.Errorf("%d checks in a row failed%s", failed, p.describeCheck())
-			}
-		}
+	if err := runner.PollLiveness(ctx, p.a.Trial.Name, p.done, interval, p.healthy); err != nil {
+		return err
 	}
+	return fmt.Errorf("%d checks in a row failed%s", runner.FailureThreshold, p.describeCheck())
 }
 
 // describeCheck names the check WatchLiveness runs, for its error.

@@ -23,20 +23,9 @@ func (p *process) WaitHealthy(ctx context.Context) error {
 	if p.health == nil {
 		return nil
 	}
-	tick := time.NewTicker(p.interval())
-	defer tick.Stop()
-	for {
-		if p.probe(ctx) == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.done:
-			return fmt.Errorf("%s: %w", p.trial, runner.ErrAttemptEnded)
-		case <-tick.C:
-		}
-	}
+	return runner.PollHealthy(ctx, p.trial, p.done, p.interval(), func(ctx context.Context) (bool, error) {
+		return p.probe(ctx) == nil, nil
+	})
 }
 
 // WatchLiveness implements runner.LivenessWatcher: the same probe, every interval, until
@@ -46,29 +35,17 @@ func (p *process) WatchLiveness(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	tick := time.NewTicker(p.interval())
-	defer tick.Stop()
-	failed := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.done:
-			return fmt.Errorf("%s: %w", p.trial, runner.ErrAttemptEnded)
-		case <-tick.C:
+	var last error
+	err := runner.PollLiveness(ctx, p.trial, p.done, p.interval(), func(ctx context.Context) (bool, error) {
+		if last = p.probe(ctx); last != nil && ctx.Err() != nil {
+			return false, ctx.Err()
 		}
-		err := p.probe(ctx)
-		switch {
-		case err == nil:
-			failed = 0
-		case ctx.Err() != nil:
-			return ctx.Err()
-		default:
-			if failed++; failed >= runner.FailureThreshold {
-				return fmt.Errorf("%d probes in a row failed, the last: %w", failed, err)
-			}
-		}
+		return last == nil, nil
+	})
+	if err != nil {
+		return err
 	}
+	return fmt.Errorf("%d probes in a row failed, the last: %w", runner.FailureThreshold, last)
 }
 
 func (p *process) interval() time.Duration {
