@@ -219,8 +219,5 @@ func AppendQuantity(b []byte, m int64) []byte {
 	return b
 }
 
-// Units converts milli-units to units as a float, for reports.
-func Units(m int64) float64 { return float64(m) / Milli }
-
 // FromUnits converts a float amount of units to milli-units, rounding up.
 func FromUnits(u float64) int64 { return int64(math.Ceil(u*Milli - 1e-9)) }

@@ -23,7 +23,6 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	utilwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 
@@ -249,18 +248,6 @@ func New(cfg Config) (*Backend, error) {
 	b := NewForClient(client, cfg)
 	b.host = rc.Host
 	return b, nil
-}
-
-// RESTConfig loads the rest.Config New would use, with the same rate limits (for benchmarks).
-func RESTConfig(kubeconfig string, qps float32, burst int) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	rc.QPS, rc.Burst = qps, burst
-	return rc, nil
 }
 
 // NewForClient uses an existing clientset (tests pass a fake or a counting one).

@@ -30,14 +30,6 @@ import (
 // Binaries the control plane needs, all in $JIKKEN_K8S_BIN.
 var Binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
 
-// BinDir returns $JIKKEN_K8S_BIN, or skips the test when it is not set. When it is set but a
-// binary is missing, the test is skipped, or fails under CI=true (a CI that meant to run the
-// suite must not pass by skipping it).
-func BinDir(t testing.TB) string {
-	t.Helper()
-	return binDir(t, Binaries...)
-}
-
 func binDir(t testing.TB, need ...string) string {
 	t.Helper()
 	dir := os.Getenv("JIKKEN_K8S_BIN")
