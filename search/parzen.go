@@ -1,0 +1,194 @@
+package search
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// parzen is a multivariate Parzen estimator, as in Optuna's multivariate TPE: a weighted
+// mixture of kernels, one per observation plus a prior kernel, each the product over the dims
+// of a normal truncated to the dim's interval (numeric dims; bandwidth by Scott's rule) or a
+// smoothed categorical distribution (categorical dims).
+type parzen struct {
+	dims    []*dim
+	num     []int // positions in dims of the numeric dims
+	cat     []int // positions in dims of the categorical dims
+	kernels int
+	cumw    []float64 // cumulative normalised weights, for drawing a kernel
+	// Numeric dims, kernel-major: mu[k*len(num)+j].
+	mu, sigma, invSigma []float64
+	// konst[k] is the kernel's log weight plus the normalising terms of its numeric factors.
+	konst []float64
+	// Categorical dims: logp[k*catStride+catOff[j]+c] is log P(choice c) in kernel k.
+	logp      []float64
+	catOff    []int
+	catStride int
+}
+
+const (
+	// bandwidth0 is the magnitude of Scott's-rule bandwidth relative to the range (Optuna's 0.2).
+	bandwidth0 = 0.2
+	// maxPriorScale: the widest kernel spans the whole range.
+	maxPriorScale = 1.0
+	logSqrt2Pi    = 0.9189385332046727
+)
+
+// newParzen fits the estimator to pts (one row per observation, one column per dim) with the
+// given observation weights; priorWeight is the prior kernel's weight.
+func newParzen(dims []*dim, pts [][]float64, weights []float64, priorWeight float64) *parzen {
+	z := &parzen{dims: dims, kernels: len(pts) + 1}
+	for j, d := range dims {
+		if d.p.Kind == Categorical {
+			z.catOff = append(z.catOff, z.catStride)
+			z.catStride += d.n
+			z.cat = append(z.cat, j)
+		} else {
+			z.num = append(z.num, j)
+		}
+	}
+	n := len(pts)
+	total := priorWeight
+	for _, w := range weights {
+		total += w
+	}
+	z.cumw = make([]float64, z.kernels)
+	acc := 0.0
+	for k := range z.kernels {
+		w := priorWeight
+		if k < n {
+			w = weights[k]
+		}
+		acc += w / total
+		z.cumw[k] = acc
+	}
+	nn := len(z.num)
+	z.mu = make([]float64, z.kernels*nn)
+	z.sigma = make([]float64, z.kernels*nn)
+	z.invSigma = make([]float64, z.kernels*nn)
+	z.konst = make([]float64, z.kernels)
+	scott := bandwidth0 * math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4))
+	for k := range z.kernels {
+		w := priorWeight
+		if k < n {
+			w = weights[k]
+		}
+		c := math.Log(w / total)
+		for j, pos := range z.num {
+			d := dims[pos]
+			width := d.hi - d.lo
+			mu, sig := (d.lo+d.hi)/2, maxPriorScale*width
+			if k < n {
+				mu = pts[k][pos]
+				sig = min(max(scott*width, width/min(100, 1+float64(z.kernels))), maxPriorScale*width)
+			}
+			z.mu[k*nn+j], z.sigma[k*nn+j], z.invSigma[k*nn+j] = mu, sig, 1/sig
+			c -= math.Log(sig) + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
+		}
+		z.konst[k] = c
+	}
+	z.logp = make([]float64, z.kernels*z.catStride)
+	for j, pos := range z.cat {
+		nc := dims[pos].n
+		for k := range z.kernels {
+			row := z.logp[k*z.catStride+z.catOff[j] : k*z.catStride+z.catOff[j]+nc]
+			if k == n {
+				for c := range row {
+					row[c] = -math.Log(float64(nc))
+				}
+				continue
+			}
+			// Optuna's smoothing: every choice gets priorWeight/kernels, the observed one 1 more.
+			fill := priorWeight / float64(z.kernels)
+			norm := math.Log(fill*float64(nc) + 1)
+			for c := range row {
+				row[c] = math.Log(fill) - norm
+			}
+			row[int(pts[k][pos])] = math.Log(fill+1) - norm
+		}
+	}
+	return z
+}
+
+// logMass is log(Φ(b) - Φ(a)), computed in the tail where it is accurate.
+func logMass(a, b float64) float64 {
+	var m float64
+	if a > 0 {
+		m = 0.5 * (math.Erfc(a/math.Sqrt2) - math.Erfc(b/math.Sqrt2))
+	} else {
+		m = 0.5 * (math.Erfc(-b/math.Sqrt2) - math.Erfc(-a/math.Sqrt2))
+	}
+	return math.Log(max(m, 1e-300))
+}
+
+// sample draws one point from the mixture into x (one coordinate per dim).
+func (z *parzen) sample(r *rand.Rand, x []float64) {
+	k := sort.SearchFloat64s(z.cumw, r.Float64()*z.cumw[len(z.cumw)-1])
+	k = min(k, z.kernels-1)
+	nn := len(z.num)
+	for j, pos := range z.num {
+		d := z.dims[pos]
+		x[pos] = truncNormal(r, z.mu[k*nn+j], z.sigma[k*nn+j], d.lo, d.hi)
+	}
+	for j, pos := range z.cat {
+		row := z.logp[k*z.catStride+z.catOff[j] : k*z.catStride+z.catOff[j]+z.dims[pos].n]
+		u, acc := r.Float64(), 0.0
+		c := len(row) - 1
+		for i, lp := range row {
+			acc += math.Exp(lp)
+			if u < acc {
+				c = i
+				break
+			}
+		}
+		x[pos] = float64(c)
+	}
+}
+
+// truncNormal draws from N(mu, sigma) truncated to [lo, hi] by inverting the distribution
+// function, on the side of the mean where it is accurate.
+func truncNormal(r *rand.Rand, mu, sigma, lo, hi float64) float64 {
+	a, b := (lo-mu)/sigma, (hi-mu)/sigma
+	flip := a > 0
+	if flip {
+		a, b = -b, -a
+	}
+	pa, pb := 0.5*math.Erfc(-a/math.Sqrt2), 0.5*math.Erfc(-b/math.Sqrt2)
+	u := pa + r.Float64()*(pb-pa)
+	zv := -math.Sqrt2 * math.Erfcinv(2*u)
+	if math.IsNaN(zv) || math.IsInf(zv, 0) {
+		zv = (a + b) / 2
+	}
+	if flip {
+		zv = -zv
+	}
+	return min(max(mu+sigma*zv, lo), hi)
+}
+
+// logDensity is the log of the mixture's density at x; buf has room for one value per kernel.
+func (z *parzen) logDensity(x []float64, buf []float64) float64 {
+	nn := len(z.num)
+	best := math.Inf(-1)
+	for k := range z.kernels {
+		s := z.konst[k]
+		mu, inv := z.mu[k*nn:(k+1)*nn], z.invSigma[k*nn:(k+1)*nn]
+		for j, pos := range z.num {
+			t := (x[pos] - mu[j]) * inv[j]
+			s -= 0.5 * t * t
+		}
+		base := k * z.catStride
+		for j, pos := range z.cat {
+			s += z.logp[base+z.catOff[j]+int(x[pos])]
+		}
+		buf[k] = s
+		best = max(best, s)
+	}
+	if math.IsInf(best, -1) {
+		return best
+	}
+	sum := 0.0
+	for _, s := range buf[:z.kernels] {
+		sum += math.Exp(s - best)
+	}
+	return best + math.Log(sum)
+}

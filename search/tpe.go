@@ -1,0 +1,344 @@
+package search
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// tpe is the multivariate Tree-structured Parzen Estimator (Bergstra et al. 2011; the
+// multivariate form of Falkner et al. 2018 as Optuna implements it). The first
+// startup trials come from the Halton sequence. After that the usable history (complete,
+// pruned, and infeasible trials; failed ones are ignored) plus the pending trials is split into
+// a "below" group, the gamma best, and an "above" group, the rest and every pending trial
+// (the constant liar: a trial still running counts as a bad one, so parallel suggestions move
+// away from it instead of piling onto the same point). Each group gets a Parzen estimator
+// l(x), g(x); ncand points drawn from l are scored by log l(x) - log g(x) and the best wins.
+type tpe struct {
+	startup, ncand, maxBelow, maxAbove int
+	gamma, priorWeight                 float64
+	liar                               bool
+	rows                               rowCache
+}
+
+func newTPE(o *options) (Sampler, error) {
+	t := &tpe{}
+	var err error
+	set := func(f func() error) {
+		if err == nil {
+			err = f()
+		}
+	}
+	set(func() (e error) { t.startup, e = o.int("n_startup_trials", 10, 0, math.MaxInt32); return })
+	set(func() (e error) { t.ncand, e = o.int("n_ei_candidates", 24, 1, 100_000); return })
+	set(func() (e error) { t.gamma, e = o.float("gamma", 0.1, 0, 1); return })
+	set(func() (e error) { t.maxBelow, e = o.int("max_below", 25, 1, math.MaxInt32); return })
+	set(func() (e error) { t.maxAbove, e = o.int("max_above", 1000, 2, math.MaxInt32); return })
+	set(func() (e error) { t.priorWeight, e = o.float("prior_weight", 1, 1e-9, 1e9); return })
+	set(func() (e error) { t.liar, e = o.bool("constant_liar", true); return })
+	return t, err
+}
+
+func (t *tpe) Suggest(r Request) (Params, error) {
+	g, err := compile(r.Space)
+	if err != nil {
+		return nil, err
+	}
+	usable := 0
+	for i := range r.History {
+		if r.History[i].State != Failed {
+			usable++
+		}
+	}
+	if usable < t.startup {
+		return haltonParams(g, r.Seed, r.Number), nil
+	}
+	rows := t.rows.coords(r.Space, g, r.History)
+	pend := make([][]float64, len(r.Pending))
+	if t.liar {
+		for i, p := range r.Pending {
+			pend[i] = decode(g, p)
+		}
+	}
+	rnd := rng(r.Seed, r.Number, streamTPE)
+	out := make(Params, len(g.dims))
+	for _, grp := range groups(g) {
+		// Every group draws the same amount from rnd whether or not it is active, so that
+		// one group's activity does not shift another's draws.
+		sub := rand.New(rand.NewPCG(rnd.Uint64(), rnd.Uint64()))
+		if !g.active(grp[0], out) {
+			continue
+		}
+		t.suggestGroup(g, grp, r, rows, pend, sub, out)
+	}
+	return out, nil
+}
+
+// groups partitions the params by condition: the unconditional ones form the first group,
+// params with the same condition another, in an order that puts parents first.
+func groups(g *geometry) [][]int {
+	var out [][]int
+	key := func(i int) string {
+		d := &g.dims[i]
+		if d.parent < 0 {
+			return ""
+		}
+		s := d.p.When.Param + "\x00"
+		for _, w := range d.when {
+			if w {
+				s += "1"
+			} else {
+				s += "0"
+			}
+		}
+		return s
+	}
+	pos := map[string]int{}
+	for _, i := range g.order {
+		k := key(i)
+		j, ok := pos[k]
+		if !ok {
+			j = len(out)
+			pos[k] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], i)
+	}
+	return out
+}
+
+// suggestGroup fills out with the group's params.
+func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]float64, rnd *rand.Rand, out Params) {
+	// Params with a single possible value take no part in the model.
+	var dims []*dim
+	var cols []int
+	for _, i := range grp {
+		d := &g.dims[i]
+		if (d.p.Kind == Categorical && d.n == 1) || (d.p.Kind != Categorical && d.hi <= d.lo) {
+			out[d.p.Name] = d.value(d.lo)
+			continue
+		}
+		dims = append(dims, d)
+		cols = append(cols, i)
+	}
+	if len(dims) == 0 {
+		return
+	}
+	has := func(row []float64) bool {
+		for _, c := range cols {
+			if math.IsNaN(row[c]) {
+				return false
+			}
+		}
+		return true
+	}
+	var cands []int // history positions with the group present
+	for i := range r.History {
+		if r.History[i].State != Failed && has(rows[i]) {
+			cands = append(cands, i)
+		}
+	}
+	var pending []int
+	for i, p := range pend {
+		if p != nil && has(p) {
+			pending = append(pending, i)
+		}
+	}
+	n := len(cands) + len(pending)
+	nBelow := min(int(math.Ceil(t.gamma*float64(n))), t.maxBelow, len(cands))
+	if len(cands) == 0 || nBelow == 0 {
+		x := make([]float64, len(dims))
+		for j, d := range dims {
+			x[j] = d.lo + rnd.Float64()*(d.hi-d.lo)
+			if d.p.Kind == Categorical {
+				x[j] = math.Floor(rnd.Float64() * float64(d.n))
+			}
+		}
+		t.put(dims, x, out)
+		return
+	}
+	below := t.best(r, cands, nBelow)
+	isBelow := make(map[int]bool, len(below))
+	for _, i := range below {
+		isBelow[i] = true
+	}
+	pick := func(row []float64) []float64 {
+		x := make([]float64, len(cols))
+		for j, c := range cols {
+			x[j] = row[c]
+		}
+		return x
+	}
+	var lowPts, highPts [][]float64
+	for _, i := range cands { // in Number order: Optuna's weights favour recent trials
+		if isBelow[i] {
+			lowPts = append(lowPts, pick(rows[i]))
+		} else {
+			highPts = append(highPts, pick(rows[i]))
+		}
+	}
+	for _, i := range pending {
+		highPts = append(highPts, pick(pend[i]))
+	}
+	highPts, highW := thin(highPts, weights(len(highPts)), t.maxAbove)
+	low := newParzen(dims, lowPts, weights(len(lowPts)), t.priorWeight)
+	high := newParzen(dims, highPts, highW, t.priorWeight)
+
+	buf := make([]float64, max(low.kernels, high.kernels))
+	x := make([]float64, len(dims))
+	bestX := make([]float64, len(dims))
+	bestScore := math.Inf(-1)
+	for c := range t.ncand {
+		low.sample(rnd, x)
+		// Score the point the trial will actually run: on the grid, within the bounds.
+		for j, d := range dims {
+			if d.p.Kind != Categorical {
+				x[j], _ = d.coord(d.value(x[j]))
+			}
+		}
+		s := low.logDensity(x, buf) - high.logDensity(x, buf)
+		if c == 0 || s > bestScore {
+			bestScore = s
+			copy(bestX, x)
+		}
+	}
+	t.put(dims, bestX, out)
+}
+
+func (t *tpe) put(dims []*dim, x []float64, out Params) {
+	for j, d := range dims {
+		out[d.p.Name] = d.value(x[j])
+	}
+}
+
+// best returns the positions (into r.History) of the n best candidates: complete feasible
+// trials first (by objective, or by non-domination and crowding for several), then pruned
+// ones by their last values, then infeasible ones by violation; ties go to the lower Number.
+func (t *tpe) best(r Request, cands []int, n int) []int {
+	class := func(o *Observation) int {
+		switch {
+		case o.State == Pruned:
+			return 1
+		case violation(o) > 0:
+			return 2
+		}
+		return 0
+	}
+	if len(r.Objectives) > 1 {
+		var feasible []scored
+		var rest []int
+		for _, i := range cands {
+			o := &r.History[i]
+			if class(o) == 0 && usable(r.Objectives, o) {
+				feasible = append(feasible, prepare(r.Objectives, o))
+			} else {
+				rest = append(rest, i)
+			}
+		}
+		pos := make(map[*Observation]int, len(cands))
+		for _, i := range cands {
+			pos[&r.History[i]] = i
+		}
+		var out []int
+		for _, k := range rank(feasible) {
+			if len(out) == n {
+				return out
+			}
+			out = append(out, pos[feasible[k].obs])
+		}
+		return append(out, t.bestSingle(r, rest, n-len(out), class)...)
+	}
+	return t.bestSingle(r, cands, n, class)
+}
+
+// bestSingle selects the n best of cands by (class, first objective or violation, Number)
+// with a bounded insertion: linear in the history for the small n TPE uses.
+func (t *tpe) bestSingle(r Request, cands []int, n int, class func(*Observation) int) []int {
+	if n <= 0 {
+		return nil
+	}
+	type key struct {
+		class int
+		v     float64
+		num   int
+		pos   int
+	}
+	less := func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.v, b.v), cmp.Compare(a.num, b.num))
+	}
+	top := make([]key, 0, n+1)
+	for _, i := range cands {
+		o := &r.History[i]
+		k := key{class: class(o), num: o.Number, pos: i}
+		if k.class == 2 {
+			k.v = violation(o)
+		} else {
+			k.v = score(r.Objectives, o, 0)
+		}
+		if len(top) == n && less(k, top[n-1]) >= 0 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, k, less)
+		top = slices.Insert(top, at, k)
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	out := make([]int, len(top))
+	for i, k := range top {
+		out[i] = k.pos
+	}
+	slices.Sort(out)
+	return out
+}
+
+// weights are Optuna's default observation weights, oldest first: 1 for up to 25
+// observations; beyond, the 25 newest get 1 and the older ones a linear ramp from 1/n up to 1.
+func weights(n int) []float64 {
+	w := make([]float64, n)
+	if n < 25 {
+		for i := range w {
+			w[i] = 1
+		}
+		return w
+	}
+	ramp := n - 25
+	for i := range ramp {
+		if ramp == 1 {
+			w[i] = 1 / float64(n)
+		} else {
+			w[i] = 1/float64(n) + (1-1/float64(n))*float64(i)/float64(ramp-1)
+		}
+	}
+	for i := ramp; i < n; i++ {
+		w[i] = 1
+	}
+	return w
+}
+
+// thin caps the number of kernels of the "above" estimator at limit, deterministically, so a
+// suggestion from 10,000 trials costs about as much as from limit: the newest quarter of the
+// limit is kept as is, and the older trials are cut into consecutive blocks, each kept as
+// its middle member carrying the block's total weight (systematic sampling in Number order,
+// which keeps the mass the weights give each stretch of the history).
+func thin(pts [][]float64, w []float64, limit int) ([][]float64, []float64) {
+	if len(pts) <= limit {
+		return pts, w
+	}
+	recent := limit / 4
+	old := len(pts) - recent
+	blocks := limit - recent
+	outP := make([][]float64, 0, limit)
+	outW := make([]float64, 0, limit)
+	for b := range blocks {
+		lo, hi := b*old/blocks, (b+1)*old/blocks
+		sum := 0.0
+		for _, x := range w[lo:hi] {
+			sum += x
+		}
+		outP = append(outP, pts[(lo+hi)/2])
+		outW = append(outW, sum)
+	}
+	return append(outP, pts[old:]...), append(outW, w[old:]...)
+}
