@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // gridSampler enumerates the space in a fixed order: the params in the space's order, the last
@@ -18,8 +19,8 @@ type gridSampler struct {
 	}
 }
 
-// maxGridScan bounds the product of a conditional grid, which is scanned once to find its points.
-const maxGridScan = 10_000_000
+// maxGridPoints bounds a conditional grid, whose points are listed once.
+const maxGridPoints = 10_000_000
 
 func newGrid(o *options) (Sampler, error) {
 	n, err := o.int("points", 0, 2, 1_000_000)
@@ -54,7 +55,7 @@ func (s *gridSampler) Suggest(r Request) (Params, error) {
 	}
 	idx := uint64(r.Number)
 	if conditional {
-		valid, err := s.validPoints(r.Space, g, axes, total)
+		valid, err := s.validPoints(r.Space, g, axes)
 		if err != nil {
 			return nil, err
 		}
@@ -119,34 +120,50 @@ func mixedRadix(axes [][]any, idx uint64) []int {
 	return digits
 }
 
-// validPoints scans a conditional grid's product once (cached per space) and keeps the indices
-// where every inactive param sits at its first value, so each distinct point appears once.
-func (s *gridSampler) validPoints(sp Space, g *geometry, axes [][]any, total uint64) ([]uint64, error) {
+// validPoints lists (once per space) the product indices where every inactive param sits at
+// its first value, so each distinct point appears once, in product order. It walks the
+// params parents first and does not branch on an inactive param.
+func (s *gridSampler) validPoints(sp Space, g *geometry, axes [][]any) ([]uint64, error) {
 	key := fmt.Sprintf("%d %v", s.points, sp.Params)
 	if s.cache.key == key {
 		return s.cache.valid, nil
 	}
-	if total > maxGridScan {
-		return nil, fmt.Errorf("sampler grid: a grid with conditions may have at most %d combinations, this one has %d; give fewer values", maxGridScan, total)
+	// stride[i] is the weight of param i's digit in a product index.
+	stride := make([]uint64, len(axes))
+	w := uint64(1)
+	for i := len(axes) - 1; i >= 0; i-- {
+		stride[i] = w
+		w *= uint64(len(axes[i]))
 	}
 	var valid []uint64
 	ps := make(Params, len(g.dims))
-	for idx := range total {
-		digits := mixedRadix(axes, idx)
-		clear(ps)
-		ok := true
-		for _, i := range g.order {
-			switch {
-			case g.active(i, ps):
-				ps[g.dims[i].p.Name] = axes[i][digits[i]]
-			case digits[i] != 0:
-				ok = false
+	var walk func(k int, idx uint64) error
+	walk = func(k int, idx uint64) error {
+		if k == len(g.order) {
+			if len(valid) == maxGridPoints {
+				return fmt.Errorf("sampler grid: a grid with conditions may have at most %d points; give fewer values", maxGridPoints)
+			}
+			valid = append(valid, idx)
+			return nil
+		}
+		i := g.order[k]
+		name := g.dims[i].p.Name
+		if !g.active(i, ps) {
+			return walk(k+1, idx)
+		}
+		for digit, v := range axes[i] {
+			ps[name] = v
+			if err := walk(k+1, idx+uint64(digit)*stride[i]); err != nil {
+				return err
 			}
 		}
-		if ok {
-			valid = append(valid, idx)
-		}
+		delete(ps, name)
+		return nil
 	}
+	if err := walk(0, 0); err != nil {
+		return nil, err
+	}
+	slices.Sort(valid)
 	s.cache.key, s.cache.valid = key, valid
 	return valid, nil
 }

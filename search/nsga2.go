@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"math"
 	"reflect"
 	"slices"
 )
@@ -10,10 +11,14 @@ import (
 // (constrained domination). Trial n belongs to generation n / population; generation 0 is
 // drawn at random. The parents of generation g are the elite of the parents of g-1 and the
 // finished members of g-1: the best non-dominated fronts, the last one cut by crowding
-// distance. A child takes two parents by binary tournament (front, then crowding), inherits
-// each param from one of them at random (uniform crossover, with probability crossover_prob;
-// otherwise it copies the first parent) and redraws each param at random with probability
-// mutation_prob (default 1/number of params).
+// distance. A child takes two parents by binary tournament (front, then crowding). With
+// probability crossover_prob (0.9) it mixes them: a numeric param by simulated binary
+// crossover on its internal coordinate scaled to [0, 1], a categorical one by taking either
+// parent's choice (swapping_prob, 0.5, picks the side); otherwise it copies the first parent.
+// Each param then mutates with probability mutation_prob (default 1/number of params): a
+// numeric one by polynomial mutation, a categorical one by a random choice. (Optuna's default
+// is uniform crossover and a random redraw; SBX and polynomial mutation are Deb's originals
+// and converge much faster on continuous problems.)
 //
 // The elite after each complete generation is cached with the observations it consumed; a
 // generation still running when the next is asked for takes part with its finished members.
@@ -89,43 +94,83 @@ func (s *nsga2) Suggest(r Request) (Params, error) {
 	child := make(Params, len(g.dims))
 	for _, i := range g.order {
 		d := &g.dims[i]
-		pick, mutate, u := rnd.Float64(), rnd.Float64(), rnd.Float64()
+		// A fixed number of draws per param, active or not, keeps the params' draws apart.
+		pick, mutate, u, uc, um := rnd.Float64(), rnd.Float64(), rnd.Float64(), rnd.Float64(), rnd.Float64()
 		if !g.active(i, child) {
 			continue
 		}
-		from, other := first, second
+		a, okA := inherit(d, first)
+		b, okB := inherit(d, second)
 		if cross && pick < s.swap {
-			from, other = second, first
+			a, okA, b, okB = b, okB, a, okA
 		}
-		if !cross {
-			other = first
+		switch {
+		case !okA && !okB:
+			child[d.p.Name] = d.fromUnit(u)
+			continue
+		case !okA:
+			a = b
+		case !okB || !cross:
+			b = a
 		}
-		v, ok := inherit(d, from)
-		if !ok {
-			v, ok = inherit(d, other)
+		if d.p.Kind == Categorical {
+			v := d.p.Choices[int(a)]
+			if mutate < mut {
+				v = d.fromUnit(u)
+			}
+			child[d.p.Name] = v
+			continue
 		}
-		if !ok || mutate < mut {
-			v = d.fromUnit(u)
+		x := a
+		if cross {
+			x = sbx(a, b, uc)
 		}
-		child[d.p.Name] = v
+		if mutate < mut {
+			x = polynomialMutation(x, um)
+		}
+		child[d.p.Name] = d.value(d.lo + x*(d.hi-d.lo))
 	}
 	return child, nil
 }
 
-// inherit is the parent's value of d's param, if it has a valid one.
-func inherit(d *dim, o *Observation) (any, bool) {
+// Distribution indices of SBX and of polynomial mutation: the larger, the closer a child stays
+// to its parents (Deb's usual 20 for both).
+const sbxEta, mutationEta = 20.0, 20.0
+
+// sbx is simulated binary crossover of two points of [0, 1], giving the child on a's side.
+func sbx(a, b, u float64) float64 {
+	var beta float64
+	if u <= 0.5 {
+		beta = math.Pow(2*u, 1/(sbxEta+1))
+	} else {
+		beta = math.Pow(1/(2*(1-u)), 1/(sbxEta+1))
+	}
+	return min(max(0.5*((1+beta)*a+(1-beta)*b), 0), 1)
+}
+
+// polynomialMutation moves x within [0, 1] by a polynomially distributed step.
+func polynomialMutation(x, u float64) float64 {
+	var delta float64
+	if u < 0.5 {
+		delta = math.Pow(2*u, 1/(mutationEta+1)) - 1
+	} else {
+		delta = 1 - math.Pow(2*(1-u), 1/(mutationEta+1))
+	}
+	return min(max(x+delta, 0), 1)
+}
+
+// inherit is the parent's value of d's param, if it has a valid one: a numeric param's place
+// in [0, 1] on its internal coordinate, or a categorical param's choice index.
+func inherit(d *dim, o *Observation) (float64, bool) {
 	v, ok := o.Params[d.p.Name]
 	if !ok {
-		return nil, false
+		return 0, false
 	}
 	t, ok := d.coord(v)
-	if !ok {
-		return nil, false
+	if !ok || d.p.Kind == Categorical {
+		return t, ok
 	}
-	if d.p.Kind == Categorical {
-		return d.p.Choices[int(t)], true
-	}
-	return d.value(min(max(t, d.lo), d.hi)), true
+	return d.unit(t), true
 }
 
 // parents returns the elite that generation gen breeds from.
