@@ -23,7 +23,7 @@
 //
 // # Performance
 //
-// TPE's cost grows with the "above" group. Beyond max_above kernels (1,000 by default) it is
+// TPE's cost grows with the "above" group. Beyond max_above kernels (512 by default) it is
 // thinned deterministically: the newest quarter is kept, the older trials are cut into
 // consecutive blocks, each represented by its middle member carrying the block's weight.
 // Decoded history rows are cached by the identity of each observation's Params map (see

@@ -34,10 +34,10 @@ const (
 	logSqrt2Pi    = 0.9189385332046727
 )
 
-// newParzen fits the estimator to pts (one row per observation, one column per dim) with the
-// given observation weights; priorWeight is the prior kernel's weight.
-func newParzen(dims []*dim, pts [][]float64, weights []float64, priorWeight float64) *parzen {
-	z := &parzen{dims: dims, kernels: len(pts) + 1}
+// fit fits the estimator to pts (one row per observation, one column per dim) with the given
+// observation weights; priorWeight is the prior kernel's weight. It reuses z's arrays.
+func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64) *parzen {
+	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
 			z.catOff = append(z.catOff, z.catStride)
@@ -52,7 +52,7 @@ func newParzen(dims []*dim, pts [][]float64, weights []float64, priorWeight floa
 	for _, w := range weights {
 		total += w
 	}
-	z.cumw = make([]float64, z.kernels)
+	z.cumw = grow(z.cumw, z.kernels)
 	acc := 0.0
 	for k := range z.kernels {
 		w := priorWeight
@@ -63,31 +63,40 @@ func newParzen(dims []*dim, pts [][]float64, weights []float64, priorWeight floa
 		z.cumw[k] = acc
 	}
 	nn := len(z.num)
-	z.mu = make([]float64, z.kernels*nn)
-	z.sigma = make([]float64, z.kernels*nn)
-	z.invSigma = make([]float64, z.kernels*nn)
-	z.konst = make([]float64, z.kernels)
+	z.mu = grow(z.mu, z.kernels*nn)
+	z.sigma = grow(z.sigma, z.kernels*nn)
+	z.invSigma = grow(z.invSigma, z.kernels*nn)
+	z.konst = grow(z.konst, z.kernels)
+	// Every observation's kernel has the same bandwidth in a dim; the prior's spans the range.
 	scott := bandwidth0 * math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4))
+	obsSigma := make([]float64, nn)
+	obsNorm := 0.0 // the log normalising terms common to every observation's kernel
+	priorNorm := 0.0
+	for j, pos := range z.num {
+		width := dims[pos].hi - dims[pos].lo
+		obsSigma[j] = min(max(scott*width, width/min(100, 1+float64(z.kernels))), maxPriorScale*width)
+		obsNorm += math.Log(obsSigma[j]) + logSqrt2Pi
+		priorNorm += math.Log(maxPriorScale*width) + logSqrt2Pi
+	}
+	logTotal := math.Log(total)
 	for k := range z.kernels {
-		w := priorWeight
+		w, c := priorWeight, -priorNorm
 		if k < n {
-			w = weights[k]
+			w, c = weights[k], -obsNorm
 		}
-		c := math.Log(w / total)
+		c += math.Log(w) - logTotal
 		for j, pos := range z.num {
 			d := dims[pos]
-			width := d.hi - d.lo
-			mu, sig := (d.lo+d.hi)/2, maxPriorScale*width
+			mu, sig := (d.lo+d.hi)/2, maxPriorScale*(d.hi-d.lo)
 			if k < n {
-				mu = pts[k][pos]
-				sig = min(max(scott*width, width/min(100, 1+float64(z.kernels))), maxPriorScale*width)
+				mu, sig = pts[k][pos], obsSigma[j]
 			}
 			z.mu[k*nn+j], z.sigma[k*nn+j], z.invSigma[k*nn+j] = mu, sig, 1/sig
-			c -= math.Log(sig) + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
+			c -= logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
 		}
 		z.konst[k] = c
 	}
-	z.logp = make([]float64, z.kernels*z.catStride)
+	z.logp = grow(z.logp, z.kernels*z.catStride)
 	for j, pos := range z.cat {
 		nc := dims[pos].n
 		for k := range z.kernels {
@@ -110,15 +119,39 @@ func newParzen(dims []*dim, pts [][]float64, weights []float64, priorWeight floa
 	return z
 }
 
-// logMass is log(Φ(b) - Φ(a)), computed in the tail where it is accurate.
-func logMass(a, b float64) float64 {
-	var m float64
-	if a > 0 {
-		m = 0.5 * (math.Erfc(a/math.Sqrt2) - math.Erfc(b/math.Sqrt2))
-	} else {
-		m = 0.5 * (math.Erfc(-b/math.Sqrt2) - math.Erfc(-a/math.Sqrt2))
+// grow returns a slice of n zeros, reusing s's array when it is large enough.
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
 	}
-	return math.Log(max(m, 1e-300))
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// tailCut: beyond 6 standard deviations a tail holds less than 1e-9 of the mass, which cannot
+// change a candidate's rank; the tail is then left out instead of computed.
+const tailCut = 6
+
+// logMass is log(Φ(b) - Φ(a)), a kernel's mass inside its dim's interval.
+func logMass(a, b float64) float64 {
+	if a > 0 { // both bounds above the mean: work in the upper tail, where it is accurate
+		return math.Log(max(0.5*(math.Erfc(a/math.Sqrt2)-math.Erfc(b/math.Sqrt2)), 1e-300))
+	}
+	if b < 0 {
+		return math.Log(max(0.5*(math.Erfc(-b/math.Sqrt2)-math.Erfc(-a/math.Sqrt2)), 1e-300))
+	}
+	out := 0.0 // the mass outside [a, b], one tail on each side of the mean
+	if a > -tailCut {
+		out += 0.5 * math.Erfc(-a/math.Sqrt2)
+	}
+	if b < tailCut {
+		out += 0.5 * math.Erfc(b/math.Sqrt2)
+	}
+	if out == 0 {
+		return 0
+	}
+	return math.Log1p(-out)
 }
 
 // sample draws one point from the mixture into x (one coordinate per dim).
@@ -188,7 +221,10 @@ func (z *parzen) logDensity(x []float64, buf []float64) float64 {
 	}
 	sum := 0.0
 	for _, s := range buf[:z.kernels] {
-		sum += math.Exp(s - best)
+		// Below e^-50 a kernel cannot change the sum in double precision: skip its exp.
+		if s-best > -50 {
+			sum += math.Exp(s - best)
+		}
 	}
 	return best + math.Log(sum)
 }

@@ -14,6 +14,7 @@ import (
 type rowCache struct {
 	space Space
 	rows  []cachedRow
+	view  [][]float64 // the slice coords returns, reused
 }
 
 type cachedRow struct {
@@ -23,7 +24,8 @@ type cachedRow struct {
 }
 
 // coords returns one row per observation: the internal coordinate of each param, NaN where
-// the param is absent or its value does not belong to the space.
+// the param is absent or its value does not belong to the space. The slice is reused by the
+// next call; the rows are never changed.
 func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) [][]float64 {
 	if !reflect.DeepEqual(c.space, sp) {
 		c.space, c.rows = cloneSpace(sp), nil
@@ -31,11 +33,11 @@ func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) [][]float64
 	if len(c.rows) > len(hist) {
 		c.rows = c.rows[:len(hist)]
 	}
-	out := make([][]float64, len(hist))
+	out := c.view[:0]
 	for i := range hist {
 		o := &hist[i]
 		if i < len(c.rows) && c.rows[i].number == o.Number && sameMap(c.rows[i].params, o.Params) {
-			out[i] = c.rows[i].coords
+			out = append(out, c.rows[i].coords)
 			continue
 		}
 		row := cachedRow{params: o.Params, number: o.Number, coords: decode(g, o.Params)}
@@ -44,8 +46,9 @@ func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) [][]float64
 		} else {
 			c.rows = append(c.rows, row)
 		}
-		out[i] = row.coords
+		out = append(out, row.coords)
 	}
+	c.view = out
 	return out
 }
 

@@ -20,6 +20,11 @@ type tpe struct {
 	gamma, priorWeight                 float64
 	liar                               bool
 	rows                               rowCache
+	scratch                            struct {
+		cands, above []int
+		isBelow      []bool
+		high         parzen // the above group's estimator, its arrays reused
+	}
 }
 
 func newTPE(o *options) (Sampler, error) {
@@ -34,7 +39,7 @@ func newTPE(o *options) (Sampler, error) {
 	set(func() (e error) { t.ncand, e = o.int("n_ei_candidates", 24, 1, 100_000); return })
 	set(func() (e error) { t.gamma, e = o.float("gamma", 0.1, 0, 1); return })
 	set(func() (e error) { t.maxBelow, e = o.int("max_below", 25, 1, math.MaxInt32); return })
-	set(func() (e error) { t.maxAbove, e = o.int("max_above", 1000, 2, math.MaxInt32); return })
+	set(func() (e error) { t.maxAbove, e = o.int("max_above", 512, 2, math.MaxInt32); return })
 	set(func() (e error) { t.priorWeight, e = o.float("prior_weight", 1, 1e-9, 1e9); return })
 	set(func() (e error) { t.liar, e = o.bool("constant_liar", true); return })
 	return t, err
@@ -133,12 +138,14 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 		}
 		return true
 	}
-	var cands []int // history positions with the group present
+	sc := &t.scratch
+	sc.cands = sc.cands[:0] // history positions with the group present
 	for i := range r.History {
 		if r.History[i].State != Failed && has(rows[i]) {
-			cands = append(cands, i)
+			sc.cands = append(sc.cands, i)
 		}
 	}
+	cands := sc.cands
 	var pending []int
 	for i, p := range pend {
 		if p != nil && has(p) {
@@ -159,33 +166,53 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 		return
 	}
 	below := t.best(r, cands, nBelow)
-	isBelow := make(map[int]bool, len(below))
+	sc.isBelow = slices.Grow(sc.isBelow[:0], len(r.History))[:len(r.History)]
+	clear(sc.isBelow)
 	for _, i := range below {
-		isBelow[i] = true
+		sc.isBelow[i] = true
 	}
-	pick := func(row []float64) []float64 {
-		x := make([]float64, len(cols))
-		for j, c := range cols {
-			x[j] = row[c]
-		}
-		return x
-	}
-	var lowPts, highPts [][]float64
-	for _, i := range cands { // in Number order: Optuna's weights favour recent trials
-		if isBelow[i] {
-			lowPts = append(lowPts, pick(rows[i]))
-		} else {
-			highPts = append(highPts, pick(rows[i]))
+	// The above group in Number order (Optuna's weights favour recent trials), pending trials
+	// last: a history position, or -1-p for pending trial p.
+	sc.above = sc.above[:0]
+	for _, i := range cands {
+		if !sc.isBelow[i] {
+			sc.above = append(sc.above, i)
 		}
 	}
 	for _, i := range pending {
-		highPts = append(highPts, pick(pend[i]))
+		sc.above = append(sc.above, -1-i)
 	}
-	highPts, highW := thin(highPts, weights(len(highPts)), t.maxAbove)
-	low := newParzen(dims, lowPts, weights(len(lowPts)), t.priorWeight)
-	high := newParzen(dims, highPts, highW, t.priorWeight)
+	row := func(ref int) []float64 {
+		if ref < 0 {
+			return pend[-1-ref]
+		}
+		return rows[ref]
+	}
+	// The model's columns are usually the whole row (no conditions, no constant params): then
+	// the rows are used as they are, and otherwise copied.
+	pick := func(ref int) []float64 {
+		if len(cols) == len(g.dims) {
+			return row(ref)
+		}
+		x := make([]float64, len(cols))
+		for j, c := range cols {
+			x[j] = row(ref)[c]
+		}
+		return x
+	}
+	lowPts := make([][]float64, len(below))
+	for j, i := range below {
+		lowPts[j] = pick(i)
+	}
+	keep, highW := thin(sc.above, t.maxAbove)
+	highPts := make([][]float64, len(keep))
+	for j, ref := range keep {
+		highPts[j] = pick(ref)
+	}
+	low := new(parzen).fit(dims, lowPts, ones(len(lowPts)), t.priorWeight)
+	high := sc.high.fit(dims, highPts, highW, t.priorWeight)
 
-	buf := make([]float64, max(low.kernels, high.kernels))
+	dens := make([]float64, max(low.kernels, high.kernels))
 	x := make([]float64, len(dims))
 	bestX := make([]float64, len(dims))
 	bestScore := math.Inf(-1)
@@ -197,7 +224,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 				x[j], _ = d.coord(d.value(x[j]))
 			}
 		}
-		s := low.logDensity(x, buf) - high.logDensity(x, buf)
+		s := low.logDensity(x, dens) - high.logDensity(x, dens)
 		if c == 0 || s > bestScore {
 			bestScore = s
 			copy(bestX, x)
@@ -293,52 +320,59 @@ func (t *tpe) bestSingle(r Request, cands []int, n int, class func(*Observation)
 	return out
 }
 
-// weights are Optuna's default observation weights, oldest first: 1 for up to 25
+// weight is Optuna's default weight of the i-th oldest of n observations: 1 for up to 25
 // observations; beyond, the 25 newest get 1 and the older ones a linear ramp from 1/n up to 1.
-func weights(n int) []float64 {
-	w := make([]float64, n)
-	if n < 25 {
-		for i := range w {
-			w[i] = 1
-		}
-		return w
-	}
+func weight(i, n int) float64 {
 	ramp := n - 25
-	for i := range ramp {
-		if ramp == 1 {
-			w[i] = 1 / float64(n)
-		} else {
-			w[i] = 1/float64(n) + (1-1/float64(n))*float64(i)/float64(ramp-1)
-		}
+	switch {
+	case i >= ramp:
+		return 1
+	case ramp == 1:
+		return 1 / float64(n)
 	}
-	for i := ramp; i < n; i++ {
+	return 1/float64(n) + (1-1/float64(n))*float64(i)/float64(ramp-1)
+}
+
+func ones(n int) []float64 {
+	w := make([]float64, n)
+	for i := range w {
 		w[i] = 1
 	}
 	return w
 }
 
-// thin caps the number of kernels of the "above" estimator at limit, deterministically, so a
-// suggestion from 10,000 trials costs about as much as from limit: the newest quarter of the
-// limit is kept as is, and the older trials are cut into consecutive blocks, each kept as
-// its middle member carrying the block's total weight (systematic sampling in Number order,
-// which keeps the mass the weights give each stretch of the history).
-func thin(pts [][]float64, w []float64, limit int) ([][]float64, []float64) {
-	if len(pts) <= limit {
-		return pts, w
+// thin returns the members of the above group (refs, oldest first) that get a kernel, and the
+// kernels' weights. Beyond limit members it keeps the newest quarter of the limit as they are
+// and cuts the older ones into consecutive blocks, each kept as its middle member carrying the
+// block's total weight (systematic sampling in Number order, which keeps the mass the weights
+// give each stretch of the history), so a suggestion from 10,000 trials costs about as much as
+// from limit.
+func thin(refs []int, limit int) ([]int, []float64) {
+	n := len(refs)
+	if n <= limit {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = weight(i, n)
+		}
+		return refs, w
 	}
 	recent := limit / 4
-	old := len(pts) - recent
+	old := n - recent
 	blocks := limit - recent
-	outP := make([][]float64, 0, limit)
-	outW := make([]float64, 0, limit)
+	keep := make([]int, 0, limit)
+	w := make([]float64, 0, limit)
 	for b := range blocks {
 		lo, hi := b*old/blocks, (b+1)*old/blocks
 		sum := 0.0
-		for _, x := range w[lo:hi] {
-			sum += x
+		for i := lo; i < hi; i++ {
+			sum += weight(i, n)
 		}
-		outP = append(outP, pts[(lo+hi)/2])
-		outW = append(outW, sum)
+		keep = append(keep, refs[(lo+hi)/2])
+		w = append(w, sum)
 	}
-	return append(outP, pts[old:]...), append(outW, w[old:]...)
+	for i := old; i < n; i++ {
+		keep = append(keep, refs[i])
+		w = append(w, weight(i, n))
+	}
+	return keep, w
 }
