@@ -1,8 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -35,8 +37,10 @@ const (
 )
 
 // fit fits the estimator to pts (one row per observation, one column per dim) with the given
-// observation weights; priorWeight is the prior kernel's weight. It reuses z's arrays.
-func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64) *parzen {
+// observation weights; priorWeight is the prior kernel's weight. Bandwidths come from the
+// distances between neighbouring observations in each dim (neighbours) or from Scott's rule.
+// It reuses z's arrays.
+func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64, neighbours bool) *parzen {
 	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
@@ -67,32 +71,41 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	z.sigma = grow(z.sigma, z.kernels*nn)
 	z.invSigma = grow(z.invSigma, z.kernels*nn)
 	z.konst = grow(z.konst, z.kernels)
-	// Every observation's kernel has the same bandwidth in a dim; the prior's spans the range.
-	scott := bandwidth0 * math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4))
-	obsSigma := make([]float64, nn)
-	obsNorm := 0.0 // the log normalising terms common to every observation's kernel
-	priorNorm := 0.0
+	// The prior kernel sits at the centre and spans the range.
 	for j, pos := range z.num {
-		width := dims[pos].hi - dims[pos].lo
-		obsSigma[j] = min(max(scott*width, width/min(100, 1+float64(z.kernels))), maxPriorScale*width)
-		obsNorm += math.Log(obsSigma[j]) + logSqrt2Pi
-		priorNorm += math.Log(maxPriorScale*width) + logSqrt2Pi
+		d := dims[pos]
+		z.mu[n*nn+j], z.sigma[n*nn+j] = (d.lo+d.hi)/2, maxPriorScale*(d.hi-d.lo)
+		for k := range n {
+			z.mu[k*nn+j] = pts[k][pos]
+		}
+	}
+	if neighbours {
+		z.neighbourBandwidths()
+	} else {
+		scott := bandwidth0 * math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4))
+		for j, pos := range z.num {
+			for k := range n {
+				z.sigma[k*nn+j] = scott * (dims[pos].hi - dims[pos].lo)
+			}
+		}
 	}
 	logTotal := math.Log(total)
 	for k := range z.kernels {
-		w, c := priorWeight, -priorNorm
+		w := priorWeight
 		if k < n {
-			w, c = weights[k], -obsNorm
+			w = weights[k]
 		}
-		c += math.Log(w) - logTotal
+		c := math.Log(w) - logTotal
 		for j, pos := range z.num {
 			d := dims[pos]
-			mu, sig := (d.lo+d.hi)/2, maxPriorScale*(d.hi-d.lo)
-			if k < n {
-				mu, sig = pts[k][pos], obsSigma[j]
+			width := d.hi - d.lo
+			sig := z.sigma[k*nn+j]
+			if k < n { // Optuna's magic clip: no kernel narrower than the range / (kernels + 1)
+				sig = min(max(sig, width/min(100, 1+float64(z.kernels))), maxPriorScale*width)
 			}
-			z.mu[k*nn+j], z.sigma[k*nn+j], z.invSigma[k*nn+j] = mu, sig, 1/sig
-			c -= logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
+			mu := z.mu[k*nn+j]
+			z.sigma[k*nn+j], z.invSigma[k*nn+j] = sig, 1/sig
+			c -= math.Log(sig) + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
 		}
 		z.konst[k] = c
 	}
@@ -117,6 +130,47 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 		}
 	}
 	return z
+}
+
+// neighbourBandwidths sets each observation kernel's bandwidth in each numeric dim to the
+// larger of the gaps to its neighbours among the kernels' centres (the prior's included), with
+// the dim's bounds as outer neighbours except at the two ends, which take the gap on their
+// inner side (Optuna's univariate rule, used here per dim of a product kernel). Kernels in a
+// dense cluster of good points get narrow, so the search refines around them faster than with
+// one bandwidth for all.
+func (z *parzen) neighbourBandwidths() {
+	nn := len(z.num)
+	order := make([]int, z.kernels)
+	for j, pos := range z.num {
+		d := z.dims[pos]
+		for k := range order {
+			order[k] = k
+		}
+		mu := func(k int) float64 { return z.mu[k*nn+j] }
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(mu(a), mu(b)) })
+		last := len(order) - 1
+		for i, k := range order {
+			if k == z.kernels-1 {
+				continue // the prior keeps its width
+			}
+			left, right := d.lo, d.hi
+			if i > 0 {
+				left = mu(order[i-1])
+			}
+			if i < last {
+				right = mu(order[i+1])
+			}
+			gap := max(mu(k)-left, right-mu(k))
+			switch {
+			case last == 0:
+			case i == 0:
+				gap = right - mu(k)
+			case i == last:
+				gap = mu(k) - left
+			}
+			z.sigma[k*nn+j] = gap
+		}
+	}
 }
 
 // grow returns a slice of n zeros, reusing s's array when it is large enough.
@@ -154,16 +208,23 @@ func logMass(a, b float64) float64 {
 	return math.Log1p(-out)
 }
 
-// sample draws one point from the mixture into x (one coordinate per dim).
-func (z *parzen) sample(r *rand.Rand, x []float64) {
-	k := sort.SearchFloat64s(z.cumw, r.Float64()*z.cumw[len(z.cumw)-1])
-	k = min(k, z.kernels-1)
+// sample draws one point into x (one coordinate per dim): from the mixture (one kernel for
+// every dim), or with marginals from the product of its marginals (a kernel drawn per dim).
+func (z *parzen) sample(r *rand.Rand, x []float64, marginals bool) {
+	kernel := func() int { return min(sort.SearchFloat64s(z.cumw, r.Float64()*z.cumw[len(z.cumw)-1]), z.kernels-1) }
+	k := kernel()
 	nn := len(z.num)
 	for j, pos := range z.num {
+		if marginals && j > 0 {
+			k = kernel()
+		}
 		d := z.dims[pos]
 		x[pos] = truncNormal(r, z.mu[k*nn+j], z.sigma[k*nn+j], d.lo, d.hi)
 	}
 	for j, pos := range z.cat {
+		if marginals && (j > 0 || len(z.num) > 0) {
+			k = kernel()
+		}
 		row := z.logp[k*z.catStride+z.catOff[j] : k*z.catStride+z.catOff[j]+z.dims[pos].n]
 		u, acc := r.Float64(), 0.0
 		c := len(row) - 1
