@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -349,5 +350,31 @@ func TestImportance(t *testing.T) {
 	again := Importance(space, []Objective{{Metric: "loss"}}, 0, hist, 9)
 	if !reflect.DeepEqual(imp, again) {
 		t.Error("Importance is not a function of its arguments")
+	}
+}
+
+// TestFirstFronts: peeling fronts one at a time gives the fronts of the full sort.
+func TestFirstFronts(t *testing.T) {
+	for seed := range uint64(50) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		n := 1 + r.IntN(60)
+		obs := make([]Observation, n)
+		pts := make([]scored, n)
+		for i := range obs {
+			obs[i] = Observation{Number: i, Values: []float64{float64(r.IntN(6)), float64(r.IntN(6)), r.Float64()}}
+			if r.IntN(8) == 0 {
+				obs[i].Constraints = []float64{float64(r.IntN(3))}
+			}
+			pts[i] = prepare([]Objective{{}, {}, {Direction: Maximize}}, &obs[i])
+		}
+		all := fronts(pts)
+		need := r.IntN(n + 1)
+		got := firstFronts(pts, need)
+		if !reflect.DeepEqual(got, all[:len(got)]) {
+			t.Fatalf("seed %d: firstFronts %v, fronts %v", seed, got, all)
+		}
+		if count := len(slices.Concat(got...)); count < need && len(got) < len(all) {
+			t.Fatalf("seed %d: %d points in %d fronts, wanted %d", seed, count, len(got), need)
+		}
 	}
 }

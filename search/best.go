@@ -22,7 +22,7 @@ func Best(objs []Objective, hist []Observation) []int {
 	if len(pts[0].scores) == 1 {
 		return []int{pts[rank(pts)[0]].obs.Number}
 	}
-	front := fronts(pts)[0]
+	front := firstFronts(pts, 0)[0]
 	out := make([]int, len(front))
 	for i, p := range front {
 		out[i] = pts[p].obs.Number

@@ -302,12 +302,26 @@ func (t *tpe) best(r Request, cands []int, n int) []int {
 			pos[&r.History[i]] = i
 		}
 		var out []int
-		for _, k := range rank(feasible) {
-			if len(out) == n {
-				return out
+		for _, f := range firstFronts(feasible, n) {
+			if len(out)+len(f) > n { // cut the last front by crowding distance, then Number
+				cd := crowding(feasible, f)
+				order := make([]int, len(f))
+				for i := range order {
+					order[i] = i
+				}
+				slices.SortFunc(order, func(a, b int) int {
+					return cmp.Or(cmp.Compare(cd[b], cd[a]), cmp.Compare(feasible[f[a]].obs.Number, feasible[f[b]].obs.Number))
+				})
+				for _, o := range order[:n-len(out)] {
+					out = append(out, pos[feasible[f[o]].obs])
+				}
+				break
 			}
-			out = append(out, pos[feasible[k].obs])
+			for _, k := range f {
+				out = append(out, pos[feasible[k].obs])
+			}
 		}
+		slices.Sort(out)
 		return append(out, t.bestSingle(r, rest, n-len(out), class)...)
 	}
 	return t.bestSingle(r, cands, n, class)
