@@ -269,10 +269,9 @@ func TestGrid(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("grid\n got %q\nwant %q", got, want)
 	}
-	if _, err := s.Suggest(Request{Space: box("x"), Number: 0}); err == nil {
-		// points: 2 covers a continuous float.
-	} else {
-		t.Errorf("grid with points: %v", err)
+	// The option points covers a continuous float.
+	if ps, err := s.Suggest(Request{Space: box("x"), Number: 1}); err != nil || ps["x"] != 5.0 {
+		t.Errorf("grid with points: %v, %v; want x = 5", ps, err)
 	}
 	plain, _ := New("grid", nil)
 	if _, err := plain.Suggest(Request{Space: box("x")}); err == nil {
