@@ -1,0 +1,102 @@
+package search
+
+import (
+	"math"
+	"reflect"
+)
+
+// rowCache keeps the internal coordinates of history observations between calls, so that a
+// history of 10,000 trials is not decoded from its maps on every suggestion. An entry is reused
+// only for the same Params map (by identity; Request says callers do not change a map they
+// have passed) in the same position with the same Number, and only for the same space: the
+// rows are exactly what decoding would give, so a warm cache never changes an answer. The
+// cache holds the maps it saw, which keeps their addresses from being reused by new maps.
+type rowCache struct {
+	space Space
+	rows  []cachedRow
+	view  [][]float64 // the slice coords returns, reused
+}
+
+type cachedRow struct {
+	params Params
+	number int
+	coords []float64
+}
+
+// coords returns one row per observation: the internal coordinate of each param, NaN where
+// the param is absent or its value does not belong to the space. The slice is reused by the
+// next call; the rows are never changed.
+func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) [][]float64 {
+	if !reflect.DeepEqual(c.space, sp) {
+		c.space, c.rows = cloneSpace(sp), nil
+	}
+	if len(c.rows) > len(hist) {
+		c.rows = c.rows[:len(hist)]
+	}
+	out := c.view[:0]
+	for i := range hist {
+		o := &hist[i]
+		if i < len(c.rows) && c.rows[i].number == o.Number && sameMap(c.rows[i].params, o.Params) {
+			out = append(out, c.rows[i].coords)
+			continue
+		}
+		row := cachedRow{params: o.Params, number: o.Number, coords: decode(g, o.Params)}
+		if i < len(c.rows) {
+			c.rows[i] = row
+		} else {
+			c.rows = append(c.rows, row)
+		}
+		out = append(out, row.coords)
+	}
+	c.view = out
+	return out
+}
+
+// cloneSpace copies the slices of a space so that a caller reusing its own does not change the
+// cache's key behind its back.
+func cloneSpace(sp Space) Space {
+	ps := make([]Param, len(sp.Params))
+	for i, p := range sp.Params {
+		p.Choices = append([]any(nil), p.Choices...)
+		if p.When != nil {
+			w := *p.When
+			w.Values = append([]any(nil), w.Values...)
+			p.When = &w
+		}
+		ps[i] = p
+	}
+	return Space{Params: ps}
+}
+
+func sameMap(a, b Params) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// decode is the row of one set of params; a param present but inactive (its condition does not
+// hold) counts as absent.
+func decode(g *geometry, ps Params) []float64 {
+	row := make([]float64, len(g.dims))
+	for i := range g.dims {
+		row[i] = math.NaN()
+	}
+	for _, i := range g.order {
+		d := &g.dims[i]
+		v, ok := ps[d.p.Name]
+		if !ok {
+			continue
+		}
+		if d.parent >= 0 {
+			pc := row[d.parent]
+			if math.IsNaN(pc) || !d.when[int(pc)] {
+				continue
+			}
+		}
+		if t, ok := d.coord(v); ok {
+			if d.p.Kind != Categorical {
+				t = min(max(t, d.lo), d.hi) // a value from an older, wider space
+			}
+			row[i] = t
+		}
+	}
+	return row
+}
