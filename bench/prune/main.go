@@ -4,6 +4,8 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -14,6 +16,8 @@ import (
 
 func main() {
 	seeds := flag.Int("seeds", 100, "seeds per row (1..seeds)")
+	dump := flag.String("dump", "", "write the curves and draws of each seed of -family to this file as JSON lines (for optuna_ref.py), and nothing else")
+	family := flag.String("family", "default", "with -dump: default, noisier or crossing")
 	flag.Parse()
 	families := []struct {
 		name string
@@ -22,6 +26,19 @@ func main() {
 		{"default (tau 5-10, noise 0.01)", curvesim.Default},
 		{"noisier (tau 5-10, noise 0.02)", with(func(c *curvesim.Config) { c.Noise = 0.02 })},
 		{"crossing (tau 5-20, noise 0.01)", with(func(c *curvesim.Config) { c.TauHigh = 20 })},
+	}
+	if *dump != "" {
+		for _, f := range families {
+			if f.name[:len(*family)] == *family {
+				if err := write(*dump, f.c, *seeds); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+				return
+			}
+		}
+		fmt.Fprintf(os.Stderr, "-family %q: use default, noisier or crossing\n", *family)
+		os.Exit(2)
 	}
 	pruners := []struct {
 		name string
@@ -49,6 +66,30 @@ func main() {
 				100*s.BestKept/s.Seeds, 100*s.Steps, s.Pruned)
 		}
 	}
+}
+
+// write puts one JSON line per seed: the seed, the best configuration, every configuration's
+// loss at steps 1..Steps, the draws that order the events, and the run's slots.
+func write(path string, c curvesim.Config, seeds int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for seed := range uint64(seeds) {
+		loss, best := c.Curves(seed + 1)
+		line := map[string]any{"seed": seed + 1, "best": best, "slots": c.Slots, "loss": loss, "draws": c.Draws(seed + 1)}
+		if err := enc.Encode(line); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func with(change func(*curvesim.Config)) curvesim.Config {

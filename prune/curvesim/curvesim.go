@@ -46,6 +46,8 @@ type Result struct {
 	Steps    int64 // steps run over all configurations
 	Total    int64 // configurations * Steps: the grid run in full
 	Pruned   int   // configurations pruned
+	// Ended is the step at which each configuration stopped (Steps: it ran to the end).
+	Ended []int64
 }
 
 // Curves draws the configurations' losses at steps 1..Steps for a seed and returns the best
@@ -79,22 +81,22 @@ func (c Config) Curves(seed uint64) (loss [][]float64, best int) {
 }
 
 // Run runs the grid under pruner p for a seed. Configurations start in Number order in Slots
-// slots; at each event one running configuration, drawn by a seeded generator, reports its next
+// slots; at each event one running configuration, picked by the seed's Draws, reports its next
 // step and the pruner is asked about it; a pruned or finished configuration frees its slot for
 // the next one.
 func (c Config) Run(p prune.Pruner, seed uint64) Result {
 	loss, best := c.Curves(seed)
 	configs := c.Side * c.Side
-	order := rand.New(rand.NewPCG(seed, 1))
+	draws := c.Draws(seed)
 	curves := make([]prune.Curve, 0, configs)
 	var running []int // indices into curves
-	r := Result{Best: best, Total: int64(configs) * c.Steps}
+	r := Result{Best: best, Total: int64(configs) * c.Steps, Ended: make([]int64, configs)}
 	for len(curves) < configs || len(running) > 0 {
 		for len(running) < c.Slots && len(curves) < configs {
 			running = append(running, len(curves))
 			curves = append(curves, prune.Curve{Number: len(curves)})
 		}
-		k := order.IntN(len(running))
+		k := int(draws[r.Steps] * float64(len(running)))
 		cur := &curves[running[k]]
 		t := int64(len(cur.Points)) + 1
 		cur.Points = append(cur.Points, prune.Point{Step: t, Value: loss[cur.Number][t-1]})
@@ -106,11 +108,25 @@ func (c Config) Run(p prune.Pruner, seed uint64) Result {
 			r.Pruned++
 		}
 		if cur.Done || cur.Pruned {
+			r.Ended[cur.Number] = t
 			running = append(running[:k], running[k+1:]...)
 		}
 	}
 	r.BestKept = curves[best].Done
 	return r
+}
+
+// Draws are the numbers in [0, 1) that pick, at event e, the running configuration that
+// reports: the k-th of n running ones (in the order they started) for k = floor(Draws[e] * n).
+// They are a function of the seed alone, so another program (bench/prune/optuna.py) can replay
+// a run's events exactly; a run has at most Side*Side*Steps events.
+func (c Config) Draws(seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	d := make([]float64, int64(c.Side*c.Side)*c.Steps)
+	for i := range d {
+		d[i] = rng.Float64()
+	}
+	return d
 }
 
 // Summary is a pruner's figures over many seeds.

@@ -1,6 +1,10 @@
 package curvesim
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/jikken-dev/jikken/prune"
@@ -36,11 +40,11 @@ func TestASHAKeepsTheBest(t *testing.T) {
 func TestRun(t *testing.T) {
 	none := mustNew(t, "none", nil)
 	r := Default.Run(none, 7)
-	if !r.BestKept || r.Steps != r.Total || r.Total != 8100 || r.Pruned != 0 {
+	if !r.BestKept || r.Steps != r.Total || r.Total != 8100 || r.Pruned != 0 || r.Ended[80] != 100 {
 		t.Errorf("without pruning: %+v", r)
 	}
 	p := mustNew(t, "hyperband", map[string]any{"max_resource": 100})
-	if a, b := Default.Run(p, 7), Default.Run(p, 7); a != b {
+	if a, b := Default.Run(p, 7), Default.Run(p, 7); !reflect.DeepEqual(a, b) {
 		t.Errorf("the same seed gave %+v, then %+v", a, b)
 	}
 }
@@ -54,5 +58,41 @@ func TestCurves(t *testing.T) {
 		if l[0] < 0.5 {
 			t.Errorf("configuration %d starts at %v, want about 1", n, l[0])
 		}
+	}
+}
+
+// TestSameDecisionsAsOptuna replays the events of bench/prune/optuna_ref.py, which ran Optuna's
+// median, percentile and successive-halving pruners on these seeds' curves, and checks that
+// every configuration ends at the same step under jikken's pruner of the same rule.
+func TestSameDecisionsAsOptuna(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "optuna.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden struct {
+		Optuna string
+		Runs   []struct {
+			Pruner  string
+			Options map[string]any
+			Seed    uint64
+			Ended   []int64
+		}
+	}
+	if err := json.Unmarshal(data, &golden); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range golden.Runs {
+		r := Default.Run(mustNew(t, g.Pruner, g.Options), g.Seed)
+		if !reflect.DeepEqual(r.Ended, g.Ended) {
+			for n := range g.Ended {
+				if r.Ended[n] != g.Ended[n] {
+					t.Errorf("%s %v, seed %d: configuration %d ended at step %d, under Optuna %s at %d", g.Pruner, g.Options, g.Seed, n, r.Ended[n], golden.Optuna, g.Ended[n])
+					break
+				}
+			}
+		}
+	}
+	if len(golden.Runs) != 15 {
+		t.Errorf("%d runs in testdata/optuna.json, want 15", len(golden.Runs))
 	}
 }
