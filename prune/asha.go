@@ -3,7 +3,6 @@ package prune
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 )
 
@@ -78,40 +77,31 @@ func (a asha) rungs(last int64) []int64 {
 	return rs
 }
 
-// entry is one trial's value at a rung.
-type entry struct {
-	number int
-	value  float64
-}
-
-// judge ranks trial c among the trials that reached rung r.
+// judge ranks trial c among the trials that reached rung r: best value first, NaN last, equal
+// values by Number. It counts rather than sorts, so a decision costs one pass over the curves.
 func (a asha) judge(c *Curve, r int64, curves []Curve, minimize bool) (bool, string) {
-	var rung []entry
+	mine, _ := rungValue(c, r)
+	n, rank := 0, 0
 	for i := range curves {
-		if v, ok := rungValue(&curves[i], r); ok {
-			rung = append(rung, entry{curves[i].Number, v})
+		o := &curves[i]
+		v, ok := rungValue(o, r)
+		if !ok {
+			continue
+		}
+		n++
+		if better(v, mine, minimize) || (!better(mine, v, minimize) && o.Number < c.Number) {
+			rank++
 		}
 	}
 	step := lastStep(c)
-	if len(rung)-1 < a.minTrials {
-		return false, fmt.Sprintf("kept at step %d: %d other trials reached rung %d, %d needed", step, len(rung)-1, r, a.minTrials)
+	if n-1 < a.minTrials {
+		return false, fmt.Sprintf("kept at step %d: %d other trials reached rung %d, %d needed", step, n-1, r, a.minTrials)
 	}
-	slices.SortFunc(rung, func(x, y entry) int {
-		switch {
-		case better(x.value, y.value, minimize):
-			return -1
-		case better(y.value, x.value, minimize):
-			return 1
-		}
-		return x.number - y.number
-	})
-	rank := slices.IndexFunc(rung, func(e entry) bool { return e.number == c.Number })
-	top := max(1, len(rung)/int(a.eta))
-	value := num(rung[rank].value)
+	top := max(1, n/int(a.eta))
 	if rank >= top {
-		return true, fmt.Sprintf("pruned at step %d: %s ranks %d of %d trials at rung %d, outside the top %d", step, value, rank+1, len(rung), r, top)
+		return true, fmt.Sprintf("pruned at step %d: %s ranks %d of %d trials at rung %d, outside the top %d", step, num(mine), rank+1, n, r, top)
 	}
-	return false, fmt.Sprintf("kept at step %d: %s ranks %d of %d trials at rung %d, within the top %d", step, value, rank+1, len(rung), r, top)
+	return false, fmt.Sprintf("kept at step %d: %s ranks %d of %d trials at rung %d, within the top %d", step, num(mine), rank+1, n, r, top)
 }
 
 // rungValue is a curve's value at its first point at or past step r, if it has one.

@@ -28,6 +28,11 @@ type Pruner interface {
 	// Prune says whether trial number (whose curve is the element of curves with that Number)
 	// should stop now, and why, in a sentence for the trial's record. Pure: the answer depends
 	// only on the arguments, not on earlier calls nor on the order of curves.
+	//
+	// Ask once per new point of the trial: "asha" and "hyperband" judge a rung at the point
+	// that first reaches it (the curve's last point). A caller that receives several points of
+	// one trial at once asks for each, its curve cut after that point, and stops at the first
+	// stop. The other curves are as they are now.
 	Prune(number int, curves []Curve, minimize bool) (stop bool, why string)
 }
 
