@@ -407,6 +407,10 @@ func metricOf(row []string, metric, status int, opts Options) (float64, kind, st
 		case "", "succeeded":
 		case "failed":
 			return 0, kindFailure, "trial failed", nil
+		case "pruned":
+			// Its search stopped it early on purpose: not a failure to rank worst, and its last
+			// value, taken from an unfinished curve, is not a result to rank either.
+			return 0, kindNone, "trial pruned early by its search, not a result", nil
 		default:
 			return 0, kindNone, fmt.Sprintf("trial %s, not a result", st), nil
 		}

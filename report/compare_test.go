@@ -319,6 +319,22 @@ func TestCompareLeavesOutUnfinishedTrials(t *testing.T) {
 	}
 }
 
+// A pruned trial is neither a failure ranked worst nor a result: left out and listed, whatever
+// the failure policy, though its metric has a value.
+func TestCompareLeavesOutPrunedTrials(t *testing.T) {
+	for _, failed := range []string{FailedWorst, FailedDrop} {
+		c, err := Compare(table(t, "trial,status,g,v\nt1,succeeded,a,1\nt2,pruned,a,0.5\nt3,succeeded,a,2\nt4,succeeded,b,3\nt5,pruned,b,9\nt6,succeeded,b,4\n"),
+			Options{By: "g", Metric: "v", Direction: LowerIsBetter, Failed: failed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Dropped) != 2 || c.Dropped[0].String() != "row 2 (trial t2): trial pruned early by its search, not a result" || len(c.Worst) != 0 ||
+			c.Groups[0].N != 2 || c.Groups[1].N != 2 || c.failures() != 0 {
+			t.Errorf("--failed %s: dropped = %v, worst = %v, groups = %+v", failed, c.Dropped, c.Worst, c.Groups)
+		}
+	}
+}
+
 // R computes with a group of one observation; so does compare.
 func TestCompareSingleObservation(t *testing.T) {
 	c, err := Compare(table(t, "g,v\na,1\nb,3\nb,4\n"), Options{By: "g", Metric: "v"})

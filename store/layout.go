@@ -87,11 +87,14 @@ const (
 	// Stopped is a declared service the runner stopped (or did not start again) because no
 	// trial needed it any more: neither a success nor a failure of the run.
 	Stopped Status = "stopped"
+	// Pruned is a trial a search's pruner stopped early because its intermediate values were not
+	// promising: final, never retried, and neither a success nor a failure.
+	Pruned Status = "pruned"
 )
 
 // Final reports whether a trial with this status will not run again in this runner.
 func (s Status) Final() bool {
-	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped
+	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped || s == Pruned
 }
 
 // TrialRecord is a trial's journal entry, rewritten atomically on every change of state.

@@ -373,3 +373,50 @@ func TestAPendingTrialOfAStoppedRun(t *testing.T) {
 		t.Errorf("a pending trial of a stopped run waits for nothing:\n%s", body)
 	}
 }
+
+// A trial its search pruned has its own status everywhere the browser shows one: the counts,
+// its badge (a colour of its own), the status filter, and its metrics are shown.
+func TestAPrunedTrial(t *testing.T) {
+	runs, id := fixture(t)
+	ctx := context.Background()
+	start := time.Now().Add(-time.Minute)
+	end := start.Add(5 * time.Second)
+	rec := &store.TrialRecord{Run: id, Name: "t-bad", Status: store.Pruned, Reason: "pruned at step 2: 0.9 ranks 3 of 3 trials at rung 2, outside the top 1",
+		Started: &start, Finished: &end, Attempts: []store.Attempt{{N: 1, Started: start, Finished: end}}}
+	if err := runs.WriteTrial(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"name":"loss","value":0.9,"step":2}` + "\n"
+	if err := runs.Blob.Put(ctx, store.TrialKey(id, "t-bad", "metrics.jsonl"), strings.NewReader(line), int64(len(line))); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v RunView
+	if err := json.Unmarshal(get(t, s, "GET", "/api/runs/"+id).Body.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Counts[store.Pruned] != 1 || v.Trials[1].Status != store.Pruned || v.Trials[1].Metrics["loss"] != 0.9 {
+		t.Errorf("counts %v, trial %+v", v.Counts, v.Trials[1])
+	}
+	if got := countsLine(v.RunSummary); got != "1 succeeded · 1 pruned · 1 running" {
+		t.Errorf("counts line %q", got)
+	}
+	page := get(t, s, "GET", "/runs/"+id).Body.String()
+	for _, want := range []string{`<span class="badge s-pruned">pruned</span>`, `<option>pruned</option>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the run page lacks %s", want)
+		}
+	}
+	css := get(t, s, "GET", "/static/app.css").Body.String()
+	if !strings.Contains(css, ".s-pruned {") || !strings.Contains(css, ".p-pruned {") {
+		t.Error("app.css has no colour for pruned")
+	}
+	for _, file := range []string{"/static/app.js", "/static/live.js"} {
+		if js := get(t, s, "GET", file).Body.String(); !strings.Contains(js, `"pruned"`) {
+			t.Errorf("%s does not know a pruned trial has ended", file)
+		}
+	}
+}

@@ -86,6 +86,17 @@ class ReaderTest(unittest.TestCase):
         with self.assertRaisesRegex(KeyError, "no column 'nope'"):
             self.load(where={"nope": 1})
 
+    def test_pruned(self):
+        # A trial its search stopped early: status "pruned", with the values it logged until then.
+        make_run(self.root, "20261128-140000-p", [
+            ("p0", {"lr": 0.1}, 1, "succeeded", '{"name":"loss","value":0.2,"step":9}\n', None),
+            ("p1", {"lr": 0.5}, 2, "pruned", '{"name":"loss","value":0.9,"step":1}\n{"name":"loss","value":0.8,"step":3}\n', None),
+        ])
+        rows = self.load("20261128-140000-p")
+        self.assertEqual([(r["status"], r["loss"]) for r in rows], [("succeeded", 0.2), ("pruned", 0.8)])
+        self.assertEqual([r["trial"] for r in self.load("20261128-140000-p", where="status=pruned")], ["p1"])
+        self.assertEqual([r["step"] for r in self.load("20261128-140000-p", curves=True, where={"status": "pruned"})], [1, 3])
+
     def test_where_strings_as_the_cli(self):
         # The conditions of 'jikken results --where': text or numeric =, !=, and numeric comparisons
         # that a NaN or missing value never meets.

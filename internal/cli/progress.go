@@ -64,9 +64,13 @@ func label(s store.Status) string {
 // status is the status line: a bar when there is room, counts, elapsed time and ETA.
 func (p *runProgress) status() string {
 	c := p.last
-	done := c.Succeeded + c.Failed + c.Skipped + c.Killed + c.Stopped
+	done := c.Succeeded + c.Failed + c.Skipped + c.Killed + c.Stopped + c.Pruned
 	elapsed := time.Since(p.start)
-	s := fmt.Sprintf(" %d/%d  ok %d  failed %d  running %d  %s  ETA %s", done, c.Total, c.Succeeded, c.Failed+c.Skipped, c.Running,
+	pruned := ""
+	if c.Pruned > 0 {
+		pruned = fmt.Sprintf("  pruned %d", c.Pruned)
+	}
+	s := fmt.Sprintf(" %d/%d  ok %d%s  failed %d  running %d  %s  ETA %s", done, c.Total, c.Succeeded, pruned, c.Failed+c.Skipped, c.Running,
 		progress.Clock(elapsed), progress.ETA(done, c.Total, elapsed))
 	return progress.Bar(done, c.Total, p.width-len(s)-3) + s
 }

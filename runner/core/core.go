@@ -305,7 +305,7 @@ func (c *Core) Done() bool {
 	if c.halted {
 		return true
 	}
-	return c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed+c.counts.Stopped == c.counts.Total
+	return c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed+c.counts.Stopped+c.counts.Pruned == c.counts.Total
 }
 
 // Counts returns the trials by state.
@@ -1239,6 +1239,8 @@ func (c *Core) place(t *trial) {
 		b = &c.counts.Skipped
 	case t.rec.Status == store.Stopped:
 		b = &c.counts.Stopped
+	case t.rec.Status == store.Pruned:
+		b = &c.counts.Pruned
 	default:
 		b = &c.counts.Killed
 	}
