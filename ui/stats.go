@@ -427,9 +427,15 @@ func pairing(t *results.Table, params []string, by string) []string {
 // loadTable is the run's results table as 'jikken results' lays it out, read as the run page
 // reads it: records and metrics 16 at a time, the metrics of ended trials from the cache.
 func (r *reader) loadTable(ctx context.Context, id string) (*results.Table, error) {
+	t, _, err := r.runTable(ctx, id)
+	return t, err
+}
+
+// runTable is loadTable with the run page's view it was made from (its params and metrics).
+func (r *reader) runTable(ctx context.Context, id string) (*results.Table, *RunView, error) {
 	v, err := r.run(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows := make([]results.Row, len(v.Trials))
 	for i, t := range v.Trials {
@@ -439,5 +445,5 @@ func (r *reader) loadTable(ctx context.Context, id string) (*results.Table, erro
 		}
 		rows[i] = results.Row{Trial: t.Name, Group: t.Group, Status: t.Status, Params: params, Seed: t.Seed, Metrics: t.Metrics}
 	}
-	return results.ToTable(rows), nil
+	return results.ToTable(rows), v, nil
 }
