@@ -60,10 +60,12 @@ type reader struct {
 	manifests map[string]*manifestFacts
 	metrics   map[string]cachedMetrics
 	recent    []*store.Manifest
+	// stats are the comparisons of ended runs (Server.stats), by statsKey.
+	stats map[string]*StatsView
 }
 
 func newReader(runs store.Runs, host string) *reader {
-	return &reader{runs: runs, host: host, manifests: map[string]*manifestFacts{}, metrics: map[string]cachedMetrics{}}
+	return &reader{runs: runs, host: host, manifests: map[string]*manifestFacts{}, metrics: map[string]cachedMetrics{}, stats: map[string]*StatsView{}}
 }
 
 func (r *reader) facts(ctx context.Context, id string) (*manifestFacts, error) {

@@ -1,10 +1,14 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jikken-dev/jikken/store"
 )
 
 // The exploration data is the run's results table kept to the rows that meet conditions of
@@ -72,5 +76,63 @@ func TestInlineArtifactsAreSandboxed(t *testing.T) {
 	w = get(t, s, "GET", "/runs/"+id+"/trials/t-ok")
 	if !strings.Contains(w.Body.String(), `<iframe sandbox src="/runs/`+id+`/trials/t-ok/files/artifacts/page.html?view=inline"`) {
 		t.Errorf("the trial page does not preview its HTML artifact in a sandboxed frame:\n%s", w.Body)
+	}
+}
+
+// The statistics of an ended run are kept until the run ends again (a new state): a changed
+// metric without a new state is not seen, a trial run again and the run's new end are.
+func TestStatsOfAnEndedRunAreKeptPerEnd(t *testing.T) {
+	runs, id := fixture(t)
+	ctx := context.Background()
+	end := time.Now().UTC()
+	ended := func() {
+		t.Helper()
+		if err := runs.WriteState(ctx, id, &store.RunState{Status: store.Succeeded, Started: end.Add(-time.Hour), Finished: &end}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The running trial ends, so that two groups have a value.
+	if err := runs.WriteTrial(ctx, &store.TrialRecord{Run: id, Name: "t-run", Status: store.Succeeded}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(trial, line string) {
+		t.Helper()
+		if err := runs.Blob.Put(ctx, store.TrialKey(id, trial, "metrics.jsonl"), strings.NewReader(line), int64(len(line))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("t-run", `{"name":"loss","value":0.75}`+"\n")
+	ended()
+	s, err := New(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	median := func() string {
+		t.Helper()
+		w := get(t, s, "GET", "/api/runs/"+id+"/stats?by=algo&metric=loss&where=status%21%3Dfailed")
+		if w.Code != 200 {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		return w.Body.String()
+	}
+	first := median()
+	if !strings.Contains(first, `"median": 0.25`) {
+		t.Fatalf("stats of the fixture: %s", first)
+	}
+	put("t-ok", `{"name":"loss","value":0.125}`+"\n")
+	if again := median(); again != first {
+		t.Errorf("the stats of the ended run were computed again:\n%s\nthen\n%s", first, again)
+	}
+	// A resume runs the trial again: a new record, then a new end of the run.
+	later := end.Add(time.Second)
+	zero := 0
+	if err := runs.WriteTrial(ctx, &store.TrialRecord{Run: id, Name: "t-ok", Status: store.Succeeded, ExitCode: &zero, Finished: &later,
+		Attempts: []store.Attempt{{N: 1}, {N: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	end = later
+	ended()
+	if now := median(); !strings.Contains(now, `"median": 0.125`) {
+		t.Errorf("after the run ended again the stats still say:\n%s", now)
 	}
 }
