@@ -1,8 +1,9 @@
 // Package ui serves a store's runs as web pages: the runs, a run's trials (live while it runs),
 // a trial's logs and files, and the statistics of the analysis commands. It only reads the
 // store. Everything a trial printed or named is untrusted: pages are html/template output with
-// no inline script, stored files are served as downloads in a sandbox, and names from URLs are
-// checked against the run's plan before they reach the store.
+// no inline script, stored files are served as downloads in a sandbox (artifact previews as
+// sandboxed images and frames), and names from URLs are checked against the run's plan before
+// they reach the store.
 package ui
 
 import (
