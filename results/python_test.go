@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -253,4 +254,66 @@ func runCmd(t *testing.T, dir, name string, args ...string) []byte {
 		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args[:min(len(args), 2)], " "), err, out, stderr.Bytes())
 	}
 	return out
+}
+
+// TestReaderSummaryEqualsTrialFiles: the notebook reader loads the same rows from a run's
+// summary (written as the runner writes it when the run ends) as from the trial files, for a
+// plan in the manifest and one above 1,000 trials (stored as its expansion), with values that
+// only some readers take for numbers.
+func TestReaderSummaryEqualsTrialFiles(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skipf("no /usr/bin/python3: %v", err)
+	}
+	client, err := filepath.Abs(filepath.Join("..", "clients", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const script = `
+import sys
+sys.path.insert(0, sys.argv[1])
+import jikken
+print(repr(jikken.load(sys.argv[2], sys.argv[3], frame=False)))
+`
+	for _, seeds := range []int{3, 90} {
+		t.Run(fmt.Sprint(seeds*12+2, " trials"), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			run := writeDemo(t, dir, seeds)
+			blob, err := store.OpenFolder(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			odd := "opt-es-sphere-0"
+			put(t, blob, store.TrialKey(run, odd, "result.json"),
+				[]byte(`{"best": "0.75", "ok": true, "note": "x", "evals": {"n": "NaN", "m": "-Infinity"}, "big": 1e300, "i": 3, "s": "1_0", "h": "0x1.8p1", "sp": " 1"}`))
+			put(t, blob, store.TrialKey(run, odd, "metrics.jsonl"),
+				[]byte("{\"name\":\"loss\"}\n{\"name\":\"loss\",\"value\":1}\n{\"name\":\"loss\",\"value\":NaN}\n{\"name\":\"l\xffss\",\"value\":3}\n{\"name\":\"up\",\"value\":\"+Inf\"}\n{\"name\":\"lo"))
+			fromFiles := runCmd(t, "", "/usr/bin/python3", "-c", script, client, dir, run)
+
+			runs := store.Runs{Blob: blob}
+			end := time.Date(2026, 11, 28, 12, 30, 0, 5, time.UTC)
+			s, err := results.Summarize(ctx, runs, run, end)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := runs.WriteSummary(ctx, run, s); err != nil {
+				t.Fatal(err)
+			}
+			if err := runs.WriteState(ctx, run, &store.RunState{Status: store.Failed, Started: end.Add(-time.Hour), Finished: &end}); err != nil {
+				t.Fatal(err)
+			}
+			// Without the files the rows can only come from the summary.
+			for _, tr := range s.Trials {
+				for _, f := range []string{"metrics.jsonl", "result.json"} {
+					if err := blob.Delete(ctx, store.TrialKey(run, tr.Name, f)); err != nil && !errors.Is(err, store.ErrNotFound) {
+						t.Fatal(err)
+					}
+				}
+			}
+			fromSummary := runCmd(t, "", "/usr/bin/python3", "-c", script, client, dir, run)
+			if !bytes.Equal(fromFiles, fromSummary) {
+				t.Errorf("rows from the trial files:\n%.2000s\nfrom the summary:\n%.2000s", fromFiles, fromSummary)
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -70,8 +71,22 @@ func (r *Runner) Execute(ctx context.Context, m *store.Manifest, force bool) (*S
 	c := sum.Counts
 	state.Counts = map[store.Status]int{store.Succeeded: c.Succeeded, store.Failed: c.Failed,
 		store.Skipped: c.Skipped, store.Killed: c.Killed, store.Stopped: c.Stopped, store.Pruned: c.Pruned, store.Pending: c.Pending}
+	r.writeSummary(context.WithoutCancel(ctx), m.RunID, now)
 	if err := r.Runs.WriteState(context.WithoutCancel(ctx), m.RunID, state); err != nil {
 		return sum, fmt.Errorf("record run state: %w", err)
 	}
 	return sum, nil
+}
+
+// writeSummary stores the run's summary for the state about to end it, so that readers of
+// final results (the notebook reader) open one file instead of three per trial. It is a cache:
+// when it cannot be written the run still ends, and readers read the trial files.
+func (r *Runner) writeSummary(ctx context.Context, run string, finished time.Time) {
+	s, err := results.Summarize(ctx, r.Runs, run, finished)
+	if err == nil {
+		err = r.Runs.WriteSummary(ctx, run, s)
+	}
+	if err != nil {
+		r.Log.Warn("write the run's summary; readers will read each trial's files instead", "err", err)
+	}
 }

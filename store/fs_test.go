@@ -33,6 +33,7 @@ func TestFolderListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.RunListing(t, f)
+	storetest.RunSummary(t, f)
 }
 
 // TestFolderListDirsHidesOwnEntries: attempts in progress under .work are not objects, so they

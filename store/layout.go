@@ -26,6 +26,7 @@ import (
 //
 //	runs/<run>/manifest.json              what was run: sources, plan, code snapshot
 //	runs/<run>/state.json                 the run's status, rewritten as it changes
+//	runs/<run>/summary.json               the trials' final results, fresh while state.json names it (summary.go)
 //	runs/<run>/lock                       held by the runner process while it works
 //	runs/<run>/trials/<trial>/trial.json  the trial's record: the journal resume reads
 //	runs/<run>/trials/<trial>/{params.json,metrics.jsonl,result.json,stdout.log,stderr.log,artifacts/...}

@@ -165,3 +165,23 @@ func BenchmarkStatsPage1000(b *testing.B) {
 		benchGet(b, s, "/runs/20260102-000000-big-0000/stats?by=algo&metric=loss")
 	}
 }
+
+// BenchmarkExplore1000 is the data of the run page's scatter and parallel coordinates for the
+// 1,000-trial run, filtered by a condition.
+func BenchmarkExplore1000(b *testing.B) {
+	s := benchServer(b)
+	for b.Loop() {
+		benchGet(b, s, "/api/runs/20260102-000000-big-0000/explore?where=loss%3C0.5")
+	}
+}
+
+// BenchmarkStatsPage1000First is the statistics page of the 1,000-trial run asked a question
+// not asked before (a new alpha each time): computed, not taken from the comparisons kept.
+func BenchmarkStatsPage1000First(b *testing.B) {
+	s := benchServer(b)
+	i := 0
+	for b.Loop() {
+		i++
+		benchGet(b, s, fmt.Sprintf("/runs/20260102-000000-big-0000/stats?by=algo&metric=loss&alpha=0.0%d", i))
+	}
+}

@@ -60,10 +60,12 @@ type reader struct {
 	manifests map[string]*manifestFacts
 	metrics   map[string]cachedMetrics
 	recent    []*store.Manifest
+	// stats are the comparisons of ended runs (Server.stats), by statsKey.
+	stats map[string]*StatsView
 }
 
 func newReader(runs store.Runs, host string) *reader {
-	return &reader{runs: runs, host: host, manifests: map[string]*manifestFacts{}, metrics: map[string]cachedMetrics{}}
+	return &reader{runs: runs, host: host, manifests: map[string]*manifestFacts{}, metrics: map[string]cachedMetrics{}, stats: map[string]*StatsView{}}
 }
 
 func (r *reader) facts(ctx context.Context, id string) (*manifestFacts, error) {
@@ -431,6 +433,36 @@ type FileView struct {
 	Name string `json:"name"`
 	Size int64  `json:"size"`
 	URL  string `json:"-"`
+	// Preview says how the trial page shows an artifact: "image" (PNG, JPEG, GIF, WebP, SVG,
+	// in an <img>), "html" (in a sandboxed <iframe>), "text" (Text, in a <pre>), or "" (a link).
+	Preview string `json:"-"`
+	Text    string `json:"-"`
+}
+
+// Previews are for the files a trial stores under artifacts/, the first maxPreviews of them;
+// a text file is shown when it is at most previewText bytes.
+const (
+	maxPreviews = 12
+	previewText = 64 << 10
+)
+
+// preview fills f's Preview (and Text) by its extension.
+func (r *reader) preview(ctx context.Context, key string, f *FileView) {
+	switch strings.ToLower(path.Ext(f.Name)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg":
+		f.Preview = "image"
+	case ".html", ".htm":
+		f.Preview = "html"
+	case ".txt", ".log", ".json", ".jsonl", ".csv", ".tsv", ".md", ".yaml", ".yml":
+		if f.Size > previewText {
+			return
+		}
+		b, err := store.ReadAll(ctx, r.runs.Blob, key)
+		if err != nil || !utf8.Valid(b) {
+			return
+		}
+		f.Preview, f.Text = "text", string(b)
+	}
 }
 
 // logTail is how much of each log a trial page shows; the rest is a download away.
@@ -504,6 +536,15 @@ func (r *reader) trial(ctx context.Context, run, trial string, live liveLogs) (*
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list the files of %s/%s: %w", run, trial, err)
+	}
+	shown := 0
+	for i := range p.Files {
+		if f := &p.Files[i]; strings.HasPrefix(f.Name, "artifacts/") && shown < maxPreviews {
+			r.preview(ctx, prefix+f.Name, f)
+			if f.Preview != "" {
+				shown++
+			}
+		}
 	}
 	pts, err := results.TrialPoints(ctx, r.runs.Blob, run, trial)
 	if err == nil {

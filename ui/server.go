@@ -1,8 +1,9 @@
 // Package ui serves a store's runs as web pages: the runs, a run's trials (live while it runs),
 // a trial's logs and files, and the statistics of the analysis commands. It only reads the
 // store. Everything a trial printed or named is untrusted: pages are html/template output with
-// no inline script, stored files are served as downloads in a sandbox, and names from URLs are
-// checked against the run's plan before they reach the store.
+// no inline script, stored files are served as downloads in a sandbox (artifact previews as
+// sandboxed images and frames), and names from URLs are checked against the run's plan before
+// they reach the store.
 package ui
 
 import (
@@ -96,6 +97,7 @@ func New(runs store.Runs, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /runs/{run}/trials/{trial}/files/{file...}", s.file)
 	s.mux.HandleFunc("GET /runs/{run}/stats", s.statsPage)
 	s.mux.HandleFunc("GET /api/runs/{run}/stats", s.statsJSON)
+	s.mux.HandleFunc("GET /api/runs/{run}/explore", s.explore)
 	s.mux.HandleFunc("GET /compare", s.comparePage)
 	s.mux.HandleFunc("GET /api/compare", s.compareJSON)
 	if opts.AllowDelete {
@@ -114,7 +116,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with its own
 	// forms, which the delete form's origin check would refuse.
 	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	if req.Method != http.MethodGet && req.Method != http.MethodHead && !(s.opts.AllowDelete && req.Method == http.MethodPost) {
 		h.Set("Allow", "GET, HEAD")
 		http.Error(w, "this server only reads the store (start it with --allow-delete to delete runs)", http.StatusMethodNotAllowed)
@@ -360,7 +362,8 @@ func cmpErr(err, otherwise error) error {
 }
 
 // file serves a stored file of a trial as a download, never as a page of this site: the
-// sandbox policy keeps even an HTML artifact from running script here.
+// sandbox policy keeps even an HTML artifact from running script here. With ?view=inline an
+// SVG or HTML file is served for the trial page's preview, sandboxed as strictly.
 func (s *Server) file(w http.ResponseWriter, req *http.Request) {
 	ctx := req.Context()
 	run, trial, name := req.PathValue("run"), req.PathValue("trial"), req.PathValue("file")
@@ -394,7 +397,32 @@ func (s *Server) file(w http.ResponseWriter, req *http.Request) {
 	h.Set("Content-Security-Policy", "sandbox")
 	h.Set("Content-Length", strconv.FormatInt(in.Size, 10))
 	base := name[strings.LastIndex(name, "/")+1:]
-	switch ext := strings.ToLower(filepath.Ext(base)); ext {
+	ext := strings.ToLower(filepath.Ext(base))
+	inline := req.URL.Query().Get("view") == "inline"
+	switch {
+	case inline && (ext == ".svg" || ext == ".html" || ext == ".htm"):
+		// A preview, shown in an <img> (SVG) or a sandboxed <iframe> (HTML) of the trial page:
+		// the document gets a unique origin (sandbox without allow-same-origin), may run no
+		// script (no allow-scripts) and load nothing but its own styles and inline images.
+		h.Set("Content-Type", map[bool]string{true: "image/svg+xml", false: "text/html; charset=utf-8"}[ext == ".svg"])
+		h.Set("Content-Security-Policy", artifactPolicy)
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+	default:
+		fileType(h, base, ext)
+	}
+	if req.Method == http.MethodHead {
+		return
+	}
+	_, _ = io.Copy(w, rc)
+}
+
+// artifactPolicy is the Content-Security-Policy of an SVG or HTML artifact shown inline.
+const artifactPolicy = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
+
+// fileType sets the type of a stored file served as is: text and raster images show in the
+// browser, everything else (HTML, SVG, anything that could hold script) is a download.
+func fileType(h http.Header, base, ext string) {
+	switch ext {
 	case ".log", ".txt", ".json", ".jsonl", ".csv", ".tsv", ".md", ".yaml", ".yml":
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
@@ -403,10 +431,6 @@ func (s *Server) file(w http.ResponseWriter, req *http.Request) {
 		h.Set("Content-Type", "application/octet-stream")
 		h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(base))
 	}
-	if req.Method == http.MethodHead {
-		return
-	}
-	_, _ = io.Copy(w, rc)
 }
 
 // urlSeg escapes a name for one segment of a URL path.

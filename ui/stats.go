@@ -272,12 +272,58 @@ func command(ids []string, v *StatsView) string {
 	return strings.Join(parts, " ")
 }
 
+// stats compares the runs' trials as the request asks. The comparison of runs that have all
+// ended is kept, keyed by the question and each run's end (the state's status and Finished
+// time, which whatever changes an ended run's trials rewrites): a statistics page reads every
+// trial's metrics and curves, and an ended run's answer does not change.
 func (s *Server) stats(req *http.Request, ids []string) (*StatsView, error) {
-	v := statsInput(req.URL.Query())
+	q := req.URL.Query()
+	key, keep := s.r.statsKey(req.Context(), ids, q)
+	if keep {
+		s.r.mu.Lock()
+		v := s.r.stats[key]
+		s.r.mu.Unlock()
+		if v != nil {
+			return v, nil
+		}
+	}
+	v := statsInput(q)
 	if err := s.r.compare(req.Context(), ids, v); err != nil {
 		return nil, err
 	}
+	if keep {
+		s.r.mu.Lock()
+		if len(s.r.stats) >= maxCachedStats {
+			clear(s.r.stats)
+		}
+		s.r.stats[key] = v
+		s.r.mu.Unlock()
+	}
 	return v, nil
+}
+
+// maxCachedStats bounds the comparisons kept: each holds its figures, tens of KiB.
+const maxCachedStats = 256
+
+// statsKey names a comparison of runs that have all ended, and reports false when one has not
+// (or cannot be read: the comparison then says why).
+func (r *reader) statsKey(ctx context.Context, ids []string, q url.Values) (string, bool) {
+	var b strings.Builder
+	for _, id := range ids {
+		if segment("run", id) != nil {
+			return "", false
+		}
+		st, err := r.runs.State(ctx, id)
+		if err != nil || !st.Status.Final() || st.Finished == nil {
+			return "", false
+		}
+		fmt.Fprintf(&b, "%s %s %d\n", id, st.Status, st.Finished.UnixNano())
+	}
+	q = maps.Clone(q)
+	delete(q, "run")
+	delete(q, "q")
+	b.WriteString(q.Encode())
+	return b.String(), true
 }
 
 func (s *Server) statsPage(w http.ResponseWriter, req *http.Request) {
@@ -427,9 +473,15 @@ func pairing(t *results.Table, params []string, by string) []string {
 // loadTable is the run's results table as 'jikken results' lays it out, read as the run page
 // reads it: records and metrics 16 at a time, the metrics of ended trials from the cache.
 func (r *reader) loadTable(ctx context.Context, id string) (*results.Table, error) {
+	t, _, err := r.runTable(ctx, id)
+	return t, err
+}
+
+// runTable is loadTable with the run page's view it was made from (its params and metrics).
+func (r *reader) runTable(ctx context.Context, id string) (*results.Table, *RunView, error) {
 	v, err := r.run(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows := make([]results.Row, len(v.Trials))
 	for i, t := range v.Trials {
@@ -439,5 +491,5 @@ func (r *reader) loadTable(ctx context.Context, id string) (*results.Table, erro
 		}
 		rows[i] = results.Row{Trial: t.Name, Group: t.Group, Status: t.Status, Params: params, Seed: t.Seed, Metrics: t.Metrics}
 	}
-	return results.ToTable(rows), nil
+	return results.ToTable(rows), v, nil
 }

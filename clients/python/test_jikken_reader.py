@@ -142,6 +142,51 @@ class ReaderTest(unittest.TestCase):
         self.assertEqual(rows[0]["loss"], 1)
         self.assertNotIn("l\ufffdss", rows[0])
 
+    def end_run(self, run, entries, finished="2026-11-28T12:00:05.5Z", state_finished=None, status="succeeded"):
+        """End run as the runner does: summary.json (the trials' final results), then state.json."""
+        write(self.root, "runs/%s/summary.json" % run, json.dumps({"finished": finished, "trials": entries}))
+        write(self.root, "runs/%s/state.json" % run, json.dumps(
+            {"status": status, "started": "2026-11-28T11:00:00Z", "finished": state_finished or finished}))
+
+    def test_fresh_summary_replaces_the_trial_files(self):
+        # Values that differ from the files show which the reader took.
+        self.end_run("20261128-120000-a", [
+            {"name": "t0", "index": 0, "status": "succeeded", "params": {"lr": 0.1, "opt": "sgd"}, "seed": 1,
+             "metrics": {"acc": 0.25, "loss": "NaN", "up": "Infinity", "n": 3}},
+            {"name": "t1", "index": 1, "status": "killed", "metrics": {"loss": 7}},
+        ])
+        rows = self.load()
+        self.assertEqual([r["status"] for r in rows], ["succeeded", "killed", "pending"])
+        self.assertEqual(list(rows[0]), ["run", "trial", "status", "lr", "opt", "seed", "acc", "loss", "n", "up"])
+        self.assertEqual((rows[0]["acc"], rows[0]["up"], rows[0]["n"], rows[1]["loss"]), (0.25, math.inf, 3.0, 7.0))
+        self.assertIs(type(rows[0]["n"]), float)
+        self.assertTrue(math.isnan(rows[0]["loss"]))
+        self.assertEqual([r["trial"] for r in self.load(where="loss>5")], ["t1"])
+        # Curves are not in the summary: they come from metrics.jsonl.
+        self.assertEqual(self.load(curves=True)[0]["value"], 3)
+
+    def test_stale_summary_is_ignored(self):
+        entries = [{"name": "t0", "index": 0, "status": "failed", "metrics": {"acc": 0.25}}]
+        want = self.load()
+        for kw in ({"state_finished": "2026-11-28T12:09:00Z"},  # ended again (a resume, a kill)
+                   {"status": "running"}):                      # resumed, running
+            self.end_run("20261128-120000-a", entries, **kw)
+            got = self.load()
+            self.assertEqual(repr(got), repr(want), kw)
+
+    def test_summary_of_a_compact_plan(self):
+        make_run(self.root, "20261128-140000-big", [
+            ("b", {"k": 2}, 9, "succeeded", None, {"m": 2}),
+            ("a", {"k": 1}, 8, "succeeded", None, {"m": 1}),
+        ], compact=True)
+        self.end_run("20261128-140000-big", [
+            {"name": "b", "index": 0, "status": "succeeded", "params": {"k": 2}, "seed": 9, "metrics": {"m": 2}},
+            {"name": "a", "index": 1, "status": "failed", "params": {"k": 1}, "seed": 8, "metrics": {"m": 0.5}},
+        ])
+        rows = self.load("20261128-140000-big")
+        self.assertEqual([(r["trial"], r["status"], r["k"], r["seed"], r["m"]) for r in rows],
+                         [("b", "succeeded", 2, 9, 2.0), ("a", "failed", 1, 8, 0.5)])
+
     def test_missing_store(self):
         with self.assertRaisesRegex(FileNotFoundError, "no such folder"):
             jikken.load(os.path.join(self.root, "nope"), "latest")

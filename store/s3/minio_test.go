@@ -102,4 +102,5 @@ func TestListingMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.RunListing(t, b)
+	storetest.RunSummary(t, b)
 }

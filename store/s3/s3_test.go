@@ -39,4 +39,5 @@ func TestListingFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.RunListing(t, b)
+	storetest.RunSummary(t, b)
 }

@@ -38,8 +38,12 @@ type ReportOptions struct {
 	// Tests holds the direction (for metrics without :min or :max) and the test options.
 	Tests  report.Options
 	Style  chart.Style
+	// Order and Rename arrange the groups of every section (report.Arrange), as plot's do.
+	Order  []string
+	Rename map[string]string
 	flags  testFlags
 	figure figureFlags
+	looks  plotFlags
 }
 
 // NewReportCmd builds `jikken report`.
@@ -59,9 +63,16 @@ columns aside); --metric
 defaults to every metric. Give a metric's direction with a suffix: --metric loss:min
 --metric accuracy:max (without one, --lower-is-better or --higher-is-better decides). The
 test options (--alternative, --failed, --incomplete) work as in 'jikken compare'. A
-critical-difference diagram is drawn only when Friedman is significant, unless --force-cd.`,
+critical-difference diagram is drawn only when Friedman is significant, unless --force-cd.
+
+The figures take plot's controls: --width, --height, --font-size and --font size them;
+--title, --xlabel and --ylabel replace what each says ("-" leaves it out); --log-x and --log-y
+put an axis on a log scale (a figure that cannot, such as a box plot of values that are not all
+positive, becomes a note); --legend places the curves' legend; --order and --rename arrange and
+name the groups in the comparisons and figures (the results table keeps the run's values).`,
 		Example: `  jikken report latest --out report.html
-  jikken report latest --by algo --metric loss:min --metric accuracy:max --pair-by seed --out report.html`,
+  jikken report latest --by algo --metric loss:min --metric accuracy:max --pair-by seed --out report.html
+  jikken report latest --width 8.5cm --title - --order sgd,adam --rename de="differential evolution" --out paper.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Source = args[0]
@@ -75,6 +86,11 @@ critical-difference diagram is drawn only when Friedman is significant, unless -
 			if err := opts.figure.apply(&opts.Style); err != nil {
 				return err
 			}
+			rename, err := opts.looks.apply(&opts.Style)
+			if err != nil {
+				return err
+			}
+			opts.Order, opts.Rename = opts.looks.order, rename
 			return runReport(cmd.Context(), opts)
 		},
 	}
@@ -86,6 +102,7 @@ critical-difference diagram is drawn only when Friedman is significant, unless -
 	opts.flags.register(fl)
 	fl.BoolVar(&opts.ForceCD, "force-cd", false, "draw critical-difference diagrams even when Friedman is not significant")
 	opts.figure.register(fl)
+	opts.looks.register(fl)
 	fl.StringVar(&opts.Curve.x, "x", "step", "curves: the x axis, step or time (seconds since each trial's first timestamped line)")
 	fl.IntVar(&opts.Curve.grid, "grid", 0, "curves: evaluate on N evenly spaced points instead of every step logged")
 	fl.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level")
@@ -140,8 +157,14 @@ func runReport(ctx context.Context, opts *ReportOptions) error {
 		if err != nil {
 			return err
 		}
+		groups := t
+		if len(opts.Order) > 0 || len(opts.Rename) > 0 {
+			if groups, err = report.Arrange(t, by, opts.Order, opts.Rename); err != nil {
+				return cmdutil.UsageError("report %s: %v", id, err)
+			}
+		}
 		for _, mt := range metrics {
-			sec, note := section(ctx, runs, id, t, opts, by, mt)
+			sec, note := section(ctx, runs, id, groups, opts, by, mt)
 			if note != "" {
 				page.Notes = append(page.Notes, note)
 			}

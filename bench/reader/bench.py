@@ -1,22 +1,26 @@
 """Time jikken.load on a large folder store: the final metrics of --trials trials into pandas.
 
-    python3 bench/notebook/bench.py                     # 100,000 trials, 3 rounds
-    python3 bench/notebook/bench.py --trials 10000 --rounds 5
+    /usr/bin/python3 bench/reader/bench.py                     # 100,000 trials, 3 rounds
+    /usr/bin/python3 bench/reader/bench.py --trials 10000 --rounds 5
+    /usr/bin/python3 bench/reader/bench.py --reader /work/main/clients/python   # another checkout's reader
 
-The store is written once under --dir (default /tmp/jikken-bench-notebook) in the layout
+The store is written once under --dir (default /tmp/jikken-bench-reader) in the layout
 'jikken run' leaves: a compact manifest (a plan above 1,000 trials), and per trial trial.json,
-metrics.jsonl (--lines lines of two metrics) and result.json. Files are written without fsync;
-the page cache is warm when reading, as in a notebook that reads a run twice.
+metrics.jsonl (--lines lines of two metrics) and result.json. Files are written without fsync.
+The run is then ended as the runner ends one, by main.go beside this script (go run): the
+run's summary.json, then the state.json that names it. Each round loads the run twice: as it
+is (the reader takes the summary), and with summary.json moved aside (the reader opens each
+trial's three files). The page cache is warm, as in a notebook that reads a run twice.
 """
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients", "python"))
-import jikken  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 RUN = "20261128-120000-bench"
 
@@ -51,18 +55,46 @@ def main():
     ap.add_argument("--trials", type=int, default=100_000)
     ap.add_argument("--lines", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--dir", default="/tmp/jikken-bench-notebook")
+    ap.add_argument("--dir", default="/tmp/jikken-bench-reader")
+    ap.add_argument("--reader", default=os.path.join(HERE, "..", "..", "clients", "python"),
+                    help="folder holding the jikken package to time")
     a = ap.parse_args()
+    sys.path.insert(0, a.reader)
+    import jikken
+
     root = os.path.join(a.dir, "%d-%d" % (a.trials, a.lines))
+    summary = os.path.join(root, "runs", RUN, "summary.json")
     if not os.path.exists(os.path.join(root, "runs", RUN, "manifest.json")):
         t = time.perf_counter()
         write_store(root, a.trials, a.lines)
         print("wrote %d trials in %.1f s" % (a.trials, time.perf_counter() - t))
+    if not os.path.exists(summary):
+        subprocess.run(["go", "run", ".", "-store", root, "-run", RUN], cwd=HERE, check=True)
     for r in range(a.rounds):
-        t = time.perf_counter()
-        df = jikken.load(root, RUN)
-        dt = time.perf_counter() - t
-        print("round %d: %d trials x %d columns in %.3f s (%s)" % (r + 1, len(df), len(df.columns), dt, type(df).__name__))
+        for mode in ("summary", "files"):
+            if mode == "files":
+                os.rename(summary, summary + ".aside")
+            try:
+                t, c = time.perf_counter(), _cpu()
+                df = jikken.load(root, RUN)
+                dt, dc = time.perf_counter() - t, _cpu() - c
+            finally:
+                if mode == "files":
+                    os.rename(summary + ".aside", summary)
+            print("round %d, %s: %d trials x %d columns in %.3f s, CPU %.3f s (%s); load average %s" % (
+                r + 1, mode, len(df), len(df.columns), dt, dc, type(df).__name__, _loadavg()))
+
+
+def _cpu():
+    """User and system time of this process and its finished workers: what the load inflates
+    less than the wall time."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jikken-dev/jikken/track"
+)
+
+// A run's summary, runs/<run>/summary.json, holds in one object what a reader of final results
+// would otherwise open three files per trial for (trial.json, metrics.jsonl, result.json): at
+// 100,000 trials opening the files costs more than anything done with them. It is a cache the
+// runner writes when a run ends, just before the state that ends it; it describes the trials
+// only while state.json still carries the same Finished time. A resume, a kill, anything that
+// changes a trial of an ended run writes a new state, and the summary stops being fresh until
+// the next one is written. Readers that find no fresh summary read the trial files.
+
+// Summary is what a run's trials ended with.
+type Summary struct {
+	// Finished is the run state's Finished time this summary was written for.
+	Finished time.Time `json:"finished"`
+	// Trials are the trials that have a record (but those marked service), by Index then Name.
+	Trials []SummaryTrial `json:"trials"`
+}
+
+// SummaryTrial is one trial's line of a Summary: its record's fields a results table shows and
+// its final metrics (result.json's numbers over each metric's last logged value).
+type SummaryTrial struct {
+	Name    string         `json:"name"`
+	Index   int            `json:"index"`
+	Status  Status         `json:"status"`
+	Params  map[string]any `json:"params,omitempty"`
+	Seed    *int64         `json:"seed,omitempty"`
+	Metrics Metrics        `json:"metrics,omitempty"`
+}
+
+// Metrics are final metric values; NaN and infinities are written as track.EncodeFloat writes
+// them ("NaN", "Infinity", "-Infinity"), which JSON numbers cannot hold.
+type Metrics map[string]float64
+
+// MarshalJSON writes the values in name order with track.EncodeFloat.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(track.EncodeFloat(m[k]))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (m *Metrics) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	out := make(Metrics, len(raw))
+	for k, v := range raw {
+		f, err := track.DecodeFloat(v)
+		if err != nil {
+			return fmt.Errorf("metric %q: %w", k, err)
+		}
+		out[k] = f
+	}
+	*m = out
+	return nil
+}
+
+// WriteSummary stores s as run's summary, one trial a line so that the file reads in a text
+// viewer. Write it before the state whose Finished it names: a runner stopped in between leaves
+// a summary no state matches, which readers ignore.
+func (r Runs) WriteSummary(ctx context.Context, run string, s *Summary) error {
+	var b bytes.Buffer
+	fin, err := json.Marshal(s.Finished)
+	if err != nil {
+		return fmt.Errorf("summary of %s: %w", run, err)
+	}
+	fmt.Fprintf(&b, "{\"finished\":%s,\"trials\":[", fin)
+	for i := range s.Trials {
+		line, err := json.Marshal(&s.Trials[i])
+		if err != nil {
+			return fmt.Errorf("summary of %s: trial %s: %w", run, s.Trials[i].Name, err)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+		b.Write(line)
+	}
+	b.WriteString("\n]}\n")
+	return r.Blob.Put(ctx, RunKey(run, "summary.json"), bytes.NewReader(b.Bytes()), int64(b.Len()))
+}
+
+// Summary returns run's summary when it is fresh: the run has ended and its state names the
+// time the summary was written for. It returns nil, and no error, when there is none or it is
+// stale (the trial files are then the truth).
+func (r Runs) Summary(ctx context.Context, run string) (*Summary, error) {
+	st, err := r.State(ctx, run)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.Finished == nil || !st.Status.Final() {
+		return nil, nil
+	}
+	var s Summary
+	switch err := r.getJSON(ctx, RunKey(run, "summary.json"), &s); {
+	case errors.Is(err, ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if !s.Finished.Equal(*st.Finished) {
+		return nil, nil
+	}
+	return &s, nil
+}

@@ -1,0 +1,138 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jikken-dev/jikken/store"
+)
+
+// The exploration data is the run's results table kept to the rows that meet conditions of
+// 'jikken results --where', parsed as the command parses them; a bad condition is a 400 that
+// says what to write.
+func TestExploreFiltersAsResultsWhere(t *testing.T) {
+	s, id := server(t, Options{})
+	explore := func(conds ...string) (int, Explore, string) {
+		q := url.Values{"where": conds}
+		w := get(t, s, "GET", "/api/runs/"+id+"/explore?"+q.Encode())
+		var v Explore
+		if w.Code == 200 {
+			if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return w.Code, v, w.Body.String()
+	}
+	code, all, body := explore()
+	if code != 200 || all.Total != 3 || len(all.Rows) != 3 || strings.Join(all.Params, ",") != "algo,lr" || strings.Join(all.Metrics, ",") != "loss" {
+		t.Fatalf("unfiltered: %d %+v %s", code, all, body)
+	}
+	trial := func(v Explore) string {
+		var names []string
+		for _, r := range v.Rows {
+			names = append(names, r[0])
+		}
+		return strings.Join(names, ",")
+	}
+	for _, c := range []struct {
+		where []string
+		want  string
+	}{
+		{[]string{"loss<0.3"}, "t-ok"},
+		{[]string{"lr=0.10", "status!=failed"}, "t-ok,t-run"},
+		{[]string{"algo == sgd"}, "t-bad"},
+		{[]string{"loss>1"}, ""},
+	} {
+		code, v, body := explore(c.where...)
+		if code != 200 || trial(v) != c.want || v.Total != 3 {
+			t.Errorf("where %q: %d rows %q, want %q (%s)", c.where, code, trial(v), c.want, body)
+		}
+	}
+	if code, _, body := explore("lr<low"); code != 400 || !strings.Contains(body, "compares numbers") {
+		t.Errorf("a condition comparing text: %d %s", code, body)
+	}
+	if code, _, body := explore("nope=1"); code != 400 || !strings.Contains(body, `no column \"nope\"`) {
+		t.Errorf("a condition on no column: %d %s", code, body)
+	}
+}
+
+// An SVG or HTML artifact asked for inline (the trial page's preview) is served as what it is,
+// in a sandbox without scripts, that only this site may frame; asked for plainly it stays a
+// download.
+func TestInlineArtifactsAreSandboxed(t *testing.T) {
+	s, id := server(t, Options{})
+	w := get(t, s, "GET", "/runs/"+id+"/trials/t-ok/files/artifacts/page.html?view=inline")
+	h := w.Header()
+	csp := h.Get("Content-Security-Policy")
+	if w.Code != 200 || h.Get("Content-Type") != "text/html; charset=utf-8" || !strings.HasPrefix(csp, "sandbox;") ||
+		strings.Contains(csp, "allow-scripts") || !strings.Contains(csp, "default-src 'none'") || h.Get("X-Frame-Options") != "SAMEORIGIN" ||
+		h.Get("Content-Disposition") != "" {
+		t.Errorf("an HTML artifact inline: %d %v", w.Code, h)
+	}
+	w = get(t, s, "GET", "/runs/"+id+"/trials/t-ok")
+	if !strings.Contains(w.Body.String(), `<iframe sandbox src="/runs/`+id+`/trials/t-ok/files/artifacts/page.html?view=inline"`) {
+		t.Errorf("the trial page does not preview its HTML artifact in a sandboxed frame:\n%s", w.Body)
+	}
+}
+
+// The statistics of an ended run are kept until the run ends again (a new state): a changed
+// metric without a new state is not seen, a trial run again and the run's new end are.
+func TestStatsOfAnEndedRunAreKeptPerEnd(t *testing.T) {
+	runs, id := fixture(t)
+	ctx := context.Background()
+	end := time.Now().UTC()
+	ended := func() {
+		t.Helper()
+		if err := runs.WriteState(ctx, id, &store.RunState{Status: store.Succeeded, Started: end.Add(-time.Hour), Finished: &end}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The running trial ends, so that two groups have a value.
+	if err := runs.WriteTrial(ctx, &store.TrialRecord{Run: id, Name: "t-run", Status: store.Succeeded}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(trial, line string) {
+		t.Helper()
+		if err := runs.Blob.Put(ctx, store.TrialKey(id, trial, "metrics.jsonl"), strings.NewReader(line), int64(len(line))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("t-run", `{"name":"loss","value":0.75}`+"\n")
+	ended()
+	s, err := New(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	median := func() string {
+		t.Helper()
+		w := get(t, s, "GET", "/api/runs/"+id+"/stats?by=algo&metric=loss&where=status%21%3Dfailed")
+		if w.Code != 200 {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		return w.Body.String()
+	}
+	first := median()
+	if !strings.Contains(first, `"median": 0.25`) {
+		t.Fatalf("stats of the fixture: %s", first)
+	}
+	put("t-ok", `{"name":"loss","value":0.125}`+"\n")
+	if again := median(); again != first {
+		t.Errorf("the stats of the ended run were computed again:\n%s\nthen\n%s", first, again)
+	}
+	// A resume runs the trial again: a new record, then a new end of the run.
+	later := end.Add(time.Second)
+	zero := 0
+	if err := runs.WriteTrial(ctx, &store.TrialRecord{Run: id, Name: "t-ok", Status: store.Succeeded, ExitCode: &zero, Finished: &later,
+		Attempts: []store.Attempt{{N: 1}, {N: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	end = later
+	ended()
+	if now := median(); !strings.Contains(now, `"median": 0.125`) {
+		t.Errorf("after the run ended again the stats still say:\n%s", now)
+	}
+}
