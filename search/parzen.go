@@ -140,35 +140,38 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 // one bandwidth for all.
 func (z *parzen) neighbourBandwidths() {
 	nn := len(z.num)
-	order := make([]int, z.kernels)
+	type centre struct {
+		mu float64
+		k  int
+	}
+	order := make([]centre, z.kernels)
 	for j, pos := range z.num {
 		d := z.dims[pos]
 		for k := range order {
-			order[k] = k
+			order[k] = centre{z.mu[k*nn+j], k}
 		}
-		mu := func(k int) float64 { return z.mu[k*nn+j] }
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(mu(a), mu(b)) })
+		slices.SortFunc(order, func(a, b centre) int { return cmp.Or(cmp.Compare(a.mu, b.mu), cmp.Compare(a.k, b.k)) })
 		last := len(order) - 1
-		for i, k := range order {
-			if k == z.kernels-1 {
+		for i, c := range order {
+			if c.k == z.kernels-1 {
 				continue // the prior keeps its width
 			}
 			left, right := d.lo, d.hi
 			if i > 0 {
-				left = mu(order[i-1])
+				left = order[i-1].mu
 			}
 			if i < last {
-				right = mu(order[i+1])
+				right = order[i+1].mu
 			}
-			gap := max(mu(k)-left, right-mu(k))
+			gap := max(c.mu-left, right-c.mu)
 			switch {
 			case last == 0:
 			case i == 0:
-				gap = right - mu(k)
+				gap = right - c.mu
 			case i == last:
-				gap = mu(k) - left
+				gap = c.mu - left
 			}
-			z.sigma[k*nn+j] = gap
+			z.sigma[c.k*nn+j] = gap
 		}
 	}
 }
