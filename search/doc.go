@@ -17,7 +17,7 @@
 //	grid    points (none): values of a continuous float, evenly spaced on its scale
 //	tpe     n_startup_trials 10, n_ei_candidates 24, gamma 0.1, max_below 25,
 //	        max_above 512, prior_weight 1, constant_liar true,
-//	        bandwidth neighbours|scott, proposal marginals|joint
+//	        bandwidth neighbours|scott, proposal marginals|joint, score blend|joint
 //	cmaes   popsize 4+3ln(d), sigma0 1/6 (of the unit cube)
 //	nsga2   population_size 50, crossover_prob 0.9, mutation_prob 1/params, swapping_prob 0.5
 //
@@ -31,7 +31,7 @@
 //
 // # Performance
 //
-// TPE's cost grows with the "above" group. Beyond max_above kernels (512 by default) it is
+// TPE's cost grows with the "above" group. Beyond max_above kernels (256 by default) it is
 // thinned deterministically: the newest quarter is kept, the older trials are cut into
 // consecutive blocks, each represented by its middle member carrying the block's weight.
 // Decoded history rows are cached by the identity of each observation's Params map (see

@@ -22,6 +22,9 @@ type parzen struct {
 	mu, sigma, invSigma []float64
 	// konst[k] is the kernel's log weight plus the normalising terms of its numeric factors.
 	konst []float64
+	// For the marginals: logw[k] is kernel k's log weight, norm[k*len(num)+j] the log
+	// normalising term of its factor in numeric dim j.
+	logw, norm []float64
 	// Categorical dims: logp[k*catStride+catOff[j]+c] is log P(choice c) in kernel k.
 	logp      []float64
 	catOff    []int
@@ -41,7 +44,7 @@ const (
 // distances between neighbouring observations in each dim (neighbours) or from Scott's rule.
 // It reuses z's arrays.
 func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64, neighbours bool) *parzen {
-	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp}
+	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, norm: z.norm}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
 			z.catOff = append(z.catOff, z.catStride)
@@ -71,6 +74,8 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	z.sigma = grow(z.sigma, z.kernels*nn)
 	z.invSigma = grow(z.invSigma, z.kernels*nn)
 	z.konst = grow(z.konst, z.kernels)
+	z.logw = grow(z.logw, z.kernels)
+	z.norm = grow(z.norm, z.kernels*nn)
 	// The prior kernel sits at the centre and spans the range.
 	for j, pos := range z.num {
 		d := dims[pos]
@@ -96,6 +101,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 			w = weights[k]
 		}
 		c := math.Log(w) - logTotal
+		z.logw[k] = c
 		for j, pos := range z.num {
 			d := dims[pos]
 			width := d.hi - d.lo
@@ -105,7 +111,9 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 			}
 			mu := z.mu[k*nn+j]
 			z.sigma[k*nn+j], z.invSigma[k*nn+j] = sig, 1/sig
-			c -= math.Log(sig) + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
+			nm := math.Log(sig) + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
+			z.norm[k*nn+j] = -nm
+			c -= nm
 		}
 		z.konst[k] = c
 	}
@@ -291,4 +299,41 @@ func (z *parzen) logDensity(x []float64, buf []float64) float64 {
 		}
 	}
 	return best + math.Log(sum)
+}
+
+// logMarginals is the sum over dims of the log density at x of each dim's marginal (the
+// mixture of that dim's kernel factors); buf has room for one value per kernel.
+func (z *parzen) logMarginals(x []float64, buf []float64) float64 {
+	nn := len(z.num)
+	total := 0.0
+	for j, pos := range z.num {
+		best := math.Inf(-1)
+		for k := range z.kernels {
+			t := (x[pos] - z.mu[k*nn+j]) * z.invSigma[k*nn+j]
+			s := z.logw[k] + z.norm[k*nn+j] - 0.5*t*t
+			buf[k] = s
+			best = max(best, s)
+		}
+		sum := 0.0
+		for _, s := range buf[:z.kernels] {
+			if s-best > -50 {
+				sum += math.Exp(s - best)
+			}
+		}
+		total += best + math.Log(sum)
+	}
+	for j, pos := range z.cat {
+		best := math.Inf(-1)
+		for k := range z.kernels {
+			s := z.logw[k] + z.logp[k*z.catStride+z.catOff[j]+int(x[pos])]
+			buf[k] = s
+			best = max(best, s)
+		}
+		sum := 0.0
+		for _, s := range buf[:z.kernels] {
+			sum += math.Exp(s - best)
+		}
+		total += best + math.Log(sum)
+	}
+	return total
 }
