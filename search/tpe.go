@@ -401,6 +401,21 @@ func weight(i, n int) float64 {
 	return 1/float64(n) + (1-1/float64(n))*float64(i)/float64(ramp-1)
 }
 
+// weightSum is the sum of weight(i, n) for i in [lo, hi), in closed form: the ramp is linear.
+func weightSum(lo, hi, n int) float64 {
+	ramp := n - 25
+	sum := float64(max(hi-max(lo, ramp), 0)) // the flat part
+	if top := min(hi, ramp); lo < top {
+		count := float64(top - lo)
+		slope := 0.0
+		if ramp > 1 {
+			slope = (1 - 1/float64(n)) / float64(ramp-1)
+		}
+		sum += count/float64(n) + slope*float64(lo+top-1)*count/2
+	}
+	return sum
+}
+
 func ones(n int) []float64 {
 	w := make([]float64, n)
 	for i := range w {
@@ -431,12 +446,8 @@ func thin(refs []int, limit int) ([]int, []float64) {
 	w := make([]float64, 0, limit)
 	for b := range blocks {
 		lo, hi := b*old/blocks, (b+1)*old/blocks
-		sum := 0.0
-		for i := lo; i < hi; i++ {
-			sum += weight(i, n)
-		}
 		keep = append(keep, refs[(lo+hi)/2])
-		w = append(w, sum)
+		w = append(w, weightSum(lo, hi, n))
 	}
 	for i := old; i < n; i++ {
 		keep = append(keep, refs[i])
