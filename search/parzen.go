@@ -25,6 +25,10 @@ type parzen struct {
 	// For the marginals: logw[k] is kernel k's log weight, norm[k*len(num)+j] the log
 	// normalising term of its factor in numeric dim j.
 	logw, norm []float64
+	// sorted[j*kernels+i] is the i-th kernel by centre in numeric dim j (the prior included);
+	// widest[j] the largest width of an observation's kernel there.
+	sorted []centre
+	widest []float64
 	// Categorical dims: logp[k*catStride+catOff[j]+c] is log P(choice c) in kernel k.
 	logp      []float64
 	catOff    []int
@@ -44,7 +48,7 @@ const (
 // distances between neighbouring observations in each dim (neighbours) or from Scott's rule.
 // It reuses z's arrays.
 func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64, neighbours bool) *parzen {
-	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, norm: z.norm}
+	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, norm: z.norm, sorted: z.sorted[:0]}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
 			z.catOff = append(z.catOff, z.catStride)
@@ -84,6 +88,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 			z.mu[k*nn+j] = pts[k][pos]
 		}
 	}
+	z.sortCentres()
 	if neighbours {
 		z.neighbourBandwidths()
 	} else {
@@ -117,6 +122,12 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 		}
 		z.konst[k] = c
 	}
+	z.widest = grow(z.widest, nn)
+	for k := range n {
+		for j := range nn {
+			z.widest[j] = max(z.widest[j], z.sigma[k*nn+j])
+		}
+	}
 	z.logp = grow(z.logp, z.kernels*z.catStride)
 	for j, pos := range z.cat {
 		nc := dims[pos].n
@@ -140,6 +151,33 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	return z
 }
 
+// centre is a kernel's centre in one dim.
+type centre struct {
+	mu float64
+	k  int
+}
+
+// sortCentres fills sorted: in each numeric dim, the kernels in increasing order of centre
+// (ties by kernel).
+func (z *parzen) sortCentres() {
+	nn := len(z.num)
+	for j := range z.num {
+		at := len(z.sorted)
+		for k := range z.kernels {
+			z.sorted = append(z.sorted, centre{z.mu[k*nn+j], k})
+		}
+		slices.SortFunc(z.sorted[at:], func(a, b centre) int {
+			switch {
+			case a.mu < b.mu:
+				return -1
+			case a.mu > b.mu:
+				return 1
+			}
+			return a.k - b.k
+		})
+	}
+}
+
 // neighbourBandwidths sets each observation kernel's bandwidth in each numeric dim to the
 // larger of the gaps to its neighbours among the kernels' centres (the prior's included), with
 // the dim's bounds as outer neighbours except at the two ends, which take the gap on their
@@ -148,17 +186,9 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 // one bandwidth for all.
 func (z *parzen) neighbourBandwidths() {
 	nn := len(z.num)
-	type centre struct {
-		mu float64
-		k  int
-	}
-	order := make([]centre, z.kernels)
 	for j, pos := range z.num {
 		d := z.dims[pos]
-		for k := range order {
-			order[k] = centre{z.mu[k*nn+j], k}
-		}
-		slices.SortFunc(order, func(a, b centre) int { return cmp.Or(cmp.Compare(a.mu, b.mu), cmp.Compare(a.k, b.k)) })
+		order := z.sorted[j*z.kernels : (j+1)*z.kernels]
 		last := len(order) - 1
 		for i, c := range order {
 			if c.k == z.kernels-1 {
@@ -301,27 +331,47 @@ func (z *parzen) logDensity(x []float64, buf []float64) float64 {
 	return best + math.Log(sum)
 }
 
+// marginReach: at 10 widths a normal density is e^-50 of its peak.
+const marginReach = 10
+
 // logMarginals is the sum over dims of the log density at x of each dim's marginal (the
 // mixture of that dim's kernel factors); buf has room for one value per kernel.
 func (z *parzen) logMarginals(x []float64, buf []float64) float64 {
 	nn := len(z.num)
 	total := 0.0
+	prior := z.kernels - 1
 	for j, pos := range z.num {
-		best := math.Inf(-1)
-		for k := range z.kernels {
+		// Only kernels within marginReach widths of x count (a farther one weighs less than
+		// e^-50 of its peak): a binary search in the sorted centres finds them.
+		order := z.sorted[j*z.kernels : (j+1)*z.kernels]
+		reach := marginReach * z.widest[j]
+		from, _ := slices.BinarySearchFunc(order, x[pos]-reach, func(c centre, v float64) int { return cmp.Compare(c.mu, v) })
+		term := func(k int) float64 {
 			t := (x[pos] - z.mu[k*nn+j]) * z.invSigma[k*nn+j]
-			s := z.logw[k] + z.norm[k*nn+j] - 0.5*t*t
-			buf[k] = s
+			return z.logw[k] + z.norm[k*nn+j] - 0.5*t*t
+		}
+		buf = append(buf[:0], term(prior))
+		for _, c := range order[from:] {
+			if c.mu > x[pos]+reach {
+				break
+			}
+			if c.k != prior {
+				buf = append(buf, term(c.k))
+			}
+		}
+		best := math.Inf(-1)
+		for _, s := range buf {
 			best = max(best, s)
 		}
 		sum := 0.0
-		for _, s := range buf[:z.kernels] {
+		for _, s := range buf {
 			if s-best > -50 {
 				sum += math.Exp(s - best)
 			}
 		}
 		total += best + math.Log(sum)
 	}
+	buf = buf[:z.kernels]
 	for j, pos := range z.cat {
 		best := math.Inf(-1)
 		for k := range z.kernels {
