@@ -377,3 +377,19 @@ func TestFirstFronts(t *testing.T) {
 		}
 	}
 }
+
+func TestWeightSum(t *testing.T) {
+	for _, n := range []int{1, 24, 25, 26, 27, 100, 1000} {
+		for lo := 0; lo <= n; lo += 1 + n/17 {
+			for hi := lo; hi <= n; hi += 1 + n/13 {
+				want := 0.0
+				for i := lo; i < hi; i++ {
+					want += weight(i, n)
+				}
+				if got := weightSum(lo, hi, n); math.Abs(got-want) > 1e-9*max(1, want) {
+					t.Fatalf("weightSum(%d, %d, %d) = %v, want %v", lo, hi, n, got, want)
+				}
+			}
+		}
+	}
+}

@@ -22,6 +22,13 @@ type parzen struct {
 	mu, sigma, invSigma []float64
 	// konst[k] is the kernel's log weight plus the normalising terms of its numeric factors.
 	konst []float64
+	// For the marginals: logw[k] is kernel k's log weight, norm[k*len(num)+j] the log
+	// normalising term of its factor in numeric dim j.
+	logw, norm []float64
+	// sorted[j*kernels+i] is the i-th kernel by centre in numeric dim j (the prior included);
+	// widest[j] the largest width of an observation's kernel there.
+	sorted []centre
+	widest []float64
 	// Categorical dims: logp[k*catStride+catOff[j]+c] is log P(choice c) in kernel k.
 	logp      []float64
 	catOff    []int
@@ -41,7 +48,7 @@ const (
 // distances between neighbouring observations in each dim (neighbours) or from Scott's rule.
 // It reuses z's arrays.
 func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64, neighbours bool) *parzen {
-	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp}
+	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, norm: z.norm, sorted: z.sorted[:0]}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
 			z.catOff = append(z.catOff, z.catStride)
@@ -71,6 +78,8 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	z.sigma = grow(z.sigma, z.kernels*nn)
 	z.invSigma = grow(z.invSigma, z.kernels*nn)
 	z.konst = grow(z.konst, z.kernels)
+	z.logw = grow(z.logw, z.kernels)
+	z.norm = grow(z.norm, z.kernels*nn)
 	// The prior kernel sits at the centre and spans the range.
 	for j, pos := range z.num {
 		d := dims[pos]
@@ -79,6 +88,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 			z.mu[k*nn+j] = pts[k][pos]
 		}
 	}
+	z.sortCentres()
 	if neighbours {
 		z.neighbourBandwidths()
 	} else {
@@ -96,6 +106,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 			w = weights[k]
 		}
 		c := math.Log(w) - logTotal
+		z.logw[k] = c
 		for j, pos := range z.num {
 			d := dims[pos]
 			width := d.hi - d.lo
@@ -105,9 +116,17 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 			}
 			mu := z.mu[k*nn+j]
 			z.sigma[k*nn+j], z.invSigma[k*nn+j] = sig, 1/sig
-			c -= math.Log(sig) + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
+			nm := math.Log(sig) + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
+			z.norm[k*nn+j] = -nm
+			c -= nm
 		}
 		z.konst[k] = c
+	}
+	z.widest = grow(z.widest, nn)
+	for k := range n {
+		for j := range nn {
+			z.widest[j] = max(z.widest[j], z.sigma[k*nn+j])
+		}
 	}
 	z.logp = grow(z.logp, z.kernels*z.catStride)
 	for j, pos := range z.cat {
@@ -132,6 +151,33 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	return z
 }
 
+// centre is a kernel's centre in one dim.
+type centre struct {
+	mu float64
+	k  int
+}
+
+// sortCentres fills sorted: in each numeric dim, the kernels in increasing order of centre
+// (ties by kernel).
+func (z *parzen) sortCentres() {
+	nn := len(z.num)
+	for j := range z.num {
+		at := len(z.sorted)
+		for k := range z.kernels {
+			z.sorted = append(z.sorted, centre{z.mu[k*nn+j], k})
+		}
+		slices.SortFunc(z.sorted[at:], func(a, b centre) int {
+			switch {
+			case a.mu < b.mu:
+				return -1
+			case a.mu > b.mu:
+				return 1
+			}
+			return a.k - b.k
+		})
+	}
+}
+
 // neighbourBandwidths sets each observation kernel's bandwidth in each numeric dim to the
 // larger of the gaps to its neighbours among the kernels' centres (the prior's included), with
 // the dim's bounds as outer neighbours except at the two ends, which take the gap on their
@@ -140,35 +186,30 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 // one bandwidth for all.
 func (z *parzen) neighbourBandwidths() {
 	nn := len(z.num)
-	order := make([]int, z.kernels)
 	for j, pos := range z.num {
 		d := z.dims[pos]
-		for k := range order {
-			order[k] = k
-		}
-		mu := func(k int) float64 { return z.mu[k*nn+j] }
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(mu(a), mu(b)) })
+		order := z.sorted[j*z.kernels : (j+1)*z.kernels]
 		last := len(order) - 1
-		for i, k := range order {
-			if k == z.kernels-1 {
+		for i, c := range order {
+			if c.k == z.kernels-1 {
 				continue // the prior keeps its width
 			}
 			left, right := d.lo, d.hi
 			if i > 0 {
-				left = mu(order[i-1])
+				left = order[i-1].mu
 			}
 			if i < last {
-				right = mu(order[i+1])
+				right = order[i+1].mu
 			}
-			gap := max(mu(k)-left, right-mu(k))
+			gap := max(c.mu-left, right-c.mu)
 			switch {
 			case last == 0:
 			case i == 0:
-				gap = right - mu(k)
+				gap = right - c.mu
 			case i == last:
-				gap = mu(k) - left
+				gap = c.mu - left
 			}
-			z.sigma[k*nn+j] = gap
+			z.sigma[c.k*nn+j] = gap
 		}
 	}
 }
@@ -288,4 +329,61 @@ func (z *parzen) logDensity(x []float64, buf []float64) float64 {
 		}
 	}
 	return best + math.Log(sum)
+}
+
+// marginReach: at 10 widths a normal density is e^-50 of its peak.
+const marginReach = 10
+
+// logMarginals is the sum over dims of the log density at x of each dim's marginal (the
+// mixture of that dim's kernel factors); buf has room for one value per kernel.
+func (z *parzen) logMarginals(x []float64, buf []float64) float64 {
+	nn := len(z.num)
+	total := 0.0
+	prior := z.kernels - 1
+	for j, pos := range z.num {
+		// Only kernels within marginReach widths of x count (a farther one weighs less than
+		// e^-50 of its peak): a binary search in the sorted centres finds them.
+		order := z.sorted[j*z.kernels : (j+1)*z.kernels]
+		reach := marginReach * z.widest[j]
+		from, _ := slices.BinarySearchFunc(order, x[pos]-reach, func(c centre, v float64) int { return cmp.Compare(c.mu, v) })
+		term := func(k int) float64 {
+			t := (x[pos] - z.mu[k*nn+j]) * z.invSigma[k*nn+j]
+			return z.logw[k] + z.norm[k*nn+j] - 0.5*t*t
+		}
+		buf = append(buf[:0], term(prior))
+		for _, c := range order[from:] {
+			if c.mu > x[pos]+reach {
+				break
+			}
+			if c.k != prior {
+				buf = append(buf, term(c.k))
+			}
+		}
+		best := math.Inf(-1)
+		for _, s := range buf {
+			best = max(best, s)
+		}
+		sum := 0.0
+		for _, s := range buf {
+			if s-best > -50 {
+				sum += math.Exp(s - best)
+			}
+		}
+		total += best + math.Log(sum)
+	}
+	buf = buf[:z.kernels]
+	for j, pos := range z.cat {
+		best := math.Inf(-1)
+		for k := range z.kernels {
+			s := z.logw[k] + z.logp[k*z.catStride+z.catOff[j]+int(x[pos])]
+			buf[k] = s
+			best = max(best, s)
+		}
+		sum := 0.0
+		for _, s := range buf[:z.kernels] {
+			sum += math.Exp(s - best)
+		}
+		total += best + math.Log(sum)
+	}
+	return total
 }

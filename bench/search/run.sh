@@ -21,22 +21,24 @@ LATENCY=${LATENCY:-1}
 PY=${PYTHON:-/usr/bin/python3}
 OUT=${OUT:-bench/search/results}
 mkdir -p "$OUT"
-go build -o "$OUT/search-bench" ./bench/search
+BIN=$(mktemp -d)
+trap 'rm -rf "$BIN"' EXIT
+go build -o "$BIN/search-bench" ./bench/search
 "$PY" -c 'import optuna' || { echo "run.sh: Optuna is missing; apt-get install -y python3-optuna" >&2; exit 1; }
 
 echo "start $(date -u +%FT%TZ) load $(cat /proc/loadavg)" > "$OUT/load.txt"
 for s in $SAMPLERS; do
-	"$OUT/search-bench" run -sampler "$s" -problems "$PROBLEMS" -seeds "$SEEDS" -trials "$TRIALS" > "$OUT/jikken-$s.csv"
+	"$BIN/search-bench" run -sampler "$s" -problems "$PROBLEMS" -seeds "$SEEDS" -trials "$TRIALS" > "$OUT/jikken-$s.csv"
 	"$PY" bench/search/optuna_ref.py run --sampler "$s" --problems "$PROBLEMS" --seeds "$SEEDS" --trials "$TRIALS" \
 		> "$OUT/optuna-$s.csv" 2> "$OUT/optuna-$s.err"
-	"$OUT/search-bench" compare "$OUT/jikken-$s.csv" "$OUT/optuna-$s.csv" > "$OUT/compare-$s.md"
+	"$BIN/search-bench" compare "$OUT/jikken-$s.csv" "$OUT/optuna-$s.csv" > "$OUT/compare-$s.md"
 	echo "## $s: jikken vs Optuna, $SEEDS seeds, $TRIALS trials"
 	cat "$OUT/compare-$s.md"
 done
 if [ "$LATENCY" = 1 ]; then
 	{
 		echo "impl,sampler,dims,history,p50_ms,p99_ms"
-		"$OUT/search-bench" latency -dims 10
+		"$BIN/search-bench" latency -dims 10
 		"$PY" bench/search/optuna_ref.py latency --dims 10
 	} > "$OUT/latency.csv"
 	cat "$OUT/latency.csv"
