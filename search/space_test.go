@@ -24,6 +24,8 @@ func TestValidate(t *testing.T) {
 		{"fractional int bound", []Param{{Name: "k", Kind: Int, Low: 0.5, High: 10}}, []string{"space.k.low"}},
 		{"log float with step", []Param{{Name: "x", Low: 1, High: 10, Log: true, Step: 1}}, []string{"space.x.step"}},
 		{"infinite high", []Param{{Name: "x", Low: 0, High: posInf()}}, []string{"space.x.high"}},
+		{"range overflows", []Param{{Name: "x", Low: -1e308, High: 1e308}}, []string{"space.x.high"}},
+		{"int beyond 2^53", []Param{{Name: "k", Kind: Int, Low: 0, High: 1e17}}, []string{"space.k.high"}},
 		{"empty choices", []Param{cat("opt")}, []string{"space.opt.choices"}},
 		{"duplicate choice", []Param{cat("opt", "a", "a")}, []string{"space.opt.choices[1]"}},
 		{"int and float choice equal", []Param{cat("k", int64(1), 1.0)}, []string{"space.k.choices[1]"}},
