@@ -260,7 +260,8 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 	for j, ref := range keep {
 		highPts[j] = pick(ref)
 	}
-	low := new(parzen).fit(dims, lowPts, ones(len(lowPts)), t.priorWeight, t.neighbours)
+	_, lowW := thin(below, len(below)) // all kept: only the weights
+	low := new(parzen).fit(dims, lowPts, lowW, t.priorWeight, t.neighbours)
 	high := sc.high.fit(dims, highPts, highW, t.priorWeight, t.neighbours)
 
 	dens := make([]float64, max(low.kernels, high.kernels))
@@ -414,14 +415,6 @@ func weightSum(lo, hi, n int) float64 {
 		sum += count/float64(n) + slope*float64(lo+top-1)*count/2
 	}
 	return sum
-}
-
-func ones(n int) []float64 {
-	w := make([]float64, n)
-	for i := range w {
-		w[i] = 1
-	}
-	return w
 }
 
 // thin returns the members of the above group (refs, oldest first) that get a kernel, and the
