@@ -95,6 +95,9 @@ func TestNewErrors(t *testing.T) {
 	if _, err := New("tpe", map[string]any{"n_startup_trials": 2.5}); err == nil {
 		t.Error("fractional n_startup_trials accepted")
 	}
+	if _, err := New("tpe", map[string]any{"score": "best"}); err == nil || !strings.Contains(err.Error(), "blend, joint") {
+		t.Errorf("score best: %v, want an error listing blend, joint", err)
+	}
 	for _, n := range append(Names(), "QMC", "cma-es", "NSGA-II") {
 		if _, err := New(n, nil); err != nil {
 			t.Errorf("New(%q): %v", n, err)

@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -60,39 +59,11 @@ func newTPE(o *options) (Sampler, error) {
 	set(func() (e error) { t.maxAbove, e = o.int("max_above", 256, 2, math.MaxInt32); return })
 	set(func() (e error) { t.priorWeight, e = o.float("prior_weight", 1, 1e-9, 1e9); return })
 	set(func() (e error) { t.liar, e = o.bool("constant_liar", true); return })
-	set(func() (e error) {
-		v, ok := o.get("score")
-		switch {
-		case !ok || v == "blend":
-			t.blend = true
-		case v == "joint":
-		default:
-			e = fmt.Errorf("sampler tpe: option score: want blend or joint, got %v", v)
-		}
-		return
-	})
-	set(func() (e error) {
-		v, ok := o.get("proposal")
-		switch {
-		case !ok || v == "marginals":
-			t.marginals = true
-		case v == "joint":
-		default:
-			e = fmt.Errorf("sampler tpe: option proposal: want marginals or joint, got %v", v)
-		}
-		return
-	})
-	set(func() (e error) {
-		v, ok := o.get("bandwidth")
-		switch {
-		case !ok || v == "neighbours" || v == "neighbors":
-			t.neighbours = true
-		case v == "scott":
-		default:
-			e = fmt.Errorf("sampler tpe: option bandwidth: want neighbours or scott, got %v", v)
-		}
-		return
-	})
+	var score, proposal, bandwidth string
+	set(func() (e error) { score, e = o.word("score", "blend", "joint"); return })
+	set(func() (e error) { proposal, e = o.word("proposal", "marginals", "joint"); return })
+	set(func() (e error) { bandwidth, e = o.word("bandwidth", "neighbours", "neighbors", "scott"); return })
+	t.blend, t.marginals, t.neighbours = score == "blend", proposal == "marginals", bandwidth != "scott"
 	return t, err
 }
 
