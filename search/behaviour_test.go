@@ -393,3 +393,42 @@ func TestWeightSum(t *testing.T) {
 		}
 	}
 }
+
+// TestTPEConditional: on a space whose branches have their own params, TPE settles in the
+// better branch and tunes its param better than random search does.
+func TestTPEConditional(t *testing.T) {
+	space := Space{Params: []Param{
+		{Name: "opt", Kind: Categorical, Choices: []any{"a", "b"}},
+		{Name: "x", Low: -5, High: 5, When: &Condition{Param: "opt", Values: []any{"a"}}},
+		{Name: "y", Low: -5, High: 5, When: &Condition{Param: "opt", Values: []any{"b"}}},
+	}}
+	f := func(ps Params) []float64 {
+		if ps["opt"] == "a" {
+			x := ps["x"].(float64)
+			return []float64{(x - 2) * (x - 2)}
+		}
+		y := ps["y"].(float64)
+		return []float64{1 + (y+1)*(y+1)}
+	}
+	objs := []Objective{{Metric: "loss"}}
+	var tpeBest, randomBest []float64
+	for seed := range uint64(10) {
+		s, _ := New("tpe", nil)
+		hist := optimise(t, s, space, objs, seed, 50, f)
+		tpeBest = append(tpeBest, minValue(hist))
+		inA := 0
+		for _, o := range hist[25:] {
+			if o.Params["opt"] == "a" {
+				inA++
+			}
+		}
+		if inA < 15 {
+			t.Errorf("seed %d: %d of the last 25 trials in the better branch", seed, inA)
+		}
+		rs, _ := New("random", nil)
+		randomBest = append(randomBest, minValue(optimise(t, rs, space, objs, seed, 50, f)))
+	}
+	if median(tpeBest) >= median(randomBest)/3 {
+		t.Errorf("tpe median best %.4g, random %.4g", median(tpeBest), median(randomBest))
+	}
+}

@@ -101,3 +101,11 @@ func BenchmarkSuggest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkImportance: 10 params, 10,000 trials, 200 bootstrap resamples.
+func BenchmarkImportance(b *testing.B) {
+	req := benchRequest(10, 10000, 0)
+	for b.Loop() {
+		Importance(req.Space, req.Objectives, 0, req.History, 1)
+	}
+}

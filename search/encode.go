@@ -59,7 +59,7 @@ func compile(s Space) (*geometry, error) {
 			half := 0.0
 			if d.step > 0 {
 				k := math.Floor((p.High-p.Low)/d.step + 1e-9)
-				d.top = p.Low + k*d.step
+				d.top = min(p.Low+k*d.step, p.High) // rounding may overshoot High
 				half = d.step / 2
 			}
 			d.lo, d.hi = p.Low-half, d.top+half

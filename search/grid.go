@@ -19,6 +19,9 @@ type gridSampler struct {
 	}
 }
 
+// maxAxis bounds the values of one param on a grid.
+const maxAxis = 1_000_000
+
 // maxGridPoints bounds a conditional grid, whose points are listed once.
 const maxGridPoints = 10_000_000
 
@@ -83,8 +86,12 @@ func (s *gridSampler) axis(d *dim) ([]any, error) {
 	case p.Kind == Categorical:
 		return p.Choices, nil
 	case d.step > 0:
+		steps := math.Round((d.top - p.Low) / d.step)
+		if steps >= maxAxis {
+			return nil, fmt.Errorf("sampler grid: param %s has %.3g values at step %v; give a larger step", p.Name, steps+1, d.step)
+		}
 		var vs []any
-		k := int(math.Round((d.top - p.Low) / d.step))
+		k := int(steps)
 		for i := 0; i <= k; i++ {
 			vs = append(vs, d.value(coordOf(p, p.Low+float64(i)*d.step)))
 		}

@@ -331,8 +331,9 @@ func (z *parzen) logDensity(x []float64, buf []float64) float64 {
 	return best + math.Log(sum)
 }
 
-// marginReach: at 10 widths a normal density is e^-50 of its peak.
-const marginReach = 10
+// marginReach: at 8 widths a normal density is e^-32 of its peak, too little to change a
+// candidate's rank.
+const marginReach = 8
 
 // logMarginals is the sum over dims of the log density at x of each dim's marginal (the
 // mixture of that dim's kernel factors); buf has room for one value per kernel.
@@ -341,8 +342,8 @@ func (z *parzen) logMarginals(x []float64, buf []float64) float64 {
 	total := 0.0
 	prior := z.kernels - 1
 	for j, pos := range z.num {
-		// Only kernels within marginReach widths of x count (a farther one weighs less than
-		// e^-50 of its peak): a binary search in the sorted centres finds them.
+		// Only kernels within marginReach widths of x count: a binary search in the sorted
+		// centres finds them.
 		order := z.sorted[j*z.kernels : (j+1)*z.kernels]
 		reach := marginReach * z.widest[j]
 		from, _ := slices.BinarySearchFunc(order, x[pos]-reach, func(c centre, v float64) int { return cmp.Compare(c.mu, v) })

@@ -97,12 +97,14 @@ func checkWithin(s Space, ps Params) error {
 			}
 		}
 		x, _ := number(v)
-		if x < p.Low || x > p.High {
+		if math.IsNaN(x) || x < p.Low || x > p.High {
 			return fmt.Errorf("%s = %v is outside [%v, %v]", p.Name, x, p.Low, p.High)
 		}
 		if d.step > 0 {
+			// As close to the grid as float64 allows at this magnitude.
 			k := (x - p.Low) / d.step
-			if math.Abs(k-math.Round(k)) > 1e-9 {
+			tol := 1e-9 + 4*max(math.Abs(x), math.Abs(p.Low))*0x1p-52/d.step
+			if math.Abs(k-math.Round(k)) > tol {
 				return fmt.Errorf("%s = %v is off the grid %v + k*%v", p.Name, x, p.Low, d.step)
 			}
 		}

@@ -134,6 +134,19 @@ func (o *options) bool(key string, def bool) (bool, error) {
 	return b, nil
 }
 
+// word reads an option that is one of words; the first is the default.
+func (o *options) word(key string, words ...string) (string, error) {
+	v, ok := o.get(key)
+	if !ok {
+		return words[0], nil
+	}
+	w, isString := v.(string)
+	if !isString || !slices.Contains(words, w) {
+		return "", fmt.Errorf("sampler %s: option %s: want one of %s, got %v", o.sampler, key, strings.Join(words, ", "), v)
+	}
+	return w, nil
+}
+
 func (o *options) unused() error {
 	var bad []string
 	for k := range o.m {

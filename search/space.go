@@ -130,6 +130,9 @@ func validateParam(p *Param, add func(field, format string, args ...any)) {
 				finite = false
 			} else if p.Kind == Int && b.v != math.Trunc(b.v) {
 				add(f+b.name, "%v is not a whole number; an int param's bounds are whole numbers", b.v)
+			} else if p.Kind == Int && math.Abs(b.v) > 1<<53 {
+				add(f+b.name, "%v is beyond 2^53, where whole numbers are no longer exact", b.v)
+				finite = false
 			}
 		}
 		if !finite {
@@ -137,6 +140,10 @@ func validateParam(p *Param, add func(field, format string, args ...any)) {
 		}
 		if p.Low > p.High {
 			add(f+"low", "low %v is greater than high %v; swap them", p.Low, p.High)
+			return
+		}
+		if math.IsInf(p.High-p.Low, 0) {
+			add(f+"high", "the range %v..%v is too wide to compute with; narrow it or use log", p.Low, p.High)
 			return
 		}
 		if p.Log && p.Low <= 0 {
@@ -147,6 +154,8 @@ func validateParam(p *Param, add func(field, format string, args ...any)) {
 			add(f+"step", "step %v must be a positive number (or absent)", p.Step)
 		case p.Step > 0 && p.Step > p.High-p.Low:
 			add(f+"step", "step %v is larger than the range %v..%v; make it smaller or drop it", p.Step, p.Low, p.High)
+		case p.Step > 0 && max(math.Abs(p.Low), math.Abs(p.High))/p.Step > 1<<50:
+			add(f+"step", "step %v is too fine for bounds as large as %v..%v: the values would not be exact", p.Step, p.Low, p.High)
 		case p.Kind == Int && p.Step > 0 && p.Step != math.Trunc(p.Step):
 			add(f+"step", "step %v is not a whole number; an int param's step is whole", p.Step)
 		case p.Log && p.Step > 0 && !(p.Kind == Int && p.Step == 1):

@@ -24,6 +24,8 @@ func TestValidate(t *testing.T) {
 		{"fractional int bound", []Param{{Name: "k", Kind: Int, Low: 0.5, High: 10}}, []string{"space.k.low"}},
 		{"log float with step", []Param{{Name: "x", Low: 1, High: 10, Log: true, Step: 1}}, []string{"space.x.step"}},
 		{"infinite high", []Param{{Name: "x", Low: 0, High: posInf()}}, []string{"space.x.high"}},
+		{"range overflows", []Param{{Name: "x", Low: -1e308, High: 1e308}}, []string{"space.x.high"}},
+		{"int beyond 2^53", []Param{{Name: "k", Kind: Int, Low: 0, High: 1e17}}, []string{"space.k.high"}},
 		{"empty choices", []Param{cat("opt")}, []string{"space.opt.choices"}},
 		{"duplicate choice", []Param{cat("opt", "a", "a")}, []string{"space.opt.choices[1]"}},
 		{"int and float choice equal", []Param{cat("k", int64(1), 1.0)}, []string{"space.k.choices[1]"}},
@@ -92,6 +94,9 @@ func TestNewErrors(t *testing.T) {
 	}
 	if _, err := New("tpe", map[string]any{"n_startup_trials": 2.5}); err == nil {
 		t.Error("fractional n_startup_trials accepted")
+	}
+	if _, err := New("tpe", map[string]any{"score": "best"}); err == nil || !strings.Contains(err.Error(), "blend, joint") {
+		t.Errorf("score best: %v, want an error listing blend, joint", err)
 	}
 	for _, n := range append(Names(), "QMC", "cma-es", "NSGA-II") {
 		if _, err := New(n, nil); err != nil {

@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -60,39 +59,11 @@ func newTPE(o *options) (Sampler, error) {
 	set(func() (e error) { t.maxAbove, e = o.int("max_above", 256, 2, math.MaxInt32); return })
 	set(func() (e error) { t.priorWeight, e = o.float("prior_weight", 1, 1e-9, 1e9); return })
 	set(func() (e error) { t.liar, e = o.bool("constant_liar", true); return })
-	set(func() (e error) {
-		v, ok := o.get("score")
-		switch {
-		case !ok || v == "blend":
-			t.blend = true
-		case v == "joint":
-		default:
-			e = fmt.Errorf("sampler tpe: option score: want blend or joint, got %v", v)
-		}
-		return
-	})
-	set(func() (e error) {
-		v, ok := o.get("proposal")
-		switch {
-		case !ok || v == "marginals":
-			t.marginals = true
-		case v == "joint":
-		default:
-			e = fmt.Errorf("sampler tpe: option proposal: want marginals or joint, got %v", v)
-		}
-		return
-	})
-	set(func() (e error) {
-		v, ok := o.get("bandwidth")
-		switch {
-		case !ok || v == "neighbours" || v == "neighbors":
-			t.neighbours = true
-		case v == "scott":
-		default:
-			e = fmt.Errorf("sampler tpe: option bandwidth: want neighbours or scott, got %v", v)
-		}
-		return
-	})
+	var score, proposal, bandwidth string
+	set(func() (e error) { score, e = o.word("score", "blend", "joint"); return })
+	set(func() (e error) { proposal, e = o.word("proposal", "marginals", "joint"); return })
+	set(func() (e error) { bandwidth, e = o.word("bandwidth", "neighbours", "neighbors", "scott"); return })
+	t.blend, t.marginals, t.neighbours = score == "blend", proposal == "marginals", bandwidth != "scott"
 	return t, err
 }
 
@@ -260,7 +231,8 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 	for j, ref := range keep {
 		highPts[j] = pick(ref)
 	}
-	low := new(parzen).fit(dims, lowPts, ones(len(lowPts)), t.priorWeight, t.neighbours)
+	_, lowW := thin(below, len(below)) // all kept: only the weights
+	low := new(parzen).fit(dims, lowPts, lowW, t.priorWeight, t.neighbours)
 	high := sc.high.fit(dims, highPts, highW, t.priorWeight, t.neighbours)
 
 	dens := make([]float64, max(low.kernels, high.kernels))
@@ -414,14 +386,6 @@ func weightSum(lo, hi, n int) float64 {
 		sum += count/float64(n) + slope*float64(lo+top-1)*count/2
 	}
 	return sum
-}
-
-func ones(n int) []float64 {
-	w := make([]float64, n)
-	for i := range w {
-		w[i] = 1
-	}
-	return w
 }
 
 // thin returns the members of the above group (refs, oldest first) that get a kernel, and the
