@@ -72,6 +72,7 @@ func TestInlineArtifactsAreSandboxed(t *testing.T) {
 	csp := h.Get("Content-Security-Policy")
 	if w.Code != 200 || h.Get("Content-Type") != "text/html; charset=utf-8" || !strings.HasPrefix(csp, "sandbox;") ||
 		strings.Contains(csp, "allow-scripts") || !strings.Contains(csp, "default-src 'none'") || h.Get("X-Frame-Options") != "SAMEORIGIN" ||
+		strings.Contains(csp, "frame-ancestors") || // refuses every parent of a sandboxed document, the trial page too
 		h.Get("Content-Disposition") != "" {
 		t.Errorf("an HTML artifact inline: %d %v", w.Code, h)
 	}
