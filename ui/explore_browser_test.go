@@ -86,7 +86,7 @@ func shot(t *testing.T, b context.Context, sel, name string) {
 	if dir == "" {
 		return
 	}
-	time.Sleep(time.Second) // for a picture, not an assertion: frames paint after they load
+	time.Sleep(time.Second)             // for a picture, not an assertion: frames paint after they load
 	act := chromedp.FullScreenshot(100) // a frame's content shows only in a whole-page capture
 	if sel != "" {
 		act = chromedp.Screenshot(chromedp.CSS(sel))
