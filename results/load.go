@@ -25,11 +25,20 @@ type Row struct {
 }
 
 // Load reads the results of a run: one row per trial (declared services left out: a trial
-// others depend on is a trial with results of its own), in plan order.
+// others depend on is a trial with results of its own), in plan order. A run that has ended is
+// read from its summary (store.Summary: one object for every trial's status and final
+// metrics); otherwise, or where the summary has no line for a trial, from the trials' files.
 func Load(ctx context.Context, runs store.Runs, run string) ([]Row, error) {
 	m, err := runs.Manifest(ctx, run)
 	if err != nil {
 		return nil, err
+	}
+	sum, err := runs.Summary(ctx, run)
+	if err != nil {
+		return nil, fmt.Errorf("results of %s: %w", run, err)
+	}
+	if sum != nil {
+		return fromSummary(ctx, runs, m, sum)
 	}
 	recs, err := runs.Trials(ctx, run)
 	if err != nil {
@@ -47,6 +56,35 @@ func Load(ctx context.Context, runs store.Runs, run string) ([]Row, error) {
 		row.Metrics, err = finalMetrics(ctx, runs.Blob, run, t.Name)
 		if err != nil {
 			return nil, fmt.Errorf("results of %s: trial %s: %w", run, t.Name, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// fromSummary is Load for a run whose fresh summary gives each started trial's status and
+// final metrics; a trial it has no line for never started, and is read as Load reads it.
+func fromSummary(ctx context.Context, runs store.Runs, m *store.Manifest, sum *store.Summary) ([]Row, error) {
+	byName := make(map[string]*store.SummaryTrial, len(sum.Trials))
+	for i := range sum.Trials {
+		byName[sum.Trials[i].Name] = &sum.Trials[i]
+	}
+	var rows []Row
+	for _, t := range m.Trials {
+		if t.DeclaredService() {
+			continue
+		}
+		row := Row{Trial: t.Name, Group: t.Group, Status: store.Pending, Params: t.Params, Seed: t.Seed}
+		if e := byName[t.Name]; e != nil {
+			row.Status, row.Metrics = e.Status, e.Metrics
+			if row.Metrics == nil {
+				row.Metrics = map[string]float64{}
+			}
+		} else {
+			var err error
+			if row.Metrics, err = finalMetrics(ctx, runs.Blob, m.RunID, t.Name); err != nil {
+				return nil, fmt.Errorf("results of %s: trial %s: %w", m.RunID, t.Name, err)
+			}
 		}
 		rows = append(rows, row)
 	}

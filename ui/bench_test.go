@@ -16,7 +16,7 @@ import (
 )
 
 // benchStore is a folder store of 1,000 runs of 100 trials each (manifest, state and every
-// trial's record) plus one run of 1,000 finished trials with logs and metrics, written straight
+// trial's record) plus runs of 1,000 and 10,000 finished trials with logs and metrics, written straight
 // in the layout (the runner's atomic writes would make the setup take minutes). It is made once
 // per benchmark binary.
 var benchStore = sync.OnceValues(func() (string, error) {
@@ -80,7 +80,10 @@ var benchStore = sync.OnceValues(func() (string, error) {
 			return "", err
 		}
 	}
-	return dir, makeRun("20260102-000000-big-0000", 1000, true)
+	if err := makeRun("20260102-000000-big-0000", 1000, true); err != nil {
+		return "", err
+	}
+	return dir, makeRun("20260103-000000-huge-0000", 10000, true)
 })
 
 // benchDir is the generated store, removed by TestMain.
@@ -183,5 +186,30 @@ func BenchmarkStatsPage1000First(b *testing.B) {
 	for b.Loop() {
 		i++
 		benchGet(b, s, fmt.Sprintf("/runs/20260102-000000-big-0000/stats?by=algo&metric=loss&alpha=0.0%d", i))
+	}
+}
+
+// BenchmarkRunPage10000 is the page of an ended run of 10,000 trials, looked at again (the
+// first look reads every record and metric; later ones take the view kept for its end).
+func BenchmarkRunPage10000(b *testing.B) {
+	s := benchServer(b)
+	for b.Loop() {
+		benchGet(b, s, "/runs/20260103-000000-huge-0000")
+	}
+}
+
+// BenchmarkExplore10000 is the Explore views' data of the 10,000-trial run, filtered.
+func BenchmarkExplore10000(b *testing.B) {
+	s := benchServer(b)
+	for b.Loop() {
+		benchGet(b, s, "/api/runs/20260103-000000-huge-0000/explore?where=loss%3C5000")
+	}
+}
+
+// BenchmarkStatsPage10000 is the statistics page of the 10,000-trial run, asked again.
+func BenchmarkStatsPage10000(b *testing.B) {
+	s := benchServer(b)
+	for b.Loop() {
+		benchGet(b, s, "/runs/20260103-000000-huge-0000/stats?by=algo&metric=loss")
 	}
 }

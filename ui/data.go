@@ -62,10 +62,35 @@ type reader struct {
 	recent    []*store.Manifest
 	// stats are the comparisons of ended runs (Server.stats), by statsKey.
 	stats map[string]*StatsView
+	// ended are the views of ended runs, by run id, with the endStamp they were made for.
+	ended map[string]*endedRun
+}
+
+// endedRun is what the pages of a run that has ended show; it holds while the run's endStamp
+// stays the same.
+type endedRun struct {
+	stamp string
+	view  *RunView
+	table *results.Table // made from view on first use (runTable)
+}
+
+// maxEndedRuns bounds the ended runs kept: the view of a run of 10,000 trials is a few MiB.
+const maxEndedRuns = 16
+
+// endStamp names how a run ended (its state's status and finished time), or is "" while it
+// has not: what the pages of an ended run show changes only with it, since a resume, a kill,
+// anything that changes a trial of an ended run writes a new state (as the run's summary.json
+// relies on too).
+func (r *reader) endStamp(ctx context.Context, id string) string {
+	st, err := r.runs.State(ctx, id)
+	if err != nil || !st.Status.Final() || st.Finished == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %d", st.Status, st.Finished.UnixNano())
 }
 
 func newReader(runs store.Runs, host string) *reader {
-	return &reader{runs: runs, host: host, manifests: map[string]*manifestFacts{}, metrics: map[string]cachedMetrics{}, stats: map[string]*StatsView{}}
+	return &reader{runs: runs, host: host, manifests: map[string]*manifestFacts{}, metrics: map[string]cachedMetrics{}, stats: map[string]*StatsView{}, ended: map[string]*endedRun{}}
 }
 
 func (r *reader) facts(ctx context.Context, id string) (*manifestFacts, error) {
@@ -248,7 +273,32 @@ type RunView struct {
 	Live bool `json:"live"`
 }
 
+// run reads a run's page: from memory for a run that ended as it had when last read, since
+// its page of 10,000 trials reads 10,000 records and their metrics.
 func (r *reader) run(ctx context.Context, id string) (*RunView, error) {
+	stamp := r.endStamp(ctx, id)
+	if stamp != "" {
+		r.mu.Lock()
+		c := r.ended[id]
+		r.mu.Unlock()
+		if c != nil && c.stamp == stamp {
+			return c.view, nil
+		}
+	}
+	v, err := r.readRun(ctx, id)
+	if err != nil || stamp == "" || v.Live {
+		return v, err
+	}
+	r.mu.Lock()
+	if len(r.ended) >= maxEndedRuns {
+		clear(r.ended)
+	}
+	r.ended[id] = &endedRun{stamp: stamp, view: v}
+	r.mu.Unlock()
+	return v, nil
+}
+
+func (r *reader) readRun(ctx context.Context, id string) (*RunView, error) {
 	m, err := r.manifest(ctx, id)
 	if err != nil {
 		return nil, err

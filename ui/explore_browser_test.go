@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,6 +78,24 @@ func exploreParams(i int) map[string]any {
 
 func exploreLoss(i int) float64 { return float64(i%97)/97 + float64(i/3%5) }
 
+// shot saves a screenshot of the element sel (the page: "") as NAME.png in
+// $JIKKEN_UI_SCREENSHOTS, when set (the docs' pictures are taken so).
+func shot(t *testing.T, b context.Context, sel, name string) {
+	t.Helper()
+	dir := os.Getenv("JIKKEN_UI_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	time.Sleep(time.Second)             // for a picture, not an assertion: frames paint after they load
+	act := chromedp.FullScreenshot(100) // a frame's content shows only in a whole-page capture
+	if sel != "" {
+		act = chromedp.Screenshot(chromedp.CSS(sel))
+	}
+	png, err := chromedp.Run(b, act)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+}
+
 func TestBrowserExplore(t *testing.T) {
 	exe := chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -89,8 +109,12 @@ func TestBrowserExplore(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 
+	// Sandboxed frames stay in the page's process: a dialog one opened would then reach this
+	// session (an isolated frame reports to its own target), and screenshots show its content.
+	// The sandbox itself (unique origin, no script) is the same either way.
 	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))...)
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes"))...)
 	defer acancel()
 	b, bcancel := chromedp.NewContext(actx)
 	defer bcancel()
@@ -122,6 +146,10 @@ func TestBrowserExplore(t *testing.T) {
 	if axes := count(`document.querySelectorAll("#x-parallel line.pc-axis").length`); axes != 4 {
 		t.Errorf("parallel coordinates have %d axes; want 4 (algo, lr, acc, loss)", axes)
 	}
+	// Grouped by algo: three groups, coloured.
+	must(t, chromedp.Do(b, chromedp.Evaluate[chromedp.Void](`const g = document.getElementById("x-group"); g.value = "algo"; g.dispatchEvent(new Event("input"))`)))
+	until("three groups", `document.querySelectorAll("#x-groups tbody tr").length === 3`)
+	shot(t, b, "#explore", "explore")
 
 	// A filter in the language of 'jikken results --where' keeps the same trials in the views
 	// and the table.
@@ -138,9 +166,8 @@ func TestBrowserExplore(t *testing.T) {
 		t.Errorf("the table shows %d trials; the filter keeps %d", rows, want)
 	}
 
-	// Grouped by algo, the filter leaves one group; the scatter's axes follow the choice.
-	must(t, chromedp.Do(b, chromedp.Evaluate[chromedp.Void](`const g = document.getElementById("x-group"); g.value = "algo"; g.dispatchEvent(new Event("input"));
-		const x = document.getElementById("x-x"); x.value = "acc"; x.dispatchEvent(new Event("input"))`)))
+	// The filter leaves one group; the scatter's axes follow the choice.
+	must(t, chromedp.Do(b, chromedp.Evaluate[chromedp.Void](`const x = document.getElementById("x-x"); x.value = "acc"; x.dispatchEvent(new Event("input"))`)))
 	until("one group", `document.querySelectorAll("#x-groups tbody tr").length === 1`)
 	if s, err := chromedp.Run(b, chromedp.Evaluate[string](`document.getElementById("x-scatter").textContent`)); err != nil || !strings.Contains(s, "acc") {
 		t.Errorf("the scatter's labels after choosing x = acc: %q, %v", s, err)
@@ -154,23 +181,25 @@ func TestBrowserExplore(t *testing.T) {
 		t.Errorf("the error shown: %q, %v", s, err)
 	}
 
-	// The hostile artifacts preview on the trial page, and run nothing there or opened alone.
+	// The hostile artifacts run nothing opened alone, nor previewed on the trial page. An alert
+	// would block a page before its load event, which Navigate waits for: once each page has
+	// loaded, any script it ran has shown its dialog.
 	trial := hs.URL + "/runs/" + id + "/trials/t0000"
+	for _, f := range []string{"plot.svg", "page.html"} {
+		must(t, chromedp.Do(b, chromedp.Navigate(trial+"/files/artifacts/"+f+"?view=inline")))
+		until(f+" to load", `document.readyState === "complete"`)
+	}
 	must(t, chromedp.Do(b, chromedp.Navigate(trial)))
 	until("the SVG preview to load", `(() => { const i = document.querySelector('figure.preview img'); return i !== null && i.complete && i.naturalWidth === 120; })()`)
-	until("the HTML preview", `document.querySelector('figure.preview iframe[sandbox=""]') !== null`)
+	until("the HTML preview to load", `document.querySelector('figure.preview iframe[sandbox=""]') !== null &&
+		performance.getEntriesByType("resource").some(e => e.initiatorType === "iframe" && e.name.includes("page.html?view=inline") && e.responseEnd > 0)`)
 	if s, err := chromedp.Run(b, chromedp.Text(chromedp.CSS("pre.filetext"))); err != nil || s != hostileText {
 		t.Errorf("the text preview shows %q, %v; want the file as text", s, err)
 	}
 	if n := count(`document.querySelectorAll("main script").length`); n != 0 {
 		t.Errorf("the trial page holds %d scripts in main", n)
 	}
-	// An alert would block the page before its load event, which Navigate waits for: once each
-	// page has loaded, any script it ran has shown its dialog.
-	for _, f := range []string{"plot.svg", "page.html"} {
-		must(t, chromedp.Do(b, chromedp.Navigate(trial+"/files/artifacts/"+f+"?view=inline")))
-		until(f+" to load", `document.readyState === "complete"`)
-	}
+	shot(t, b, "", "previews")
 	if d := dialogs.Load(); d != 0 {
 		t.Errorf("%d dialogs opened: an artifact ran script", d)
 	}

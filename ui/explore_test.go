@@ -3,8 +3,10 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,6 +72,7 @@ func TestInlineArtifactsAreSandboxed(t *testing.T) {
 	csp := h.Get("Content-Security-Policy")
 	if w.Code != 200 || h.Get("Content-Type") != "text/html; charset=utf-8" || !strings.HasPrefix(csp, "sandbox;") ||
 		strings.Contains(csp, "allow-scripts") || !strings.Contains(csp, "default-src 'none'") || h.Get("X-Frame-Options") != "SAMEORIGIN" ||
+		strings.Contains(csp, "frame-ancestors") || // refuses every parent of a sandboxed document, the trial page too
 		h.Get("Content-Disposition") != "" {
 		t.Errorf("an HTML artifact inline: %d %v", w.Code, h)
 	}
@@ -134,5 +137,62 @@ func TestStatsOfAnEndedRunAreKeptPerEnd(t *testing.T) {
 	ended()
 	if now := median(); !strings.Contains(now, `"median": 0.125`) {
 		t.Errorf("after the run ended again the stats still say:\n%s", now)
+	}
+}
+
+// countingBlob counts the trial records read through it.
+type countingBlob struct {
+	store.Blob
+	records atomic.Int64
+}
+
+func (b *countingBlob) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if strings.HasSuffix(key, "/trial.json") {
+		b.records.Add(1)
+	}
+	return b.Blob.Get(ctx, key)
+}
+
+// The page of an ended run is read once per end: looking again, or exploring it, reads no
+// trial record; a new end (a resume) reads them again.
+func TestAnEndedRunIsReadOncePerEnd(t *testing.T) {
+	folder, err := store.OpenFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := &countingBlob{Blob: folder}
+	runs, id := fixtureIn(t, cb)
+	ctx := context.Background()
+	end := time.Now().UTC()
+	if err := runs.WriteState(ctx, id, &store.RunState{Status: store.Failed, Started: end, Finished: &end}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	look := func(url string) {
+		t.Helper()
+		if w := get(t, s, "GET", url); w.Code != 200 {
+			t.Fatalf("%s: %d %s", url, w.Code, w.Body)
+		}
+	}
+	look("/runs/" + id)
+	first := cb.records.Load()
+	if first == 0 {
+		t.Fatal("the first look read no record")
+	}
+	look("/runs/" + id)
+	look("/api/runs/" + id + "/explore?where=lr%3D0.1")
+	if n := cb.records.Load() - first; n != 0 {
+		t.Errorf("looking again at the ended run read %d records", n)
+	}
+	later := end.Add(time.Second)
+	if err := runs.WriteState(ctx, id, &store.RunState{Status: store.Failed, Started: end, Finished: &later}); err != nil {
+		t.Fatal(err)
+	}
+	look("/runs/" + id)
+	if n := cb.records.Load() - first; n == 0 {
+		t.Error("the run ended again, and its page was not read again")
 	}
 }

@@ -404,6 +404,8 @@ func (s *Server) file(w http.ResponseWriter, req *http.Request) {
 		// A preview, shown in an <img> (SVG) or a sandboxed <iframe> (HTML) of the trial page:
 		// the document gets a unique origin (sandbox without allow-same-origin), may run no
 		// script (no allow-scripts) and load nothing but its own styles and inline images.
+		// Only this site may frame it: X-Frame-Options, as frame-ancestors 'self' would be
+		// read against the document's unique origin and refuse even the trial page.
 		h.Set("Content-Type", map[bool]string{true: "image/svg+xml", false: "text/html; charset=utf-8"}[ext == ".svg"])
 		h.Set("Content-Security-Policy", artifactPolicy)
 		h.Set("X-Frame-Options", "SAMEORIGIN")
@@ -417,7 +419,7 @@ func (s *Server) file(w http.ResponseWriter, req *http.Request) {
 }
 
 // artifactPolicy is the Content-Security-Policy of an SVG or HTML artifact shown inline.
-const artifactPolicy = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
+const artifactPolicy = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 // fileType sets the type of a stored file served as is: text and raster images show in the
 // browser, everything else (HTML, SVG, anything that could hold script) is a download.

@@ -313,11 +313,11 @@ func (r *reader) statsKey(ctx context.Context, ids []string, q url.Values) (stri
 		if segment("run", id) != nil {
 			return "", false
 		}
-		st, err := r.runs.State(ctx, id)
-		if err != nil || !st.Status.Final() || st.Finished == nil {
+		stamp := r.endStamp(ctx, id)
+		if stamp == "" {
 			return "", false
 		}
-		fmt.Fprintf(&b, "%s %s %d\n", id, st.Status, st.Finished.UnixNano())
+		fmt.Fprintf(&b, "%s %s\n", id, stamp)
 	}
 	q = maps.Clone(q)
 	delete(q, "run")
@@ -483,6 +483,17 @@ func (r *reader) runTable(ctx context.Context, id string) (*results.Table, *RunV
 	if err != nil {
 		return nil, nil, err
 	}
+	r.mu.Lock()
+	c := r.ended[id]
+	r.mu.Unlock()
+	if c != nil && c.view == v {
+		r.mu.Lock()
+		t := c.table
+		r.mu.Unlock()
+		if t != nil {
+			return t, v, nil
+		}
+	}
 	rows := make([]results.Row, len(v.Trials))
 	for i, t := range v.Trials {
 		params := make(map[string]any, len(t.Params))
@@ -491,5 +502,11 @@ func (r *reader) runTable(ctx context.Context, id string) (*results.Table, *RunV
 		}
 		rows[i] = results.Row{Trial: t.Name, Group: t.Group, Status: t.Status, Params: params, Seed: t.Seed, Metrics: t.Metrics}
 	}
-	return results.ToTable(rows), v, nil
+	t := results.ToTable(rows)
+	if c != nil && c.view == v {
+		r.mu.Lock()
+		c.table = t
+		r.mu.Unlock()
+	}
+	return t, v, nil
 }

@@ -42,12 +42,16 @@
     const cells = data.rows.map(r => (i >= 0 ? r[i] : ""));
     const filled = cells.filter(c => c !== "");
     if (filled.every(c => !isNaN(num(c)) || c === "NaN")) {
-      const vals = cells.map(num);
-      const fin = vals.filter(isFinite);
+      let vals = cells.map(num);
+      let fin = vals.filter(isFinite);
+      // Positive values spread over two decades or more are placed on a log scale, as a
+      // learning rate's grid is laid out.
+      const log = fin.length > 1 && fin.every(v => v > 0) && Math.max(...fin) / Math.min(...fin) >= 100;
+      if (log) { vals = vals.map(v => (v > 0 ? Math.log10(v) : NaN)); fin = vals.filter(isFinite); }
       let lo = Math.min(...fin), hi = Math.max(...fin);
       if (!fin.length) { lo = 0; hi = 1; }
       if (lo === hi) { lo -= 0.5; hi += 0.5; }
-      return { name, kind: "num", vals, lo, hi };
+      return { name: log ? name + " (log)" : name, kind: "num", log, vals, lo, hi };
     }
     const cats = Array.from(new Set(filled)).sort();
     const vals = cells.map(c => (c === "" ? NaN : cats.indexOf(c)));
@@ -57,8 +61,14 @@
   function ticks(ax) {
     if (ax.kind === "cat") return ax.cats.slice(0, 12).map((c, i) => [i, c]);
     const out = [];
-    for (let k = 0; k <= 4; k++) { const v = ax.lo + (ax.hi - ax.lo) * k / 4; out.push([v, fmt(v)]); }
+    for (let k = 0; k <= 4; k++) { const v = ax.lo + (ax.hi - ax.lo) * k / 4; out.push([v, value(ax, v)]); }
     return out;
+  }
+
+  // value writes a position on an axis as the value it stands for.
+  function value(ax, v) {
+    if (ax.kind === "cat") return ax.cats[v];
+    return fmt(ax.log ? Math.pow(10, v) : v);
   }
 
   function median(xs) {
@@ -120,7 +130,7 @@
         // Categories spread a little sideways, so that equal values stay visible as a cloud.
         const jitter = ax.kind === "cat" ? ((k * 0.618) % 1 - 0.5) * 0.5 : 0;
         const c = node("circle", { cx: sx(x + jitter), cy: sy(y), r: 3, fill: col.c[k], class: "pt" });
-        c.appendChild(node("title", {}, r[ti] + ": " + ax.name + " " + (ax.kind === "cat" ? ax.cats[x] : fmt(x)) + ", " + ay.name + " " + (ay.kind === "cat" ? ay.cats[y] : fmt(y))));
+        c.appendChild(node("title", {}, r[ti] + ": " + ax.name + " " + value(ax, x) + ", " + ay.name + " " + value(ay, y)));
         scatter.appendChild(c);
       });
     }
@@ -160,7 +170,7 @@
       head.appendChild(html("th", "n"));
       for (const m of data.metrics) head.appendChild(html("th", "median " + m, "metric"));
       const thead = html("thead"); thead.appendChild(head); groups.appendChild(thead);
-      const axes = data.metrics.map(m => axisOf(data, m));
+      const cols = data.metrics.map(m => data.columns.indexOf(m));
       const body = html("tbody");
       col.keys.forEach((key, gi) => {
         const idx = col.idx.map((j, k) => (j === gi ? k : -1)).filter(k => k >= 0);
@@ -169,7 +179,10 @@
         if (group.value) { const sw = html("span", null, "swatch"); sw.style.background = palette[gi % palette.length]; name.prepend(sw); }
         tr.appendChild(name);
         tr.appendChild(html("td", idx.length, "n"));
-        for (const a of axes) tr.appendChild(html("td", a.kind === "num" ? fmt(median(idx.map(k => a.vals[k]))) : "", "n"));
+        for (const i of cols) {
+          const m = median(idx.map(k => num(data.rows[k][i])));
+          tr.appendChild(html("td", isNaN(m) ? "" : fmt(m), "n"));
+        }
         body.appendChild(tr);
       });
       groups.appendChild(body);
