@@ -71,7 +71,10 @@ func (r *Runner) Execute(ctx context.Context, m *store.Manifest, force bool) (*S
 	c := sum.Counts
 	state.Counts = map[store.Status]int{store.Succeeded: c.Succeeded, store.Failed: c.Failed,
 		store.Skipped: c.Skipped, store.Killed: c.Killed, store.Stopped: c.Stopped, store.Pruned: c.Pruned, store.Pending: c.Pending}
-	r.writeSummary(context.WithoutCancel(ctx), m.RunID, now)
+	if ctx.Err() == nil {
+		// A run stopped by Ctrl-C ends at once; its readers read the trial files.
+		r.writeSummary(ctx, m.RunID, now)
+	}
 	if err := r.Runs.WriteState(context.WithoutCancel(ctx), m.RunID, state); err != nil {
 		return sum, fmt.Errorf("record run state: %w", err)
 	}
@@ -86,7 +89,7 @@ func (r *Runner) writeSummary(ctx context.Context, run string, finished time.Tim
 	if err == nil {
 		err = r.Runs.WriteSummary(ctx, run, s)
 	}
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		r.Log.Warn("write the run's summary; readers will read each trial's files instead", "err", err)
 	}
 }

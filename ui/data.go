@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jikken-dev/jikken/results"
+	"github.com/jikken-dev/jikken/stats"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -39,6 +41,9 @@ type RunSummary struct {
 	Note string `json:"note,omitempty"`
 	// Error says why the run could not be read (a damaged manifest); the list still shows it.
 	Error string `json:"error,omitempty"`
+	// Medians are each metric's median over the run's succeeded trials with a finite value,
+	// for a run that has ended with a summary (store.Summary); none otherwise.
+	Medians map[string]float64 `json:"medians,omitempty"`
 }
 
 // manifestFacts are the parts of a manifest the runs list shows. A manifest never changes once
@@ -64,6 +69,13 @@ type reader struct {
 	stats map[string]*StatsView
 	// ended are the views of ended runs, by run id, with the endStamp they were made for.
 	ended map[string]*endedRun
+	// medians are the runs list's metric columns of ended runs, by run id.
+	medians map[string]cachedMedians
+}
+
+type cachedMedians struct {
+	stamp  string
+	values map[string]float64
 }
 
 // endedRun is what the pages of a run that has ended show; it holds while the run's endStamp
@@ -83,14 +95,61 @@ const maxEndedRuns = 16
 // relies on too).
 func (r *reader) endStamp(ctx context.Context, id string) string {
 	st, err := r.runs.State(ctx, id)
-	if err != nil || !st.Status.Final() || st.Finished == nil {
+	if err != nil {
+		return ""
+	}
+	return stampOf(st)
+}
+
+func stampOf(st *store.RunState) string {
+	if !st.Status.Final() || st.Finished == nil {
 		return ""
 	}
 	return fmt.Sprintf("%s %d", st.Status, st.Finished.UnixNano())
 }
 
+// runMedians are the metric columns of an ended run's line in the runs list, from its summary:
+// one object a run, read once per end.
+func (r *reader) runMedians(ctx context.Context, id, stamp string) map[string]float64 {
+	r.mu.Lock()
+	c, ok := r.medians[id]
+	r.mu.Unlock()
+	if ok && c.stamp == stamp {
+		return c.values
+	}
+	sum, err := r.runs.Summary(ctx, id)
+	if err != nil {
+		return nil
+	}
+	if sum == nil {
+		sum = &store.Summary{} // ended by an older jikken: no columns, and no second look
+	}
+	vals := map[string][]float64{}
+	for _, t := range sum.Trials {
+		if t.Status != store.Succeeded {
+			continue
+		}
+		for k, v := range t.Metrics {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				vals[k] = append(vals[k], v)
+			}
+		}
+	}
+	out := make(map[string]float64, len(vals))
+	for k, v := range vals {
+		out[k] = stats.Median(v)
+	}
+	r.mu.Lock()
+	if len(r.medians) > 100000 {
+		clear(r.medians)
+	}
+	r.medians[id] = cachedMedians{stamp: stamp, values: out}
+	r.mu.Unlock()
+	return out
+}
+
 func newReader(runs store.Runs, host string) *reader {
-	return &reader{runs: runs, host: host, manifests: map[string]*manifestFacts{}, metrics: map[string]cachedMetrics{}, stats: map[string]*StatsView{}, ended: map[string]*endedRun{}}
+	return &reader{runs: runs, host: host, manifests: map[string]*manifestFacts{}, metrics: map[string]cachedMetrics{}, stats: map[string]*StatsView{}, ended: map[string]*endedRun{}, medians: map[string]cachedMedians{}}
 }
 
 func (r *reader) facts(ctx context.Context, id string) (*manifestFacts, error) {
@@ -152,6 +211,9 @@ func (r *reader) summary(ctx context.Context, id string) RunSummary {
 		for k, v := range st.Counts {
 			s.Counts[k] = v
 		}
+		if stamp := stampOf(st); stamp != "" {
+			s.Medians = r.runMedians(ctx, id, stamp)
+		}
 	}
 	if s.Status == store.Running {
 		// As 'jikken status' says: a run whose runner is gone will not move until resumed.
@@ -185,13 +247,15 @@ func (r *reader) summary(ctx context.Context, id string) RunSummary {
 
 // RunsPage is one page of the runs list, newest first.
 type RunsPage struct {
-	Runs   []RunSummary `json:"runs"`
-	Query  string       `json:"query,omitempty"`
-	Status store.Status `json:"status,omitempty"`
-	Page   int          `json:"page"`
-	Pages  int          `json:"pages"`
-	Total  int          `json:"total"`
-	Store  string       `json:"store"`
+	Runs []RunSummary `json:"runs"`
+	// Metrics are the metric columns: the first few names, in order, of the runs' Medians.
+	Metrics []string     `json:"metrics,omitempty"`
+	Query   string       `json:"query,omitempty"`
+	Status  store.Status `json:"status,omitempty"`
+	Page    int          `json:"page"`
+	Pages   int          `json:"pages"`
+	Total   int          `json:"total"`
+	Store   string       `json:"store"`
 }
 
 const runsPerPage = 50
@@ -234,6 +298,7 @@ func (r *reader) runsPage(ctx context.Context, q string, status store.Status, pa
 	hi := min(lo+runsPerPage, p.Total)
 	if status != "" {
 		p.Runs = read[lo:hi]
+		p.Metrics = metricColumns(p.Runs)
 		return p, nil
 	}
 	p.Runs = make([]RunSummary, hi-lo)
@@ -241,7 +306,31 @@ func (r *reader) runsPage(ctx context.Context, q string, status store.Status, pa
 		p.Runs[i] = r.summary(ctx, match[lo+i])
 		return nil
 	})
+	p.Metrics = metricColumns(p.Runs)
 	return p, nil
+}
+
+// maxMetricColumns bounds the runs list's metric columns: a store of many experiments has many
+// metrics, and the list must stay readable.
+const maxMetricColumns = 6
+
+// metricColumns names the runs list's metric columns: the metrics the most runs shown have,
+// then by name.
+func metricColumns(runs []RunSummary) []string {
+	n := map[string]int{}
+	for _, r := range runs {
+		for k := range r.Medians {
+			n[k]++
+		}
+	}
+	names := slices.Collect(maps.Keys(n))
+	slices.SortFunc(names, func(a, b string) int {
+		if n[a] != n[b] {
+			return n[b] - n[a]
+		}
+		return strings.Compare(a, b)
+	})
+	return names[:min(len(names), maxMetricColumns)]
 }
 
 // TrialView is a trial's row in a run page and the JSON the page polls.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -194,5 +195,48 @@ func TestAnEndedRunIsReadOncePerEnd(t *testing.T) {
 	look("/runs/" + id)
 	if n := cb.records.Load() - first; n == 0 {
 		t.Error("the run ended again, and its page was not read again")
+	}
+}
+
+// The runs list shows, for an ended run with a summary, each metric's median over its
+// succeeded trials; a run resumed (running again) shows none until it ends again.
+func TestRunsListMedians(t *testing.T) {
+	runs, id := fixture(t)
+	ctx := context.Background()
+	end := time.Now().UTC()
+	sum, err := results.Summarize(ctx, runs, id, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.WriteSummary(ctx, id, sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.WriteState(ctx, id, &store.RunState{Status: store.Failed, Started: end, Finished: &end}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p RunsPage
+	if err := json.Unmarshal(get(t, s, "GET", "/api/runs").Body.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.Metrics, ",") != "loss" || len(p.Runs) != 1 || p.Runs[0].Medians["loss"] != 0.25 {
+		t.Errorf("runs list: metrics %q, runs %+v", p.Metrics, p.Runs)
+	}
+	body := get(t, s, "GET", "/").Body.String()
+	if !strings.Contains(body, `<th class="metric" title="median over the run's succeeded trials">loss</th>`) || !strings.Contains(body, `<td class="n">0.25</td>`) {
+		t.Errorf("the runs page has no loss column:\n%s", body)
+	}
+	if err := runs.WriteState(ctx, id, &store.RunState{Status: store.Running, Started: end}); err != nil {
+		t.Fatal(err)
+	}
+	p = RunsPage{}
+	if err := json.Unmarshal(get(t, s, "GET", "/api/runs").Body.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Metrics) != 0 || p.Runs[0].Medians != nil {
+		t.Errorf("a resumed run still shows medians: %q %+v", p.Metrics, p.Runs[0].Medians)
 	}
 }

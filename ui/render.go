@@ -83,6 +83,13 @@ var funcs = template.FuncMap{
 		}
 		return fmtMetric(v)
 	},
+	"median": func(s RunSummary, name string) string {
+		v, ok := s.Medians[name]
+		if !ok {
+			return ""
+		}
+		return fmtMetric(v)
+	},
 	"exit": func(p *int) string {
 		if p == nil {
 			return ""

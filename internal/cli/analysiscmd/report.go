@@ -36,8 +36,8 @@ type ReportOptions struct {
 	// Where are COLUMN=VALUE conditions a trial must meet to be in the report's tables.
 	Where []string
 	// Tests holds the direction (for metrics without :min or :max) and the test options.
-	Tests  report.Options
-	Style  chart.Style
+	Tests report.Options
+	Style chart.Style
 	// Order and Rename arrange the groups of every section (report.Arrange), as plot's do.
 	Order  []string
 	Rename map[string]string
