@@ -87,11 +87,14 @@ const (
 	// Stopped is a declared service the runner stopped (or did not start again) because no
 	// trial needed it any more: neither a success nor a failure of the run.
 	Stopped Status = "stopped"
+	// Pruned is a trial of a search that a pruner stopped early because its intermediate
+	// values were not promising: final, never retried, and not a failure.
+	Pruned Status = "pruned"
 )
 
 // Final reports whether a trial with this status will not run again in this runner.
 func (s Status) Final() bool {
-	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped
+	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped || s == Pruned
 }
 
 // TrialRecord is a trial's journal entry, rewritten atomically on every change of state.
@@ -117,6 +120,9 @@ type TrialRecord struct {
 	Devices []string `json:"devices,omitempty"`
 	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
 	Live *Live `json:"live,omitempty"`
+	// Values are the trial's final metric values (the last value of each metric) once it has
+	// ended, kept in the journal for a search, whose next suggestions depend on them.
+	Values map[string]float64 `json:"values,omitempty"`
 	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial
 	// and WriteTrials.
 	Tool string `json:"tool,omitempty"`
