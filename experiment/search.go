@@ -66,6 +66,10 @@ func (s *Search) Trial(n int, params map[string]any) (Trial, error) {
 	return t, nil
 }
 
+// Example is a trial of the search at the low end of its space, standing for all of them where
+// every trial must be checked before anything runs (resources, images).
+func (s *Search) Example() (Trial, error) { return s.Trial(0, samplePoint(s.Space)) }
+
 // IsTrial reports whether name is one of the search's trial names, and which number.
 func (s *Search) IsTrial(name string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, s.Name+"-")

@@ -27,11 +27,29 @@ func (a *attempt) feedLive(ctx context.Context, proc Process, att *Attempt) {
 		every = DefaultLiveEvery
 	}
 	trial, n := a.trial, a.n
-	f, err := FeedLive(ctx, r.Runs, att, live.Options{Every: every, Resume: a.adopted,
+	var points []core.MetricPoint
+	o := live.Options{Every: every, Resume: a.adopted,
 		Reported: func(upTo int64) {
-			a.d.send(core.MetricsReported{Trial: trial, Attempt: n, UpTo: upTo, At: time.Now()})
+			a.d.send(core.MetricsReported{Trial: trial, Attempt: n, UpTo: upTo, Points: points, At: time.Now()})
+			points = nil
 		},
-	})
+	}
+	if r.Search != nil && r.Search.Pruner.Name != "" && r.Search.Pruner.Name != "none" {
+		// A pruner judges the points themselves. One without a step has the number of points of
+		// its metric before it as its step.
+		counts := map[string]int64{}
+		o.Appended = func(pts []store.LivePoint) {
+			for _, p := range pts {
+				step := counts[p.Name]
+				if p.Step != nil {
+					step = *p.Step
+				}
+				counts[p.Name]++
+				points = append(points, core.MetricPoint{Metric: p.Name, Step: step, Value: p.Value})
+			}
+		}
+	}
+	f, err := FeedLive(ctx, r.Runs, att, o)
 	if err != nil {
 		r.Log.Warn("live metrics", "trial", att.Trial.Name, "err", err)
 		return

@@ -131,7 +131,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	adm, err := admit(ctx, backend, exp.Trials, o.host)
+	adm, err := admit(ctx, backend, checkedTrials(exp), o.host)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.detach {
 		return detach(o.f, runs, m, o.backend, o.settings, o.host.GPUsBusy)
 	}
-	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host, admitted: adm})
+	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host, admitted: adm, search: exp.Search})
 }
 
 func countImages(trials []experiment.Trial) int {
@@ -190,6 +190,9 @@ type execOptions struct {
 	host     hostSettings
 	// admitted is what the command decided about the plan already (nil: execute decides).
 	admitted *admission
+	// search is the run's search block (nil: none); execute reads it from the manifest when
+	// it is not given.
+	search *experiment.Search
 }
 
 // execute runs (or resumes) a recorded run in this process and reports how it ended.
@@ -201,19 +204,35 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	}
 	finished := false
 	defer func() { codeDone(finished) }()
+	if eo.search == nil {
+		if eo.search, err = searchOf(m); err != nil {
+			return err
+		}
+	}
 	prog := newProgress(ios.ErrOut, ios.ErrTTY, eo.output != "text", ios.TerminalWidth())
 	if eo.output == "text" {
-		fmt.Fprintf(ios.ErrOut, "run %s: %d trials on %s, -j %d\n", m.RunID, len(m.Trials), backend.Name(), eo.jobs)
+		what := fmt.Sprintf("%d trials", len(m.Trials))
+		if s := eo.search; s != nil {
+			what = fmt.Sprintf("a search of %d trials (%s sampler, %s pruner)", s.Trials, s.Sampler.Name, s.Pruner.Name)
+			if len(m.Trials) > 0 {
+				what += fmt.Sprintf(" after %d trials", len(m.Trials))
+			}
+		}
+		fmt.Fprintf(ios.ErrOut, "run %s: %s on %s, -j %d\n", m.RunID, what, backend.Name(), eo.jobs)
 	}
 	adm := eo.admitted
 	if adm == nil {
-		if adm, err = admit(ctx, backend, m.Trials, eo.host); err != nil {
+		checked := m.Trials
+		if eo.search != nil {
+			checked = withExample(m.Trials, eo.search)
+		}
+		if adm, err = admit(ctx, backend, checked, eo.host); err != nil {
 			return err
 		}
 	}
 	r := &runner.Runner{
 		Backend: backend, Runs: runs, Jobs: eo.jobs, FailFast: eo.failFast, Capacity: adm.capacity, Leases: adm.leases, Admitted: true,
-		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event,
+		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event, Search: eo.search,
 		Log: slog.New(slog.NewTextHandler(ios.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	start := time.Now()
@@ -307,15 +326,18 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 	for _, x := range []struct {
 		n    int
 		word string
-	}{{c.Failed, "failed"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "stopped (services no trial needed any more)"}, {c.Pending, "not run"}} {
+	}{{c.Failed, "failed"}, {c.Pruned, "pruned"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "stopped (services no trial needed any more)"}, {c.Pending, "not run"}} {
 		if x.n > 0 {
 			fmt.Fprintf(w, ", %d %s", x.n, x.word)
 		}
 	}
 	fmt.Fprintln(w)
+	if sum.Stopped != "" {
+		fmt.Fprintf(w, "  %s\n", sum.Stopped)
+	}
 	shown := 0
 	for _, rec := range sum.Trials {
-		if rec == nil || rec.Status == store.Succeeded || rec.Status == store.Stopped {
+		if rec == nil || rec.Status == store.Succeeded || rec.Status == store.Stopped || rec.Status == store.Pruned {
 			continue
 		}
 		if shown == 10 {

@@ -75,7 +75,9 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range m.Trials {
+	plan := store.Planned(m, recs)
+	v.Total = len(plan)
+	for _, t := range plan {
 		tv := trialView{Name: t.Name, Status: store.Pending}
 		if rec := recs[t.Name]; rec != nil {
 			tv.Status, tv.ExitCode, tv.Attempts, tv.Reason, tv.Devices = rec.Status, rec.ExitCode, len(rec.Attempts), rec.Reason, rec.Devices

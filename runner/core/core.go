@@ -77,9 +77,10 @@ type Core struct {
 
 	// view is the plan as the planner sees it (plan.go), began the time of Begin; planDone is
 	// set once the planner will add nothing more.
-	view     []TrialView
-	began    time.Time
-	planDone bool
+	view      []TrialView
+	began     time.Time
+	planDone  bool
+	planAbort string
 	// curves are the points of each trial's attempt curveOf, for a planner that prunes.
 	curves  map[int][]MetricPoint
 	curveOf map[int]int
@@ -358,7 +359,7 @@ func (c *Core) Status() store.Status {
 	switch {
 	case c.interrupted || n.Killed > 0 || (c.halted && n.Pending > 0):
 		return store.Killed
-	case n.Failed > 0 || n.Skipped > 0:
+	case n.Failed > 0 || n.Skipped > 0 || c.planAbort != "":
 		return store.Failed
 	}
 	return store.Succeeded

@@ -67,6 +67,9 @@ type Decision struct {
 	// Drop are pending trials not to run, with why (recorded as skipped).
 	Drop     []Drop
 	Complete bool
+	// Abort, with Complete, says why the plan cannot go on as it should (a search whose
+	// trials log no objective): the run ends failed, with that reason.
+	Abort string
 }
 
 // Drop names a pending trial a planner gives up, and why.
@@ -80,6 +83,9 @@ func (c *Core) Trial(i int) *experiment.Trial { return c.ts[i].spec }
 
 // Len is how many trials the plan has now.
 func (c *Core) Len() int { return len(c.ts) }
+
+// PlanAborted is why the planner ended the plan early as a failure, or "".
+func (c *Core) PlanAborted() string { return c.planAbort }
 
 // Planned reports whether the plan is complete: no planner, or one that said so.
 func (c *Core) Planned() bool { return c.cfg.Planner == nil || c.planDone }
@@ -108,7 +114,7 @@ func (c *Core) ask() {
 		c.add(spec)
 	}
 	if d.Complete || (len(d.Add) == 0 && c.open == 0 && c.unsettled == 0) {
-		c.planDone = true
+		c.planDone, c.planAbort = true, d.Abort
 	}
 }
 
