@@ -19,8 +19,8 @@ import (
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/lease"
-	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/live"
+	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
@@ -32,8 +32,8 @@ type attempt struct {
 	d        *driver
 	trial, n int
 	// spec is the trial, as the core holds it (a growing plan has more than the manifest).
-	spec *experiment.Trial
-	clear    bool
+	spec  *experiment.Trial
+	clear bool
 	// adopted is set when the backend re-attaches to this attempt: its folder is kept.
 	adopted bool
 	// keep is the attempt whose stored logs are kept aside before this one replaces them.

@@ -135,10 +135,14 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 		adopted = a.Adopted(m.RunID)
 	}
 	r.sweep(ctx, m.RunID, prior, adopted)
+	curves, err := r.searchCurves(ctx, m.RunID, prior)
+	if err != nil {
+		return nil, err
+	}
 	c := core.New(core.Config{
 		RunID: m.RunID, Backend: r.Backend.Name(), Host: r.Host,
 		Trials: trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior, Capacity: r.Capacity,
-		Adopted: adopted, Planner: planner,
+		Adopted: adopted, Planner: planner, Curves: curves,
 	})
 	d := newDriver(r, m, c)
 	return d.run(ctx)

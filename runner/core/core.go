@@ -37,6 +37,10 @@ type Config struct {
 	Adopted map[string]int
 	// Planner, when set, grows the plan as the run goes (plan.go); nil: Trials is the plan.
 	Planner Planner
+	// Curves are, for a planner that prunes, the points of the last attempt of trials final in
+	// the journal, by trial name (a pruned trial's cut where it was pruned): the curves later
+	// trials are judged against.
+	Curves map[string][]MetricPoint
 }
 
 // DeviceRecheck is how long the core leaves alone devices another run on the host holds
@@ -263,6 +267,9 @@ func New(cfg Config) *Core {
 		c.view = make([]TrialView, len(c.ts))
 		for i, t := range c.ts {
 			c.view[i] = viewOf(t)
+			if pts, ok := cfg.Curves[t.spec.Name]; ok && t.ph == final {
+				c.keepCurve(t, pts)
+			}
 		}
 	}
 	for i, t := range c.ts {

@@ -158,15 +158,8 @@ func (c *Core) pointsReported(t *trial, pts []MetricPoint) {
 	if !ok || len(pts) == 0 {
 		return
 	}
-	if c.curves == nil {
-		c.curves = map[int][]MetricPoint{}
-	}
 	if c.curveOf[t.i] != t.attempt {
-		if c.curveOf == nil {
-			c.curveOf = map[int]int{}
-		}
-		c.curveOf[t.i] = t.attempt
-		c.curves[t.i] = nil
+		c.keepCurve(t, nil)
 	}
 	for _, p := range pts {
 		c.curves[t.i] = append(c.curves[t.i], p)
@@ -179,10 +172,19 @@ func (c *Core) pointsReported(t *trial, pts []MetricPoint) {
 		}
 		t.rec.Status, t.rec.Reason = store.Pruned, why
 		t.rec.Values = lastValues(c.curves[t.i])
+		t.rec.PrunedAt = int64(len(c.curves[t.i]))
 		t.pruneWhy = why
 		c.persist(t)
 		t.pruneVer = t.ver
 	}
+}
+
+// keepCurve makes pts the curve of t's current (or last) attempt.
+func (c *Core) keepCurve(t *trial, pts []MetricPoint) {
+	if c.curves == nil {
+		c.curves, c.curveOf = map[int][]MetricPoint{}, map[int]int{}
+	}
+	c.curves[t.i], c.curveOf[t.i] = pts, t.attempt
 }
 
 // lastValues is the last value of each metric of a curve.
