@@ -106,12 +106,17 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	}
 	trials := m.Trials
 	var planner core.Planner
+	var kept map[string]bool
 	if r.Search != nil {
 		p, added, err := plan.Resume(r.Search, m.Options.Jobs, prior)
 		if err != nil {
 			return nil, err
 		}
 		planner, trials = p, append(slices.Clip(m.Trials), added...)
+		kept = map[string]bool{}
+		for _, t := range added {
+			kept[t.Name] = true
+		}
 	}
 	if !r.Admitted {
 		check := trials
@@ -142,7 +147,7 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	c := core.New(core.Config{
 		RunID: m.RunID, Backend: r.Backend.Name(), Host: r.Host,
 		Trials: trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior, Capacity: r.Capacity,
-		Adopted: adopted, Planner: planner, Curves: curves,
+		Adopted: adopted, Planner: planner, Curves: curves, Kept: kept,
 	})
 	d := newDriver(r, m, c)
 	return d.run(ctx)

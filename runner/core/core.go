@@ -41,6 +41,10 @@ type Config struct {
 	// the journal, by trial name (a pruned trial's cut where it was pruned): the curves later
 	// trials are judged against.
 	Curves map[string][]MetricPoint
+	// Kept names the trials whose final record in the journal stands, failed or not (a search's
+	// trials: their results are its history, which a resume must not change); only a trial the
+	// journal shows killed runs again. Other trials run again unless they succeeded.
+	Kept map[string]bool
 }
 
 // DeviceRecheck is how long the core leaves alone devices another run on the host holds
@@ -216,7 +220,7 @@ func New(cfg Config) *Core {
 		switch {
 		case t.rec.Status == store.Succeeded && !t.svc:
 			t.ph, t.okDurable = final, true
-		case t.rec.Status == store.Pruned && !t.svc:
+		case (t.rec.Status == store.Pruned || cfg.Kept[spec.Name] && t.rec.Status.Final() && t.rec.Status != store.Killed) && !t.svc:
 			// A pruned trial is never run again: its record says why it stopped.
 			t.ph = final
 		case t.rec.Status.Final() && t.svc:

@@ -145,6 +145,10 @@ func (c *Core) settledView(t *trial) {
 		return
 	}
 	c.view[t.i].Status, c.view[t.i].Values = t.rec.Status, t.rec.Values
+	if t.ph != final && t.pruneVer > 0 {
+		// Pruned, but its attempt still ends: it holds its place in the window until then.
+		c.view[t.i].Status = store.Running
+	}
 	if t.ph == final {
 		c.ask()
 	}
@@ -162,8 +166,11 @@ func (c *Core) pointsReported(t *trial, pts []MetricPoint) {
 		c.keepCurve(t, nil)
 	}
 	for _, p := range pts {
+		if t.pruneVer > 0 {
+			return // its curve ends where it was judged, as its record says (PrunedAt)
+		}
 		c.curves[t.i] = append(c.curves[t.i], p)
-		if t.stop != noStop || t.pruneVer > 0 || c.halted || (t.ph != running && t.ph != starting) {
+		if t.stop != noStop || c.halted || (t.ph != running && t.ph != starting) {
 			continue
 		}
 		stop, why := pr.Prune(View{Trials: c.view, Now: c.now, Began: c.began, Slots: c.cfg.Jobs}, t.i, c.curves)

@@ -35,8 +35,10 @@ type Search struct {
 	// been read (views only grow).
 	numbers []int
 	seen    int
-	// obs are the observations of trials 0..len(obs)-1, all final.
-	obs []search.Observation
+	// obs are the observations of trials 0..len(obs)-1, all final; succeeded says which of
+	// them succeeded.
+	obs       []search.Observation
+	succeeded []bool
 	// aborted is why the search stopped early, once it has; checked is set once the first
 	// window of trials was looked at for the objectives.
 	aborted string
@@ -93,6 +95,10 @@ func Resume(s *experiment.Search, jobs int, journal map[string]*store.TrialRecor
 	}
 	return p, trials, nil
 }
+
+// MinChecked is how many trials at least a search looks at before it stops for want of its
+// objective.
+const MinChecked = 3
 
 // Window is how many trials run at once at most, and so are suggested without the results of
 // each other.
@@ -167,6 +173,7 @@ func (p *Search) advance(v core.View) {
 			return
 		}
 		p.obs = append(p.obs, p.observe(len(p.obs), t))
+		p.succeeded = append(p.succeeded, t.Status == store.Succeeded)
 	}
 }
 
@@ -198,22 +205,27 @@ func (p *Search) observe(n int, t *core.TrialView) search.Observation {
 	return o
 }
 
-// noObjective says why the search stops when none of its first trials (a window of them) logged
-// the objectives: a misspelt metric would otherwise spend the whole budget learning nothing.
+// noObjective says why the search stops when none of its first trials (a window of them, at
+// least MinChecked) logged the objectives though some succeeded: a misspelt metric would
+// otherwise spend the whole budget learning nothing. Trials that failed prove nothing about the
+// metric: the search goes on while they are all it has.
 func (p *Search) noObjective() string {
-	first := min(p.window, p.spec.Trials)
+	first := min(max(p.window, MinChecked), p.spec.Trials)
 	if p.checked || len(p.obs) < first {
 		return ""
 	}
 	p.checked = true
 	failed := 0
-	for _, o := range p.obs[:first] {
+	for k, o := range p.obs[:first] {
 		if o.State == search.Complete || o.Values != nil {
 			return ""
 		}
-		if o.State == search.Failed {
+		if !p.succeeded[k] {
 			failed++
 		}
+	}
+	if failed == first {
+		return ""
 	}
 	var names []string
 	for _, o := range p.spec.Objectives {
