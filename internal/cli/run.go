@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -110,7 +111,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	}
 	exp, err := experiment.Load(o.file, opts)
 	if err != nil {
-		return err
+		return invalidInput(err)
 	}
 	runID := runner.NewRunID(exp.Name, time.Now())
 	if exp.UsesRunID {
@@ -163,6 +164,16 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return detach(o.f, runs, m, o.backend, o.settings, o.host.GPUsBusy)
 	}
 	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host, admitted: adm, search: exp.Search})
+}
+
+// invalidInput makes an experiment that does not validate a usage error (exit 2): nothing
+// started, and the message names the file, line and field to fix.
+func invalidInput(err error) error {
+	var verr *experiment.ValidationError
+	if errors.As(err, &verr) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+	}
+	return err
 }
 
 func countImages(trials []experiment.Trial) int {
