@@ -146,10 +146,38 @@ func New(name string, options map[string]any) (Sampler, error) {
 	if !slices.Contains(Names(), name) {
 		return nil, fmt.Errorf("unknown sampler %q; use one of %s", name, strings.Join(Names(), ", "))
 	}
+	if name == "tpe" {
+		return local{}, nil
+	}
 	return random{}, nil
 }
 
 type random struct{}
+
+// local stands in for tpe: every other trial, once there is history, it looks near the best
+// trial so far, so that its suggestions depend on the history as a real sampler's do.
+type local struct{}
+
+func (local) Suggest(r Request) (Params, error) {
+	p, _ := random{}.Suggest(r)
+	best := Best(r.Objectives, r.History)
+	if len(best) == 0 || r.Number%2 == 1 {
+		return p, nil
+	}
+	var b Params
+	for _, o := range r.History {
+		if o.Number == best[0] {
+			b = o.Params
+		}
+	}
+	rng := rand.New(rand.NewPCG(r.Seed^0x9e37, uint64(r.Number)))
+	for _, q := range r.Space.Params {
+		if x, ok := b[q.Name].(float64); ok && q.Kind == Float && !q.Log {
+			p[q.Name] = min(q.High, max(q.Low, x+rng.NormFloat64()*(q.High-q.Low)/20))
+		}
+	}
+	return p, nil
+}
 
 func (random) Suggest(r Request) (Params, error) {
 	rng := rand.New(rand.NewPCG(r.Seed, uint64(r.Number)))

@@ -45,7 +45,7 @@ func point(p map[string]any, s int) float64 {
 }
 
 func genSearch(rng *rand.Rand) (*experiment.Search, int) {
-	blk := map[string]any{"name": "s", "cmd": "f {{x}} {{y}}", "objective": "loss", "sampler": "random",
+	blk := map[string]any{"name": "s", "cmd": "f {{x}} {{y}}", "objective": "loss", "sampler": []string{"random", "tpe"}[rng.IntN(2)],
 		"space":  map[string]any{"x": map[string]any{"low": -5, "high": 5}, "y": map[string]any{"low": -5, "high": 5}},
 		"trials": 1 + rng.IntN(30), "seed": rng.IntN(1000), "pruner": []string{"none", "median"}[rng.IntN(2)]}
 	if n := rng.IntN(5); n > 0 {
