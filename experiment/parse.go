@@ -634,6 +634,21 @@ func (p *parser) link() {
 		if _, clash := p.groups[s.Name]; clash {
 			p.ps.add("", "search.name", "a matrix group is also called %q; rename one", s.Name)
 		}
+		var after []any
+		for _, a := range s.After() {
+			for _, target := range expand(a) {
+				ti, ok := byName[target]
+				switch {
+				case !ok:
+					p.ps.add("", "search.after", "unknown trial %q%s", a, suggest(a, p.names()))
+				case p.trials[ti].Service:
+					p.ps.add("", "search.after", "%q is a service, which runs until its dependants end, so it never succeeds first; use a trial", target)
+				default:
+					after = append(after, target)
+				}
+			}
+		}
+		s.template["after"] = after
 	}
 	if cycle := findCycle(p.trials); cycle != nil {
 		first := byName[cycle[0]]

@@ -66,6 +66,18 @@ func (s *Search) Trial(n int, params map[string]any) (Trial, error) {
 	return t, nil
 }
 
+// After are the trials the search's trials wait to succeed.
+func (s *Search) After() []string {
+	list, _ := s.template["after"].([]any)
+	var out []string
+	for _, a := range list {
+		if n, ok := a.(string); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Example is a trial of the search at the low end of its space, standing for all of them where
 // every trial must be checked before anything runs (resources, images).
 func (s *Search) Example() (Trial, error) { return s.Trial(0, samplePoint(s.Space)) }
@@ -145,8 +157,8 @@ func (p *parser) search(raw any, defaults map[string]any) *Search {
 	template := map[string]any{}
 	for _, k := range sortedKeys(m) {
 		switch {
-		case k == "depends" || k == "after":
-			bad(k, "a search's trials cannot wait for other trials yet; run those in an earlier run")
+		case k == "depends":
+			bad(k, "a search's trials can only wait for trials to succeed first: use after")
 		case contains(searchOnly, k):
 		case contains(trialFields, k):
 			template[k] = m[k]

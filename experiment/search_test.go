@@ -121,7 +121,8 @@ func TestSearchBadInput(t *testing.T) {
 		{"bad direction", base(`{ objective: { metric: "loss", direction: "down" } }`), "search.objective.direction", "down"},
 		{"unknown placeholder", base(`{ cmd: "echo {{z}}" }`), "search.cmd", "{{z}}"},
 		{"unknown field", base(`{ trails: 3 }`), "search.trails", "unknown"},
-		{"depends", base(`{ depends: ["a"] }`), "search.depends", "cannot wait"},
+		{"depends", base(`{ depends: ["a"] }`), "search.depends", "use after"},
+		{"after an unknown trial", base(`{ after: ["build"] }`), "search.after", "unknown trial"},
 		{"int with a fraction", base(`{ space: { x: { type: "int", low: 0.5, high: 3 } } }`), "search.space.x.low", "whole"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -172,7 +172,7 @@ func (local) Suggest(r Request) (Params, error) {
 	}
 	rng := rand.New(rand.NewPCG(r.Seed^0x9e37, uint64(r.Number)))
 	for _, q := range r.Space.Params {
-		if x, ok := b[q.Name].(float64); ok && q.Kind == Float && !q.Log {
+		if x, ok := b[q.Name].(float64); ok && p[q.Name] != nil && q.Kind == Float && !q.Log {
 			p[q.Name] = min(q.High, max(q.Low, x+rng.NormFloat64()*(q.High-q.Low)/20))
 		}
 	}

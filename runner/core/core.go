@@ -92,6 +92,8 @@ type Core struct {
 	// curves are the points of each trial's attempt curveOf, for a planner that prunes.
 	curves  map[int][]MetricPoint
 	curveOf map[int]int
+	// index finds a trial by name, for the after of trials a planner adds.
+	index map[string]int
 }
 
 type phase uint8
@@ -203,6 +205,7 @@ func New(cfg Config) *Core {
 	for i := range cfg.Trials {
 		index[cfg.Trials[i].Name] = i
 	}
+	c.index = index
 	c.counts.Total = len(cfg.Trials)
 	for i := range cfg.Trials {
 		spec := &cfg.Trials[i]

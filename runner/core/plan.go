@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -61,8 +62,8 @@ type TrialView struct {
 // Decision is a planner's answer.
 type Decision struct {
 	// Add are trials to append to the plan; their Index is set by the core. Each is journaled
-	// (its pending record stored) before its first attempt starts. They may not depend on
-	// other trials.
+	// (its pending record stored) before its first attempt starts. They may wait for trials of
+	// the plan to succeed (After), but not depend on them otherwise.
 	Add []experiment.Trial
 	// Drop are pending trials not to run, with why (recorded as skipped).
 	Drop     []Drop
@@ -127,6 +128,22 @@ func (c *Core) add(spec experiment.Trial) {
 	t.rec = store.TrialRecord{Run: c.cfg.RunID, Name: spec.Name, Index: spec.Index, Group: spec.Group,
 		Status: store.Pending, Params: spec.Params, Seed: spec.Seed, Image: spec.Image, Backend: c.cfg.Backend}
 	c.ts = append(c.ts, t)
+	c.index[spec.Name] = t.i
+	for _, name := range spec.After {
+		j, ok := c.index[name]
+		if !ok {
+			continue
+		}
+		u := c.ts[j]
+		t.after = append(t.after, j)
+		u.afterDeps = append(u.afterDeps, t.i)
+		if !u.okDurable {
+			t.waitAfter++
+		}
+		if u.ph == final && u.rec.Status != store.Succeeded && t.afterBlocked == "" {
+			t.afterBlocked = fmt.Sprintf("after: %s %s", u.spec.Name, u.rec.Status)
+		}
+	}
 	c.view = append(c.view, viewOf(t))
 	if c.live != nil {
 		c.live = append(c.live, LiveMetrics{})
