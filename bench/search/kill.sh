@@ -22,17 +22,20 @@ if [ "$BACKEND" = docker ]; then
 	printf 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n' > img/Dockerfile
 	DOCKER_BUILDKIT=0 docker build -q -t jikken-bench-search:1 img >/dev/null
 fi
-# The objective: a 2-D quadratic, a few intermediate points, a short sleep so kills land mid-trial.
+# The objective: a 2-D quadratic (products, not ^: busybox awk has no math library), a few intermediate points, a short sleep so kills land mid-trial.
 cat > tune.jsonnet <<JSONNET
 { name: "killbench", search: { name: "s", $image
-  cmd: "for s in 1 2 3; do echo ::metric loss=\$(awk -v x={{x}} -v y={{y}} -v s=\$s 'BEGIN{print (x-1)^2+(y+2)^2+3-s}'); sleep 0.02; done",
+  cmd: "for s in 1 2 3; do echo ::metric loss=\$(awk -v x={{x}} -v y={{y}} -v s=\$s 'BEGIN{print (x-1)*(x-1)+(y+2)*(y+2)+3-s}'); sleep 0.02; done",
   space: { x: { low: -5, high: 5 }, y: { low: -5, high: 5 } },
   objective: { metric: "loss", direction: "min" }, sampler: "tpe", trials: $TRIALS, seed: 7 } }
 JSONNET
 history() { jikken search show "$1" --store "$2" -o json | jq -c '[.trials[] | {trial, status, params, values}]'; }
 
 t0=$(date +%s.%N)
-jikken run tune.jsonnet --store ref -j "$JOBS" --backend "$BACKEND" >/dev/null 2>&1
+if ! jikken run tune.jsonnet --store ref -j "$JOBS" --backend "$BACKEND" >ref.log 2>&1; then
+	tail -5 ref.log
+	exit 1
+fi
 t1=$(date +%s.%N)
 history latest ref > want
 
