@@ -256,7 +256,7 @@ func (r *reader) run(ctx context.Context, id string) (*RunView, error) {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	v := &RunView{RunSummary: r.summary(ctx, id), File: m.File, Tool: m.Tool, Trials: []TrialView{}}
-	for _, t := range m.Trials {
+	for _, t := range store.Planned(m, recs) {
 		if t.DeclaredService() {
 			continue
 		}
@@ -448,6 +448,14 @@ func (r *reader) plannedTrial(ctx context.Context, run, trial string) (bool, map
 		if t.Name == trial {
 			return true, t.Params, t.Seed, nil
 		}
+	}
+	// A trial a search added is planned by its record, whose name the store gave back.
+	recs, err := r.runs.Trials(ctx, run)
+	if err != nil {
+		return false, nil, nil, err
+	}
+	if rec := recs[trial]; rec != nil {
+		return true, rec.Params, rec.Seed, nil
 	}
 	return false, nil, nil, nil
 }
