@@ -215,7 +215,8 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	}
 	finished := false
 	defer func() { codeDone(finished) }()
-	if eo.search == nil {
+	if eo.search == nil && m.Reproduces == "" {
+		// A reproduction reruns the trials of its plan only, whatever its experiment searched.
 		if eo.search, err = searchOf(m); err != nil {
 			return err
 		}

@@ -35,6 +35,29 @@ func searchOf(m *store.Manifest) (*experiment.Search, error) {
 	return exp.Search, nil
 }
 
+// withSearchTrial is the plan of run m with trial added when a search suggested it: rebuilt from
+// the search's template and the params its record holds, as a resume rebuilds it.
+func withSearchTrial(ctx context.Context, runs store.Runs, m *store.Manifest, trial string) ([]experiment.Trial, error) {
+	s, err := searchOf(m)
+	if err != nil || s == nil {
+		return m.Trials, err
+	}
+	n, ok := s.IsTrial(trial)
+	if !ok || slices.ContainsFunc(m.Trials, func(t experiment.Trial) bool { return t.Name == trial }) {
+		return m.Trials, nil
+	}
+	rec, err := runs.Trial(ctx, m.RunID, trial)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: trial %s: %w", m.RunID, trial, err)
+	}
+	t, err := s.Trial(n, plan.Coerce(s.Space, rec.Params))
+	if err != nil {
+		return nil, fmt.Errorf("run %s: rebuild trial %s: %w", m.RunID, trial, err)
+	}
+	t.Index = len(m.Trials)
+	return append(slices.Clip(m.Trials), t), nil
+}
+
 // withExample is trials and a trial standing for the search's, for the checks made before
 // anything runs (the backend's, the host's fit).
 func withExample(trials []experiment.Trial, s *experiment.Search) []experiment.Trial {
