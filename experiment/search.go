@@ -51,6 +51,20 @@ var searchOnly = []string{"name", "space", "objective", "objectives", "constrain
 // DefaultSampler is the sampler of a search that names none.
 const DefaultSampler = "tpe"
 
+// SearchOf reads the search block of an evaluated experiment (a run manifest keeps it), or
+// returns nil when it has none. file names the source in errors.
+func SearchOf(file string, evaluated []byte) (*Search, error) {
+	var top map[string]json.RawMessage
+	if len(evaluated) == 0 || evaluated[0] != '{' || json.Unmarshal(evaluated, &top) != nil || top["search"] == nil {
+		return nil, nil
+	}
+	exp, err := ParseMax(file, evaluated, -1)
+	if err != nil {
+		return nil, err
+	}
+	return exp.Search, nil
+}
+
 // TrialName is the name of trial number n of the search.
 func (s *Search) TrialName(n int) string { return s.Name + "-" + strconv.Itoa(n) }
 

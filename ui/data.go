@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/store"
 )
@@ -244,6 +245,8 @@ type RunView struct {
 	Trials  []TrialView `json:"trial_rows"`
 	// Live is true while the run is not over: the page keeps polling.
 	Live bool `json:"live"`
+	// Search is the history of the run's search, when it has one.
+	Search *SearchPlot `json:"search,omitempty"`
 }
 
 func (r *reader) run(ctx context.Context, id string) (*RunView, error) {
@@ -256,6 +259,9 @@ func (r *reader) run(ctx context.Context, id string) (*RunView, error) {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	v := &RunView{RunSummary: r.summary(ctx, id), File: m.File, Tool: m.Tool, Trials: []TrialView{}}
+	if s, err := experiment.SearchOf(m.File, m.Evaluated); err == nil && s != nil {
+		v.Search = searchPlot(s, recs)
+	}
 	for _, t := range store.Planned(m, recs) {
 		if t.DeclaredService() {
 			continue

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -24,15 +22,11 @@ import (
 // searchOf reads the search block of a recorded run from its evaluated experiment (nil: the run
 // has none). The manifest keeps the evaluated JSON, so a resume needs no experiment file.
 func searchOf(m *store.Manifest) (*experiment.Search, error) {
-	var top map[string]json.RawMessage
-	if len(m.Evaluated) == 0 || m.Evaluated[0] != '{' || json.Unmarshal(m.Evaluated, &top) != nil || top["search"] == nil {
-		return nil, nil
-	}
-	exp, err := experiment.ParseMax(m.File, bytes.Clone(m.Evaluated), -1)
+	s, err := experiment.SearchOf(m.File, m.Evaluated)
 	if err != nil {
 		return nil, fmt.Errorf("read the search of run %s from its manifest: %w", m.RunID, err)
 	}
-	return exp.Search, nil
+	return s, nil
 }
 
 // withSearchTrial is the plan of run m with trial added when a search suggested it: rebuilt from
