@@ -94,6 +94,8 @@ type Core struct {
 	curveOf map[int]int
 	// index finds a trial by name, for the after of trials a planner adds.
 	index map[string]int
+	// implied counts the trials that are services implied by depends (waitsOnServers).
+	implied int
 }
 
 type phase uint8
@@ -247,6 +249,9 @@ func New(cfg Config) *Core {
 		c.ts[i] = t
 		if !t.svc && t.ph != final {
 			c.open++
+		}
+		if spec.ServiceImplied {
+			c.implied++
 		}
 	}
 	for i, t := range c.ts {
@@ -600,7 +605,7 @@ func (c *Core) stalled() {
 // needs one of them running beside it, or no trial waits at all. The runner never stops such
 // a trial (it is not a declared service), so its record says why the run waits for it.
 func (c *Core) waitsOnServers() {
-	if c.halted {
+	if c.halted || c.implied == 0 {
 		return
 	}
 	var holders []*trial

@@ -35,6 +35,8 @@ type Search struct {
 	// been read (views only grow).
 	numbers []int
 	seen    int
+	// suggested are the params of trials 0..len(numbers)-1, typed as the space says.
+	suggested []search.Params
 	// obs are the observations of trials 0..len(obs)-1, all final; succeeded says which of
 	// them succeeded.
 	obs       []search.Observation
@@ -120,10 +122,7 @@ func (p *Search) Next(v core.View) core.Decision {
 		return core.Decision{Complete: true}
 	}
 	var d core.Decision
-	var pending []search.Params
-	for n := max(0, k-p.window+1); n < k; n++ {
-		pending = append(pending, p.params(v.Trials[p.numbers[n]].Params))
-	}
+	pending := slices.Clone(p.suggested[max(0, k-p.window+1):k])
 	for ; k < p.spec.Trials && k-p.window < len(p.obs); k++ {
 		req := search.Request{Space: p.spec.Space, Objectives: p.spec.Objectives, Seed: p.spec.Seed, Number: k,
 			History: p.obs[:max(0, k-p.window+1)], Pending: pending}
@@ -161,6 +160,7 @@ func (p *Search) read(v core.View) {
 		}
 		if n, ok := p.spec.IsTrial(t.Name); ok && n == len(p.numbers) {
 			p.numbers = append(p.numbers, p.seen)
+			p.suggested = append(p.suggested, p.params(t.Params))
 		}
 	}
 }
