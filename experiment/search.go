@@ -167,7 +167,7 @@ func (p *parser) search(raw any, defaults map[string]any) *Search {
 	}
 	bad := func(field, format string, args ...any) { p.ps.add("", "search."+field, format, args...) }
 	before := len(p.ps.list)
-	s := &Search{file: p.ps.file, Parallel: 0}
+	s := &Search{file: p.ps.file}
 	template := map[string]any{}
 	for _, k := range sortedKeys(m) {
 		switch {

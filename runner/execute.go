@@ -69,7 +69,7 @@ func (r *Runner) Execute(ctx context.Context, m *store.Manifest, force bool) (*S
 	state.Status, state.Finished, state.Runner = sum.Status, &now, nil
 	c := sum.Counts
 	state.Counts = map[store.Status]int{store.Succeeded: c.Succeeded, store.Failed: c.Failed,
-		store.Skipped: c.Skipped, store.Killed: c.Killed, store.Stopped: c.Stopped, store.Pending: c.Pending, store.Pruned: c.Pruned}
+		store.Skipped: c.Skipped, store.Killed: c.Killed, store.Stopped: c.Stopped, store.Pending: c.Pending}
 	if err := r.Runs.WriteState(context.WithoutCancel(ctx), m.RunID, state); err != nil {
 		return sum, fmt.Errorf("record run state: %w", err)
 	}

@@ -87,8 +87,8 @@ const (
 	// Stopped is a declared service the runner stopped (or did not start again) because no
 	// trial needed it any more: neither a success nor a failure of the run.
 	Stopped Status = "stopped"
-	// Pruned is a trial of a search that a pruner stopped early because its intermediate
-	// values were not promising: final, never retried, and not a failure.
+	// Pruned is a trial a search's pruner stopped early because its intermediate values were not
+	// promising: final, never retried, and neither a success nor a failure.
 	Pruned Status = "pruned"
 )
 

@@ -338,7 +338,7 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 	for _, x := range []struct {
 		n    int
 		word string
-	}{{c.Failed, "failed"}, {c.Pruned, "pruned"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "stopped (services no trial needed any more)"}, {c.Pending, "not run"}} {
+	}{{c.Pruned, "pruned"}, {c.Failed, "failed"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "stopped (services no trial needed any more)"}, {c.Pending, "not run"}} {
 		if x.n > 0 {
 			fmt.Fprintf(w, ", %d %s", x.n, x.word)
 		}
@@ -349,6 +349,7 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 	}
 	shown := 0
 	for _, rec := range sum.Trials {
+		// Pruned trials ended as their search meant them to; 'jikken status' lists them and why.
 		if rec == nil || rec.Status == store.Succeeded || rec.Status == store.Stopped || rec.Status == store.Pruned {
 			continue
 		}

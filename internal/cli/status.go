@@ -228,7 +228,7 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				fmt.Fprintf(w, "code:       %s@%.12s%s\n", v.Code.Repo, v.Code.Head, dirty)
 			}
 			fmt.Fprintf(w, "trials:     %d total", v.Total)
-			for _, s := range []store.Status{store.Succeeded, store.Failed, store.Pruned, store.Skipped, store.Killed, store.Stopped, store.Running, store.Pending} {
+			for _, s := range []store.Status{store.Succeeded, store.Pruned, store.Failed, store.Skipped, store.Killed, store.Stopped, store.Running, store.Pending} {
 				if n := v.Counts[s]; n > 0 {
 					fmt.Fprintf(w, ", %d %s", n, s)
 				}

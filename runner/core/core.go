@@ -350,13 +350,13 @@ func (c *Core) Step(ev Event) []Action {
 // Done reports whether the run has ended: nothing runs, every record is stored, and every
 // trial is final (or the run was halted).
 func (c *Core) Done() bool {
-	if !c.begun || c.active > 0 || c.unsettled > 0 {
+	if !c.begun || c.active > 0 || c.unsettled > 0 || !c.Planned() {
 		return false
 	}
 	if c.halted {
 		return true
 	}
-	return c.Planned() && c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed+c.counts.Stopped+c.counts.Pruned == c.counts.Total
+	return c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed+c.counts.Stopped+c.counts.Pruned == c.counts.Total
 }
 
 // Counts returns the trials by state.

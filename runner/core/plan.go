@@ -88,8 +88,9 @@ func (c *Core) Len() int { return len(c.ts) }
 // PlanAborted is why the planner ended the plan early as a failure, or "".
 func (c *Core) PlanAborted() string { return c.planAbort }
 
-// Planned reports whether the plan is complete: no planner, or one that said so.
-func (c *Core) Planned() bool { return c.cfg.Planner == nil || c.planDone }
+// Planned reports whether the plan is complete: no planner, one that said so, or a halted run,
+// whose planner is asked nothing more.
+func (c *Core) Planned() bool { return c.cfg.Planner == nil || c.planDone || c.halted }
 
 // viewOf is trial t as a planner sees it.
 func viewOf(t *trial) TrialView {
