@@ -356,9 +356,6 @@ func (p *parser) space(raw any, bad func(string, string, ...any)) search.Space {
 					bad(f+"."+k, "must be a number")
 					return
 				}
-				if prm.Kind == search.Int && x != math.Trunc(x) {
-					bad(f+"."+k, "%v is not a whole number, as an int param needs", x)
-				}
 				*dst = x
 			}
 			num("low", &prm.Low, true)

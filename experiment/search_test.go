@@ -70,7 +70,7 @@ func TestSearchFullForm(t *testing.T) {
     },
     objectives: [{ metric: "loss" }, { metric: "acc", direction: "max" }],
     constraints: ["mem_over"],
-    sampler: { name: "random", options: { startup: 5 } },
+    sampler: { name: "tpe", options: { n_startup_trials: 5 } },
     pruner: "median",
     trials: 10, parallel: 3, wall: "1h", seed: 9,
   },
@@ -80,7 +80,7 @@ func TestSearchFullForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := exp.Search
-	if s.Parallel != 3 || time.Duration(s.Wall) != time.Hour || s.Pruner.Name != "median" || s.Sampler.Options["startup"] != int64(5) {
+	if s.Parallel != 3 || time.Duration(s.Wall) != time.Hour || s.Pruner.Name != "median" || s.Sampler.Options["n_startup_trials"] != int64(5) {
 		t.Fatalf("search %+v", s)
 	}
 	byName := map[string]search.Param{}
@@ -111,8 +111,8 @@ func TestSearchBadInput(t *testing.T) {
 	for _, c := range []struct{ name, src, field, msg string }{
 		{"empty space", base(`{ space: {} }`), "search.space", "empty"},
 		{"no space", base(`{ space: null }`), "search.space", "missing"},
-		{"low above high", base(`{ space: { x: { low: 2, high: 1 } } }`), "search.space.x.low", "above"},
-		{"log with low 0", base(`{ space: { x: { low: 0, high: 1, log: true } } }`), "search.space.x.low", "log"},
+		{"low above high", base(`{ space: { x: { low: 2, high: 1 } } }`), "search.space.x.low", "greater than high"},
+		{"log with low 0", base(`{ space: { x: { low: 0, high: 1, log: true } } }`), "search.space.x.low", "log-scale param needs low > 0"},
 		{"unknown sampler", base(`{ sampler: "annealing" }`), "search.sampler", "annealing"},
 		{"unknown pruner", base(`{ pruner: "stop-early" }`), "search.pruner", "stop-early"},
 		{"no trials", base(`{ trials: 0 }`), "search.trials", ">= 1"},

@@ -65,11 +65,19 @@ func (s Space) Validate() error {
 				errs = append(errs, &FieldError{Field: f + ".choices", Msg: "has no choices"})
 			}
 		default:
+			for _, b := range []struct {
+				name string
+				v    float64
+			}{{"low", p.Low}, {"high", p.High}} {
+				if p.Kind == Int && b.v != math.Trunc(b.v) {
+					errs = append(errs, &FieldError{Field: f + "." + b.name, Msg: fmt.Sprintf("%v is not a whole number; an int param's bounds are whole numbers", b.v)})
+				}
+			}
 			if p.Low > p.High {
-				errs = append(errs, &FieldError{Field: f + ".low", Msg: fmt.Sprintf("%v is above high %v", p.Low, p.High)})
+				errs = append(errs, &FieldError{Field: f + ".low", Msg: fmt.Sprintf("low %v is greater than high %v; swap them", p.Low, p.High)})
 			}
 			if p.Log && p.Low <= 0 {
-				errs = append(errs, &FieldError{Field: f + ".low", Msg: fmt.Sprintf("%v: a log scale needs low > 0", p.Low)})
+				errs = append(errs, &FieldError{Field: f + ".low", Msg: fmt.Sprintf("a log-scale param needs low > 0, got %v; shift the range or drop log", p.Low)})
 			}
 		}
 	}
