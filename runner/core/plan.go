@@ -200,6 +200,8 @@ func (c *Core) pointsReported(t *trial, pts []MetricPoint) {
 		t.rec.PrunedAt = int64(len(c.curves[t.i]))
 		t.pruneWhy = why
 		c.persist(t)
+		// Reported once, when the trial has ended pruned: the decision is not an end yet.
+		t.unreported = t.unreported[:len(t.unreported)-1]
 		t.pruneVer = t.ver
 	}
 }
