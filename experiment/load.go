@@ -28,6 +28,9 @@ type Experiment struct {
 	Evaluated json.RawMessage `json:"evaluated"`
 	// Trials in declaration order, matrices expanded.
 	Trials []Trial `json:"trials"`
+	// Search, when set, adds trials while the run goes on (see Search.Trial); they come after
+	// Trials.
+	Search *Search `json:"-"`
 	// UsesRunID is true when the file has "UUID" literals, so it must be evaluated again with
 	// the run's id once that is known.
 	UsesRunID bool `json:"-"`

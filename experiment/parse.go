@@ -20,7 +20,7 @@ var trialFields = []string{
 	"node_selector", "tolerations", "labels",
 }
 
-var topFields = []string{"name", "description", "defaults", "trials", "matrix"}
+var topFields = []string{"name", "description", "defaults", "trials", "matrix", "search"}
 
 var matrixOnly = []string{"params", "seeds", "exclude"}
 
@@ -73,8 +73,8 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 	default:
 		ps.add("", "", "the file evaluates to %s; want an array of trials or an object with trials and/or matrix", jsonKind(top))
 	}
-	if len(ps.list) == 0 && len(p.trials) == 0 {
-		ps.add("", "", "no trials; add a trials array or a matrix")
+	if len(ps.list) == 0 && len(p.trials) == 0 && p.searchBlock == nil {
+		ps.add("", "", "no trials; add a trials array, a matrix or a search")
 	}
 	// Names, dependencies and cycles are checked even when fields are wrong, so that one
 	// round of fixes is enough: trials with bad fields take part by their names.
@@ -87,6 +87,7 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 		p.trials[i].Index = i
 	}
 	exp.Trials = p.trials
+	exp.Search = p.searchBlock
 	return exp, nil
 }
 
@@ -106,6 +107,7 @@ type parser struct {
 	// defaultTimeout marks the trials (by index) whose timeout came from defaults, which
 	// services do not take.
 	defaultTimeout map[int]bool
+	searchBlock    *Search
 }
 
 func newParser(ps *problems, maxTrials int) *parser {
@@ -173,6 +175,9 @@ func (p *parser) object(m map[string]any, exp *Experiment) {
 			}
 			p.matrix(mo, i, defaults)
 		}
+	}
+	if sb, ok := m["search"]; ok {
+		p.searchBlock = p.search(sb, defaults)
 	}
 }
 
@@ -620,6 +625,31 @@ func (p *parser) link() {
 		t.After = after
 	}
 	p.services(byName)
+	if s := p.searchBlock; s != nil {
+		for _, t := range p.trials {
+			if _, clash := s.IsTrial(t.Name); clash || t.Name == s.Name {
+				p.ps.add(strconv.Quote(t.Name), "name", "clashes with the search %q, whose trials are %s-0, %s-1, ...; rename one", s.Name, s.Name, s.Name)
+			}
+		}
+		if _, clash := p.groups[s.Name]; clash {
+			p.ps.add("", "search.name", "a matrix group is also called %q; rename one", s.Name)
+		}
+		var after []any
+		for _, a := range s.After() {
+			for _, target := range expand(a) {
+				ti, ok := byName[target]
+				switch {
+				case !ok:
+					p.ps.add("", "search.after", "unknown trial %q%s", a, suggest(a, p.names()))
+				case p.trials[ti].Service:
+					p.ps.add("", "search.after", "%q is a service, which runs until its dependants end, so it never succeeds first; use a trial", target)
+				default:
+					after = append(after, target)
+				}
+			}
+		}
+		s.template["after"] = after
+	}
 	if cycle := findCycle(p.trials); cycle != nil {
 		first := byName[cycle[0]]
 		field := "depends"

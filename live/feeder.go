@@ -33,6 +33,9 @@ type Options struct {
 	// Reported, when set, is called after each append with the number of the last point stored.
 	// It must not block for long.
 	Reported func(upTo int64)
+	// Appended, when set, is called after each append, before Reported, with the points
+	// appended (the slice is reused afterwards: copy what is kept).
+	Appended func(points []store.LivePoint)
 	// Now stamps `::metric` lines that carry no time (default time.Now).
 	Now func() time.Time
 }
@@ -150,6 +153,9 @@ func (f *Feeder) feed(ctx context.Context, final bool) {
 			return
 		}
 		up := f.pending[len(f.pending)-1].Seq
+		if f.o.Appended != nil {
+			f.o.Appended(f.pending)
+		}
 		f.pending, f.size = f.pending[:0], 0
 		f.mu.Lock()
 		f.lastEr = nil

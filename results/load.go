@@ -45,7 +45,7 @@ func Load(ctx context.Context, runs store.Runs, run string) ([]Row, error) {
 		return nil, fmt.Errorf("results of %s: %w", run, err)
 	}
 	var rows []Row
-	for _, t := range m.Trials {
+	for _, t := range store.Planned(m, recs) {
 		if t.DeclaredService() {
 			continue
 		}

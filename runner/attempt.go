@@ -20,6 +20,7 @@ import (
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/lease"
 	"github.com/jikken-dev/jikken/live"
+	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
@@ -30,7 +31,9 @@ import (
 type attempt struct {
 	d        *driver
 	trial, n int
-	clear    bool
+	// spec is the trial, as the core holds it (a growing plan has more than the manifest).
+	spec  *experiment.Trial
+	clear bool
 	// adopted is set when the backend re-attaches to this attempt: its folder is kept.
 	adopted bool
 	// keep is the attempt whose stored logs are kept aside before this one replaces them.
@@ -74,7 +77,7 @@ func (a *attempt) run(ctx context.Context) {
 // not, the attempt has ended and the core has been told.
 func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 	d := a.d
-	r, t, run := d.r, &d.m.Trials[a.trial], d.m.RunID
+	r, t, run := d.r, a.spec, d.m.RunID
 	dir := AttemptDir(r.WorkRoot, run, t.Name, a.n)
 	fail := func(err error, notes []string) (Process, *Attempt, bool) {
 		a.end(core.Exited{Trial: a.trial, Attempt: a.n, Code: -1, Err: err.Error(), Notes: notes})
@@ -175,6 +178,14 @@ func (a *attempt) finish(ctx context.Context, proc Process, att *Attempt) {
 			exited.Err += fmt.Sprintf("; free space, then 'jikken resume %s'", a.d.m.RunID)
 		}
 	}
+	if a.d.r.Search != nil && exited.Err == "" {
+		// A search decides from these; they are read as 'jikken results' reads them.
+		v, err := results.FinalMetrics(ctx, a.d.r.Runs.Blob, att.RunID, att.Trial.Name)
+		if err != nil {
+			a.d.r.Log.Warn("read the trial's final metrics", "trial", att.Trial.Name, "err", err)
+		}
+		exited.Values = v
+	}
 	a.end(exited)
 }
 
@@ -189,7 +200,7 @@ func (a *attempt) end(ev core.Event) {
 	d.mu.Unlock()
 	if a.lease != nil {
 		if err := a.lease.Release(); err != nil {
-			d.r.Log.Warn("release GPU leases", "trial", d.m.Trials[a.trial].Name, "err", err)
+			d.r.Log.Warn("release GPU leases", "trial", a.spec.Name, "err", err)
 		}
 	}
 	if e, ok := ev.(core.Exited); ok {
@@ -256,7 +267,7 @@ func (a *attempt) stop(grace time.Duration) {
 	if p != nil {
 		go func() {
 			if err := p.Stop(grace); err != nil {
-				a.d.r.Log.Warn("stop trial", "trial", a.d.m.Trials[a.trial].Name, "err", err)
+				a.d.r.Log.Warn("stop trial", "trial", a.spec.Name, "err", err)
 			}
 		}()
 	}
@@ -324,7 +335,7 @@ func (a *attempt) whileRunning(parent context.Context) (context.Context, context
 // attempt's live metrics (live/<n>/) are kept.
 func (a *attempt) clearOutputs(ctx context.Context) error {
 	b := a.d.r.Runs.Blob
-	run, trial := a.d.m.RunID, a.d.m.Trials[a.trial].Name
+	run, trial := a.d.m.RunID, a.spec.Name
 	prefix := store.TrialKey(run, trial, "") + "/"
 	var keys []string
 	err := b.List(ctx, prefix, func(in store.Info) error {

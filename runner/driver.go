@@ -146,7 +146,7 @@ func (d *driver) do(acts []core.Action) {
 		case core.Persist:
 			d.persist.add(a.Trial, a.Version, a.Record)
 		case core.StartAttempt:
-			at := &attempt{d: d, trial: a.Trial, n: a.Attempt, clear: a.Clear, adopted: a.Adopted, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
+			at := &attempt{d: d, trial: a.Trial, spec: d.c.Trial(a.Trial), n: a.Attempt, clear: a.Clear, adopted: a.Adopted, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
 			d.attempts[a.Trial] = at
 			d.launch(at)
 		case core.StopAttempt:
@@ -209,8 +209,8 @@ func (d *driver) report(a core.Report) {
 }
 
 func (d *driver) summary() *Summary {
-	sum := &Summary{RunID: d.m.RunID, Counts: d.c.Counts(), Interrupted: d.c.Interrupted(), Status: d.c.Status()}
-	for i := range d.m.Trials {
+	sum := &Summary{RunID: d.m.RunID, Counts: d.c.Counts(), Interrupted: d.c.Interrupted(), Status: d.c.Status(), Stopped: d.c.PlanAborted()}
+	for i := range d.c.Len() {
 		rec := d.c.Record(i)
 		if rec.Status == store.Pending && len(rec.Attempts) == 0 {
 			sum.Trials = append(sum.Trials, nil)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -27,16 +28,68 @@ func (a *attempt) feedLive(ctx context.Context, proc Process, att *Attempt) {
 		every = DefaultLiveEvery
 	}
 	trial, n := a.trial, a.n
-	f, err := FeedLive(ctx, r.Runs, att, live.Options{Every: every, Resume: a.adopted,
+	var points []core.MetricPoint
+	o := live.Options{Every: every, Resume: a.adopted,
 		Reported: func(upTo int64) {
-			a.d.send(core.MetricsReported{Trial: trial, Attempt: n, UpTo: upTo, At: time.Now()})
+			a.d.send(core.MetricsReported{Trial: trial, Attempt: n, UpTo: upTo, Points: points, At: time.Now()})
+			points = nil
 		},
-	})
+	}
+	if r.Search != nil && r.Search.Pruner.Name != "" && r.Search.Pruner.Name != "none" {
+		// A pruner judges the points themselves. One without a step has the number of points of
+		// its metric before it as its step.
+		counts := map[string]int64{}
+		o.Appended = func(pts []store.LivePoint) { points = appendPoints(points, pts, counts) }
+	}
+	f, err := FeedLive(ctx, r.Runs, att, o)
 	if err != nil {
 		r.Log.Warn("live metrics", "trial", att.Trial.Name, "err", err)
 		return
 	}
 	a.feed = f
+}
+
+// appendPoints appends live points to a curve; a point without a step has the number of points
+// of its metric before it (counts) as its step.
+func appendPoints(curve []core.MetricPoint, pts []store.LivePoint, counts map[string]int64) []core.MetricPoint {
+	for _, p := range pts {
+		step := counts[p.Name]
+		if p.Step != nil {
+			step = *p.Step
+		}
+		counts[p.Name]++
+		curve = append(curve, core.MetricPoint{Metric: p.Name, Step: step, Value: p.Value})
+	}
+	return curve
+}
+
+// searchCurves reads, for a search with a pruner, the curves of the trials final in the journal
+// (prior): the points of their last attempt, a pruned one's cut where it was pruned.
+func (r *Runner) searchCurves(ctx context.Context, run string, prior map[string]*store.TrialRecord) (map[string][]core.MetricPoint, error) {
+	if r.Search == nil || r.Search.Pruner.Name == "" || r.Search.Pruner.Name == "none" {
+		return nil, nil
+	}
+	out := map[string][]core.MetricPoint{}
+	for name, rec := range prior {
+		if _, ok := r.Search.IsTrial(name); !ok || rec.Group != r.Search.Name || len(rec.Attempts) == 0 ||
+			(rec.Status != store.Succeeded && rec.Status != store.Pruned) {
+			continue
+		}
+		var curve []core.MetricPoint
+		counts := map[string]int64{}
+		n := rec.Attempts[len(rec.Attempts)-1].N
+		_, err := r.Runs.LiveAfter(ctx, run, name, n, 0, func(p store.LivePoint) error {
+			if rec.Status != store.Pruned || int64(len(curve)) < rec.PrunedAt {
+				curve = appendPoints(curve, []store.LivePoint{p}, counts)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read the curve of %s, which later trials of the search are judged against: %w", name, err)
+		}
+		out[name] = curve
+	}
+	return out, nil
 }
 
 // FeedLive starts appending the metric points of attempt a, read from its metrics.jsonl and

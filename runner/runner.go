@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/lease"
 	"github.com/jikken-dev/jikken/runner/core"
+	"github.com/jikken-dev/jikken/runner/plan"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -49,6 +51,9 @@ type Runner struct {
 	// store's live chunks (default DefaultLiveEvery; negative: never). Attempts whose executor
 	// stores their outputs (OutputStorer) append their own.
 	LiveEvery time.Duration
+	// Search, when set, grows the plan with the trials of the experiment's search block (see
+	// package plan): on a resume, those an earlier runner added are rebuilt from their records.
+	Search *experiment.Search
 }
 
 // ErrUnfit is returned (wrapped) when trials ask for more than the host has.
@@ -73,6 +78,9 @@ type Summary struct {
 	Trials      []*store.TrialRecord // in plan order; nil where a trial never started
 	Counts      Counts
 	Interrupted bool
+	// Stopped is why a search ended before its budget as a failure (its trials logged no
+	// objective), or "".
+	Stopped string
 }
 
 // ErrTrialsFailed is returned (wrapped) when the run ended with trials that did not succeed.
@@ -96,12 +104,34 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	if r.Host == "" {
 		r.Host = hostname()
 	}
+	trials := m.Trials
+	var planner core.Planner
+	var kept map[string]bool
+	if r.Search != nil {
+		p, added, err := plan.Resume(r.Search, m.Options.Jobs, prior)
+		if err != nil {
+			return nil, err
+		}
+		planner, trials = p, append(slices.Clip(m.Trials), added...)
+		kept = map[string]bool{}
+		for _, t := range added {
+			kept[t.Name] = true
+		}
+	}
 	if !r.Admitted {
-		if err := Admit(ctx, r.Backend, m.Trials, r.Capacity); err != nil {
+		check := trials
+		if r.Search != nil {
+			ex, err := r.Search.Example()
+			if err != nil {
+				return nil, err
+			}
+			check = append(slices.Clip(trials), ex)
+		}
+		if err := Admit(ctx, r.Backend, check, r.Capacity); err != nil {
 			return nil, err
 		}
 	}
-	r.Backend.Plan(m.Trials)
+	r.Backend.Plan(trials)
 	if err := r.reapOrphans(ctx, m.RunID, false); err != nil {
 		return nil, fmt.Errorf("stop what an earlier runner left running: %w", err)
 	}
@@ -110,10 +140,14 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 		adopted = a.Adopted(m.RunID)
 	}
 	r.sweep(ctx, m.RunID, prior, adopted)
+	curves, err := r.searchCurves(ctx, m.RunID, prior)
+	if err != nil {
+		return nil, err
+	}
 	c := core.New(core.Config{
 		RunID: m.RunID, Backend: r.Backend.Name(), Host: r.Host,
-		Trials: m.Trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior, Capacity: r.Capacity,
-		Adopted: adopted,
+		Trials: trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior, Capacity: r.Capacity,
+		Adopted: adopted, Planner: planner, Curves: curves, Kept: kept,
 	})
 	d := newDriver(r, m, c)
 	return d.run(ctx)

@@ -121,6 +121,12 @@ type TrialRecord struct {
 	Devices []string `json:"devices,omitempty"`
 	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
 	Live *Live `json:"live,omitempty"`
+	// Values are the trial's final metric values (the last value of each metric) once it has
+	// ended, kept in the journal for a search, whose next suggestions depend on them.
+	Values map[string]float64 `json:"values,omitempty"`
+	// PrunedAt is, for a pruned trial, how many of its last attempt's live points the pruner
+	// had seen when it decided: the curve it was judged on, which a resumed search reads back.
+	PrunedAt int64 `json:"pruned_at,omitempty"`
 	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial
 	// and WriteTrials.
 	Tool string `json:"tool,omitempty"`

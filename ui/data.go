@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/stats"
 	"github.com/jikken-dev/jikken/store"
@@ -360,6 +361,8 @@ type RunView struct {
 	Trials  []TrialView `json:"trial_rows"`
 	// Live is true while the run is not over: the page keeps polling.
 	Live bool `json:"live"`
+	// Search is the history of the run's search, when it has one.
+	Search *SearchPlot `json:"search,omitempty"`
 }
 
 // run reads a run's page: from memory for a run that ended as it had when last read, since
@@ -397,7 +400,10 @@ func (r *reader) readRun(ctx context.Context, id string) (*RunView, error) {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	v := &RunView{RunSummary: r.summary(ctx, id), File: m.File, Tool: m.Tool, Trials: []TrialView{}}
-	for _, t := range m.Trials {
+	if s, err := experiment.SearchOf(m.File, m.Evaluated); err == nil && s != nil {
+		v.Search = searchPlot(s, recs)
+	}
+	for _, t := range store.Planned(m, recs) {
 		if t.DeclaredService() {
 			continue
 		}
@@ -619,6 +625,14 @@ func (r *reader) plannedTrial(ctx context.Context, run, trial string) (bool, map
 		if t.Name == trial {
 			return true, t.Params, t.Seed, nil
 		}
+	}
+	// A trial a search added is planned by its record, whose name the store gave back.
+	recs, err := r.runs.Trials(ctx, run)
+	if err != nil {
+		return false, nil, nil, err
+	}
+	if rec := recs[trial]; rec != nil {
+		return true, rec.Params, rec.Seed, nil
 	}
 	return false, nil, nil, nil
 }

@@ -54,6 +54,11 @@ trial's outputs, not the logs of the attempts before it).`,
 				known = known || t.Name == trial
 			}
 			if !known {
+				// A trial a search added is named by its record only.
+				recs, err := runs.Trials(ctx, id)
+				known = err == nil && recs[trial] != nil
+			}
+			if !known {
 				return fmt.Errorf("run %s has no trial %q; list them with 'jikken status %s --all'", id, trial, id)
 			}
 			name := "stdout.log"

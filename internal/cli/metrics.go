@@ -78,8 +78,12 @@ func runMetrics(ctx context.Context, f *cmdutil.Factory, o *metricsOptions) erro
 	if err != nil {
 		return err
 	}
+	recs, err := runs.Trials(ctx, id)
+	if err != nil {
+		return err
+	}
 	var curves []*curve
-	for _, t := range m.Trials {
+	for _, t := range store.Planned(m, recs) {
 		if o.Trial == "" || t.Name == o.Trial {
 			curves = append(curves, &curve{name: t.Name})
 		}

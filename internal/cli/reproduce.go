@@ -69,7 +69,11 @@ recorded ones. The exit code is 0 when every metric matches (within
 			if err != nil {
 				return err
 			}
-			plan, err := withAncestors(orig.Trials, trial)
+			all, err := withSearchTrial(ctx, runs, orig, trial)
+			if err != nil {
+				return err
+			}
+			plan, err := withAncestors(all, trial)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", id, err)
 			}

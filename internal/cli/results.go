@@ -91,7 +91,14 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 			for _, r := range t.Rows {
 				tb.Row(r...)
 			}
-			return tb.Write(f.IO.Out)
+			if err := tb.Write(f.IO.Out); err != nil || curves {
+				return err
+			}
+			// A search's best trial (or Pareto front) is what its results are read for.
+			if v, err := loadSearch(ctx, f, id); err == nil {
+				writeBest(f.IO.Out, v)
+			}
+			return nil
 		},
 	}
 	cmdutil.FormatFlag(cmd, &output, "table", "csv", "json")

@@ -106,7 +106,7 @@ Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trial
 	}{
 		{groupRun, []*cobra.Command{newRunCmd(f), newResumeCmd(f), newKillCmd(f), newValidateCmd(f),
 			newReproduceCmd(f), exportcmd.NewCmd(f)}},
-		{groupResults, []*cobra.Command{newRunsCmd(f), newStatusCmd(f), newLogsCmd(f), newMetricsCmd(f), newResultsCmd(f), newUICmd(f),
+		{groupResults, []*cobra.Command{newRunsCmd(f), newStatusCmd(f), newLogsCmd(f), newMetricsCmd(f), newResultsCmd(f), newSearchCmd(f), newUICmd(f),
 			analysiscmd.NewCompareCmd(f), analysiscmd.NewPlotCmd(f), analysiscmd.NewReportCmd(f)}},
 		{groupManage, []*cobra.Command{newRmCmd(f), storecmd.NewCmd(f), ghostcmd.NewCmd(f)}},
 		{groupSim, []*cobra.Command{simcmd.NewCmd(f, pl)}},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -110,7 +111,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	}
 	exp, err := experiment.Load(o.file, opts)
 	if err != nil {
-		return err
+		return invalidInput(err)
 	}
 	runID := runner.NewRunID(exp.Name, time.Now())
 	if exp.UsesRunID {
@@ -131,7 +132,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	adm, err := admit(ctx, backend, exp.Trials, o.host)
+	adm, err := admit(ctx, backend, checkedTrials(exp), o.host)
 	if err != nil {
 		return err
 	}
@@ -162,7 +163,17 @@ func runRun(ctx context.Context, o *runOptions) error {
 	if o.detach {
 		return detach(o.f, runs, m, o.backend, o.settings, o.host.GPUsBusy)
 	}
-	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host, admitted: adm})
+	return execute(ctx, o.f, runs, m, backend, execOptions{jobs: o.jobs, failFast: o.failFast, output: o.output, host: o.host, admitted: adm, search: exp.Search})
+}
+
+// invalidInput makes an experiment that does not validate a usage error (exit 2): nothing
+// started, and the message names the file, line and field to fix.
+func invalidInput(err error) error {
+	var verr *experiment.ValidationError
+	if errors.As(err, &verr) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+	}
+	return err
 }
 
 func countImages(trials []experiment.Trial) int {
@@ -190,6 +201,9 @@ type execOptions struct {
 	host     hostSettings
 	// admitted is what the command decided about the plan already (nil: execute decides).
 	admitted *admission
+	// search is the run's search block (nil: none); execute reads it from the manifest when
+	// it is not given.
+	search *experiment.Search
 }
 
 // execute runs (or resumes) a recorded run in this process and reports how it ended.
@@ -201,19 +215,36 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	}
 	finished := false
 	defer func() { codeDone(finished) }()
+	if eo.search == nil && m.Reproduces == "" {
+		// A reproduction reruns the trials of its plan only, whatever its experiment searched.
+		if eo.search, err = searchOf(m); err != nil {
+			return err
+		}
+	}
 	prog := newProgress(ios.ErrOut, ios.ErrTTY, eo.output != "text", ios.TerminalWidth())
 	if eo.output == "text" {
-		fmt.Fprintf(ios.ErrOut, "run %s: %d trials on %s, -j %d\n", m.RunID, len(m.Trials), backend.Name(), eo.jobs)
+		what := fmt.Sprintf("%d trials", len(m.Trials))
+		if s := eo.search; s != nil {
+			what = fmt.Sprintf("a search of %d trials (%s sampler, %s pruner)", s.Trials, s.Sampler.Name, s.Pruner.Name)
+			if len(m.Trials) > 0 {
+				what += fmt.Sprintf(" after %d trials", len(m.Trials))
+			}
+		}
+		fmt.Fprintf(ios.ErrOut, "run %s: %s on %s, -j %d\n", m.RunID, what, backend.Name(), eo.jobs)
 	}
 	adm := eo.admitted
 	if adm == nil {
-		if adm, err = admit(ctx, backend, m.Trials, eo.host); err != nil {
+		checked := m.Trials
+		if eo.search != nil {
+			checked = withExample(m.Trials, eo.search)
+		}
+		if adm, err = admit(ctx, backend, checked, eo.host); err != nil {
 			return err
 		}
 	}
 	r := &runner.Runner{
 		Backend: backend, Runs: runs, Jobs: eo.jobs, FailFast: eo.failFast, Capacity: adm.capacity, Leases: adm.leases, Admitted: true,
-		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event,
+		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event, Search: eo.search,
 		Log: slog.New(slog.NewTextHandler(ios.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	start := time.Now()
@@ -313,6 +344,9 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 		}
 	}
 	fmt.Fprintln(w)
+	if sum.Stopped != "" {
+		fmt.Fprintf(w, "  %s\n", sum.Stopped)
+	}
 	shown := 0
 	for _, rec := range sum.Trials {
 		// Pruned trials ended as their search meant them to; 'jikken status' lists them and why.

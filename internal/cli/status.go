@@ -64,18 +64,24 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 	if !withTrials && stErr == nil && st.Status.Final() && st.Counts != nil {
 		// A finished run's counts are in its state: no need to read every trial record.
 		v.Status = st.Status
+		counted := 0
 		for k, n := range st.Counts {
 			if n > 0 {
 				v.Counts[k] = n
+				counted += n
 			}
 		}
+		// A search's trials are in the counts, not in the manifest's plan.
+		v.Total = max(v.Total, counted)
 		return v, nil
 	}
 	recs, err := runs.Trials(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range m.Trials {
+	plan := store.Planned(m, recs)
+	v.Total = len(plan)
+	for _, t := range plan {
 		tv := trialView{Name: t.Name, Status: store.Pending}
 		if rec := recs[t.Name]; rec != nil {
 			tv.Status, tv.ExitCode, tv.Attempts, tv.Reason, tv.Devices = rec.Status, rec.ExitCode, len(rec.Attempts), rec.Reason, rec.Devices

@@ -35,6 +35,16 @@ type Config struct {
 	// to instead of stopping (trial name -> attempt number): the core continues such an
 	// attempt, rather than closing it and starting the next, so one pod is one attempt.
 	Adopted map[string]int
+	// Planner, when set, grows the plan as the run goes (plan.go); nil: Trials is the plan.
+	Planner Planner
+	// Curves are, for a planner that prunes, the points of the last attempt of trials final in
+	// the journal, by trial name (a pruned trial's cut where it was pruned): the curves later
+	// trials are judged against.
+	Curves map[string][]MetricPoint
+	// Kept names the trials whose final record in the journal stands, failed or not (a search's
+	// trials: their results are its history, which a resume must not change); only a trial the
+	// journal shows killed runs again. Other trials run again unless they succeeded.
+	Kept map[string]bool
 }
 
 // DeviceRecheck is how long the core leaves alone devices another run on the host holds
@@ -72,6 +82,20 @@ type Core struct {
 	lazy []int
 	// live is how far each trial's live metrics are stored (metrics.go); nil until reported.
 	live []LiveMetrics
+
+	// view is the plan as the planner sees it (plan.go), began the time of Begin; planDone is
+	// set once the planner will add nothing more.
+	view      []TrialView
+	began     time.Time
+	planDone  bool
+	planAbort string
+	// curves are the points of each trial's attempt curveOf, for a planner that prunes.
+	curves  map[int][]MetricPoint
+	curveOf map[int]int
+	// index finds a trial by name, for the after of trials a planner adds.
+	index map[string]int
+	// implied counts the trials that are services implied by depends (waitsOnServers).
+	implied int
 }
 
 type phase uint8
@@ -93,6 +117,7 @@ const (
 	stopHalt        // interrupt, kill, fail-fast
 	stopLostService // a service the trial needs ended
 	stopPause       // a service no running trial uses, whose resources others wait for
+	stopPrune       // a planner pruned it (plan.go)
 )
 
 type dep struct {
@@ -162,6 +187,13 @@ type trial struct {
 	// before is the record as it was before the attempt starting now, put back when the
 	// attempt cannot have its devices.
 	before store.TrialRecord
+	// pending is set while a trial a planner added waits for its first record to be stored:
+	// it may not start before.
+	pending bool
+	// pruneVer is the version of the record that says a planner pruned the trial (0: none),
+	// pruneWhy why; the attempt is stopped once that record is stored.
+	pruneVer int
+	pruneWhy string
 }
 
 // New builds the core of a run. Trials recorded as succeeded in the journal are final; every
@@ -175,6 +207,7 @@ func New(cfg Config) *Core {
 	for i := range cfg.Trials {
 		index[cfg.Trials[i].Name] = i
 	}
+	c.index = index
 	c.counts.Total = len(cfg.Trials)
 	for i := range cfg.Trials {
 		spec := &cfg.Trials[i]
@@ -192,6 +225,9 @@ func New(cfg Config) *Core {
 		switch {
 		case t.rec.Status == store.Succeeded && !t.svc:
 			t.ph, t.okDurable = final, true
+		case (t.rec.Status == store.Pruned || cfg.Kept[spec.Name] && t.rec.Status.Final() && t.rec.Status != store.Killed) && !t.svc:
+			// A pruned trial is never run again: its record says why it stopped.
+			t.ph = final
 		case t.rec.Status.Final() && t.svc:
 			t.journalFinal = true
 			fallthrough
@@ -214,6 +250,9 @@ func New(cfg Config) *Core {
 		if !t.svc && t.ph != final {
 			c.open++
 		}
+		if spec.ServiceImplied {
+			c.implied++
+		}
 	}
 	for i, t := range c.ts {
 		for _, d := range t.spec.Depends {
@@ -233,6 +272,15 @@ func New(cfg Config) *Core {
 			c.ts[j].afterDeps = append(c.ts[j].afterDeps, i)
 			if !c.ts[j].okDurable {
 				t.waitAfter++
+			}
+		}
+	}
+	if cfg.Planner != nil {
+		c.view = make([]TrialView, len(c.ts))
+		for i, t := range c.ts {
+			c.view[i] = viewOf(t)
+			if pts, ok := cfg.Curves[t.spec.Name]; ok && t.ph == final {
+				c.keepCurve(t, pts)
 			}
 		}
 	}
@@ -285,6 +333,9 @@ func (c *Core) Step(ev Event) []Action {
 		c.devicesBusy(e)
 	case MetricsReported:
 		c.metricsReported(e)
+		if e.Trial >= 0 && e.Trial < len(c.ts) && c.ts[e.Trial].attempt == e.Attempt && c.cfg.Planner != nil {
+			c.pointsReported(c.ts[e.Trial], e.Points)
+		}
 	case PersistFailed:
 		if c.fault == "" {
 			c.fault = fmt.Sprintf("record %s: %s", c.ts[e.Trial].spec.Name, e.Err)
@@ -299,7 +350,7 @@ func (c *Core) Step(ev Event) []Action {
 // Done reports whether the run has ended: nothing runs, every record is stored, and every
 // trial is final (or the run was halted).
 func (c *Core) Done() bool {
-	if !c.begun || c.active > 0 || c.unsettled > 0 {
+	if !c.begun || c.active > 0 || c.unsettled > 0 || !c.Planned() {
 		return false
 	}
 	if c.halted {
@@ -327,7 +378,7 @@ func (c *Core) Status() store.Status {
 	switch {
 	case c.interrupted || n.Killed > 0 || (c.halted && n.Pending > 0):
 		return store.Killed
-	case n.Failed > 0 || n.Skipped > 0:
+	case n.Failed > 0 || n.Skipped > 0 || c.planAbort != "":
 		return store.Failed
 	}
 	return store.Succeeded
@@ -338,6 +389,7 @@ func (c *Core) begin() {
 		return
 	}
 	c.begun = true
+	c.began = c.now
 	for _, t := range c.ts {
 		// An attempt the journal shows running was stopped by this runner's driver before Begin
 		// (its runner died): close it so the record tells what happened.
@@ -353,6 +405,7 @@ func (c *Core) begin() {
 		c.markDirty(t)
 	}
 	c.report(-1)
+	c.ask()
 }
 
 func (c *Core) schedule() {
@@ -383,7 +436,7 @@ func (c *Core) schedule() {
 
 // evaluate starts t, queues it for a slot, or ends it when it can never run.
 func (c *Core) evaluate(t *trial) {
-	if t.ph != idle || t.retrying || c.halted {
+	if t.ph != idle || t.retrying || c.halted || t.pending {
 		return
 	}
 	if t.svc && !c.needed(t) {
@@ -552,7 +605,7 @@ func (c *Core) stalled() {
 // needs one of them running beside it, or no trial waits at all. The runner never stops such
 // a trial (it is not a declared service), so its record says why the run waits for it.
 func (c *Core) waitsOnServers() {
-	if c.halted {
+	if c.halted || c.implied == 0 {
 		return
 	}
 	var holders []*trial
@@ -916,7 +969,16 @@ func (c *Core) exited(e Exited) {
 	service := t.svc
 	var status store.Status
 	retry := false
+	if t.pruneVer > 0 {
+		// The journal already says it was pruned, with the values it was judged on: that
+		// stands, however the attempt ended (a halt, or by itself before the stop).
+		t.stop = stopPrune
+	} else {
+		t.rec.Values = e.Values
+	}
 	switch t.stop {
+	case stopPrune:
+		status, reason = store.Pruned, t.pruneWhy
 	case stopPause:
 		// Not an end: the service waits, as before it first started, to be needed again.
 		att.Reason = t.stopWhy
@@ -1156,6 +1218,13 @@ func (c *Core) persisted(i, v int) {
 		return
 	}
 	t.durable = v
+	if t.pending {
+		t.pending = false
+		c.markDirty(t)
+	}
+	if t.pruneVer > 0 && v >= t.pruneVer && t.stop == noStop && (t.ph == running || t.ph == starting) {
+		c.stopAttempt(t, stopPrune, t.pruneWhy)
+	}
 	// Every change is reported once the store holds it, or a later record that supersedes it.
 	k := 0
 	for k < len(t.unreported) && t.unreported[k].Version <= v {
@@ -1176,6 +1245,7 @@ func (c *Core) persisted(i, v int) {
 		if t.ph == final {
 			c.dirtyDependants(t)
 		}
+		c.settledView(t)
 	}
 }
 

@@ -60,7 +60,10 @@ type Exited struct {
 	// Err is set when the attempt could not run, be watched or have its outputs stored.
 	Err string
 	// Notes are remarks for the trial record (outputs that were not stored, and why).
-	Notes       []string
+	Notes []string
+	// Values are the attempt's final metric values (the last value of each metric it logged),
+	// kept in the trial's record: a search's planner decides from them.
+	Values      map[string]float64
 	ImageDigest string
 	At          time.Time
 }

@@ -8,7 +8,10 @@ import "time"
 type MetricsReported struct {
 	Trial, Attempt int
 	UpTo           int64
-	At             time.Time
+	// Points are the new points themselves, for a planner that prunes (Pruning); the driver
+	// sends them only then.
+	Points []MetricPoint
+	At     time.Time
 }
 
 func (e MetricsReported) time() time.Time { return e.At }

@@ -93,11 +93,21 @@ func randomSearch(p *problem, r *rand.Rand) {
 	}
 }
 
-// oneOneES is a (1+1) evolution strategy with the 1/5th success rule.
+// setting reads an algorithm's setting from its param (JIKKEN_PARAM_<NAME>), else def: the
+// demo's matrix leaves them at their defaults, examples/search tunes them.
+func setting(name string, def float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("JIKKEN_PARAM_"+name), 64); err == nil {
+		return v
+	}
+	return def
+}
+
+// oneOneES is a (1+1) evolution strategy with the 1/5th success rule: the step grows by
+// GROW (1.5) after a success and shrinks by GROW^-1/4 after a failure, from SIGMA (1).
 func oneOneES(p *problem, r *rand.Rand) {
 	x := randomPoint(r)
 	fx := p.eval(x)
-	sigma := 1.0
+	sigma, grow := setting("SIGMA", 1), setting("GROW", 1.5)
 	for !p.done() {
 		y := make([]float64, dim)
 		for i := range y {
@@ -105,16 +115,17 @@ func oneOneES(p *problem, r *rand.Rand) {
 		}
 		if fy := p.eval(y); fy <= fx {
 			x, fx = y, fy
-			sigma *= 1.5
+			sigma *= grow
 		} else {
-			sigma *= math.Pow(1.5, -0.25)
+			sigma *= math.Pow(grow, -0.25)
 		}
 	}
 }
 
-// differentialEvolution is DE/rand/1/bin with F=0.5, CR=0.9.
+// differentialEvolution is DE/rand/1/bin with F (0.5), CR (0.9) and a population of NP (20).
 func differentialEvolution(p *problem, r *rand.Rand) {
-	const np = 20
+	np := max(4, int(setting("NP", 20)))
+	f, cr := setting("F", 0.5), setting("CR", 0.9)
 	pop := make([][]float64, np)
 	fit := make([]float64, np)
 	for i := range pop {
@@ -127,8 +138,8 @@ func differentialEvolution(p *problem, r *rand.Rand) {
 			jr := r.IntN(dim)
 			trial := make([]float64, dim)
 			for j := range trial {
-				if j == jr || r.Float64() < 0.9 {
-					trial[j] = pop[a][j] + 0.5*(pop[b][j]-pop[c][j])
+				if j == jr || r.Float64() < cr {
+					trial[j] = pop[a][j] + f*(pop[b][j]-pop[c][j])
 				} else {
 					trial[j] = pop[i][j]
 				}

@@ -1,0 +1,224 @@
+package core
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// Planner grows a run's plan while it runs (a search suggesting trials from the results of
+// earlier ones). It must be pure: its answer depends only on the View, so that a resumed run,
+// whose core is rebuilt from the journal, asks the same questions and gets the same answers.
+type Planner interface {
+	// Next is asked after Begin and each time a trial's final record is in the store; it
+	// returns the trials to add (in order), pending trials to drop, and whether the plan is
+	// complete (nothing will ever be added: the run ends once every trial is final). A planner
+	// that adds nothing while every trial is final and stored ends the plan too, since nothing
+	// would ask it again. The View's slices are the core's: read them, keep none of them.
+	Next(v View) Decision
+}
+
+// Pruning is implemented by planners that stop trials early from their intermediate values. The
+// core asks it once per new point of a running trial that is not being stopped, with curves
+// holding every trial's points of its current (or last) attempt, the asked trial's cut at that
+// point, so that how the points were batched on their way changes nothing.
+type Pruning interface {
+	Prune(v View, trial int, curves map[int][]MetricPoint) (stop bool, why string)
+}
+
+// MetricPoint is one value a trial logged.
+type MetricPoint struct {
+	Metric string
+	Step   int64
+	Value  float64
+}
+
+// View is the run as a planner sees it.
+type View struct {
+	// Trials are every trial of the plan so far, by index. A trial's Status and Values are
+	// those of its last record in the store: a trial is final here once its final record is
+	// durable, so whatever a planner decides from it survives a crash.
+	Trials []TrialView
+	// Now is the time of the event being handled; Began that of this runner's Begin.
+	Now, Began time.Time
+	// Slots is the run's cap on trials at once (-j).
+	Slots int
+}
+
+// TrialView is one trial as a planner sees it.
+type TrialView struct {
+	Index  int
+	Name   string
+	Group  string
+	Params map[string]any
+	Seed   *int64
+	Status store.Status
+	// Values are the trial's final metric values (the last value of each metric), once final.
+	Values map[string]float64
+}
+
+// Decision is a planner's answer.
+type Decision struct {
+	// Add are trials to append to the plan; their Index is set by the core. Each is journaled
+	// (its pending record stored) before its first attempt starts. They may wait for trials of
+	// the plan to succeed (After), but not depend on them otherwise.
+	Add []experiment.Trial
+	// Drop are pending trials not to run, with why (recorded as skipped).
+	Drop     []Drop
+	Complete bool
+	// Abort, with Complete, says why the plan cannot go on as it should (a search whose
+	// trials log no objective): the run ends failed, with that reason.
+	Abort string
+}
+
+// Drop names a pending trial a planner gives up, and why.
+type Drop struct {
+	Index  int
+	Reason string
+}
+
+// Trial returns trial i of the plan as the core holds it (Len trials: the plan grows).
+func (c *Core) Trial(i int) *experiment.Trial { return c.ts[i].spec }
+
+// Len is how many trials the plan has now.
+func (c *Core) Len() int { return len(c.ts) }
+
+// PlanAborted is why the planner ended the plan early as a failure, or "".
+func (c *Core) PlanAborted() string { return c.planAbort }
+
+// Planned reports whether the plan is complete: no planner, one that said so, or a halted run,
+// whose planner is asked nothing more.
+func (c *Core) Planned() bool { return c.cfg.Planner == nil || c.planDone || c.halted }
+
+// viewOf is trial t as a planner sees it.
+func viewOf(t *trial) TrialView {
+	return TrialView{Index: t.i, Name: t.spec.Name, Group: t.spec.Group, Params: t.spec.Params, Seed: t.spec.Seed,
+		Status: t.rec.Status, Values: t.rec.Values}
+}
+
+// ask asks the planner what to add, and adds it.
+func (c *Core) ask() {
+	if c.cfg.Planner == nil || c.planDone || c.halted || !c.begun {
+		return
+	}
+	d := c.cfg.Planner.Next(View{Trials: c.view, Now: c.now, Began: c.began, Slots: c.cfg.Jobs})
+	for _, dr := range d.Drop {
+		if dr.Index >= 0 && dr.Index < len(c.ts) {
+			if t := c.ts[dr.Index]; t.ph == idle {
+				t.retrying = false
+				c.finish(t, store.Skipped, dr.Reason)
+			}
+		}
+	}
+	for _, spec := range d.Add {
+		c.add(spec)
+	}
+	if d.Complete || (len(d.Add) == 0 && c.open == 0 && c.unsettled == 0) {
+		c.planDone, c.planAbort = true, d.Abort
+	}
+}
+
+// add appends a trial to the plan and persists its pending record: it starts once that record
+// is stored (persisted marks it journaled).
+func (c *Core) add(spec experiment.Trial) {
+	spec.Index = len(c.ts)
+	sp := &spec
+	t := &trial{i: spec.Index, spec: sp, tries: spec.Retries + 1, req: requestOf(spec.Resources)}
+	t.rec = store.TrialRecord{Run: c.cfg.RunID, Name: spec.Name, Index: spec.Index, Group: spec.Group,
+		Status: store.Pending, Params: spec.Params, Seed: spec.Seed, Image: spec.Image, Backend: c.cfg.Backend}
+	c.ts = append(c.ts, t)
+	c.index[spec.Name] = t.i
+	for _, name := range spec.After {
+		j, ok := c.index[name]
+		if !ok {
+			continue
+		}
+		u := c.ts[j]
+		t.after = append(t.after, j)
+		u.afterDeps = append(u.afterDeps, t.i)
+		if !u.okDurable {
+			t.waitAfter++
+		}
+		if u.ph == final && u.rec.Status != store.Succeeded && t.afterBlocked == "" {
+			t.afterBlocked = fmt.Sprintf("after: %s %s", u.spec.Name, u.rec.Status)
+		}
+	}
+	c.view = append(c.view, viewOf(t))
+	if c.live != nil {
+		c.live = append(c.live, LiveMetrics{})
+	}
+	c.counts.Total++
+	c.open++
+	t.pending = true
+	c.place(t)
+	c.persist(t)
+}
+
+// settledView updates a planner's view of t once its latest record is in the store, and asks
+// the planner again when that record is final.
+func (c *Core) settledView(t *trial) {
+	if c.cfg.Planner == nil {
+		return
+	}
+	c.view[t.i].Status, c.view[t.i].Values = t.rec.Status, t.rec.Values
+	if t.ph != final && t.pruneVer > 0 {
+		// Pruned, but its attempt still ends: it holds its place in the window until then.
+		c.view[t.i].Status = store.Running
+	}
+	if t.ph == final {
+		c.ask()
+	}
+}
+
+// pointsReported keeps the new points of a trial's current attempt and asks the planner, point
+// by point, whether to prune it. A decision is persisted first (status pruned, with why); the
+// attempt is stopped once that record is in the store (see persisted).
+func (c *Core) pointsReported(t *trial, pts []MetricPoint) {
+	pr, ok := c.cfg.Planner.(Pruning)
+	if !ok || len(pts) == 0 {
+		return
+	}
+	if c.curveOf[t.i] != t.attempt {
+		c.keepCurve(t, nil)
+	}
+	for _, p := range pts {
+		if t.pruneVer > 0 {
+			return // its curve ends where it was judged, as its record says (PrunedAt)
+		}
+		c.curves[t.i] = append(c.curves[t.i], p)
+		if t.stop != noStop || c.halted || (t.ph != running && t.ph != starting) {
+			continue
+		}
+		stop, why := pr.Prune(View{Trials: c.view, Now: c.now, Began: c.began, Slots: c.cfg.Jobs}, t.i, c.curves)
+		if !stop {
+			continue
+		}
+		t.rec.Status, t.rec.Reason = store.Pruned, why
+		t.rec.Values = lastValues(c.curves[t.i])
+		t.rec.PrunedAt = int64(len(c.curves[t.i]))
+		t.pruneWhy = why
+		c.persist(t)
+		// Reported once, when the trial has ended pruned: the decision is not an end yet.
+		t.unreported = t.unreported[:len(t.unreported)-1]
+		t.pruneVer = t.ver
+	}
+}
+
+// keepCurve makes pts the curve of t's current (or last) attempt.
+func (c *Core) keepCurve(t *trial, pts []MetricPoint) {
+	if c.curves == nil {
+		c.curves, c.curveOf = map[int][]MetricPoint{}, map[int]int{}
+	}
+	c.curves[t.i], c.curveOf[t.i] = pts, t.attempt
+}
+
+// lastValues is the last value of each metric of a curve.
+func lastValues(pts []MetricPoint) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range pts {
+		out[p.Metric] = p.Value
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package core_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner/core"
+	"github.com/jikken-dev/jikken/store"
+)
+
+// steps is a planner that adds one trial each time it is asked, up to n (counted in the view), dropping the pending
+// trial drop (when >= 0) on the first ask and aborting with abort once it has added them all.
+type steps struct {
+	n, drop int
+	abort   string
+	asked   []int // how many trials the view had each time
+}
+
+func (s *steps) Next(v core.View) core.Decision {
+	s.asked = append(s.asked, len(v.Trials))
+	var d core.Decision
+	if len(s.asked) == 1 && s.drop >= 0 {
+		d.Drop = []core.Drop{{Index: s.drop, Reason: "eliminated by the test"}}
+	}
+	added := 0
+	for _, t := range v.Trials {
+		if t.Group == "g" {
+			added++
+		}
+	}
+	if added < s.n {
+		d.Add = []experiment.Trial{{Name: fmt.Sprintf("g-%d", added), Group: "g", Cmd: experiment.Command{Shell: "true"}}}
+	} else {
+		d.Complete, d.Abort = true, s.abort
+	}
+	return d
+}
+
+// drive steps a core to its end with every store write at once and every attempt succeeding,
+// and returns the order in which trials started.
+func drive(t *testing.T, c *core.Core) []string {
+	t.Helper()
+	var started []string
+	queue := c.Step(core.Begin{At: epoch})
+	for len(queue) > 0 {
+		a := queue[0]
+		queue = queue[1:]
+		switch a := a.(type) {
+		case core.Persist:
+			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
+		case core.StartAttempt:
+			started = append(started, c.Trial(a.Trial).Name)
+			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
+			queue = append(queue, c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Values: map[string]float64{"v": 1}, At: epoch})...)
+		}
+	}
+	if !c.Done() {
+		t.Fatalf("not done: %+v", c.Counts())
+	}
+	return started
+}
+
+func TestPlannerGrowsThePlan(t *testing.T) {
+	p := &steps{n: 3, drop: 1}
+	fixed := []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: experiment.Command{Shell: "true"}}}
+	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: p})
+	started := drive(t, c)
+	if fmt.Sprint(started) != "[a g-0 g-1 g-2]" {
+		t.Fatalf("started %v", started)
+	}
+	if r := c.Record(1); r.Status != store.Skipped || r.Reason != "eliminated by the test" {
+		t.Fatalf("dropped trial: %s %q", r.Status, r.Reason)
+	}
+	if r := c.Record(3); r.Index != 3 || r.Group != "g" || r.Values["v"] != 1 {
+		t.Fatalf("added trial's record: %+v", r)
+	}
+	if n := c.Counts(); n.Total != 5 || n.Succeeded != 4 || n.Skipped != 1 || c.Status() != store.Failed {
+		t.Fatalf("counts %+v, status %s", n, c.Status())
+	}
+}
+
+func TestPlannerAbortFailsTheRun(t *testing.T) {
+	p := &steps{n: 2, drop: -1, abort: "no objective"}
+	c := core.New(core.Config{RunID: "r", Jobs: 2, Planner: p})
+	drive(t, c)
+	if c.Status() != store.Failed || c.PlanAborted() != "no objective" || c.Counts().Succeeded != 2 {
+		t.Fatalf("status %s, aborted %q, counts %+v", c.Status(), c.PlanAborted(), c.Counts())
+	}
+}
+
+// A planner that adds nothing while every trial is final ends the plan: the run does not hang.
+type idle struct{}
+
+func (idle) Next(core.View) core.Decision { return core.Decision{} }
+
+func TestIdlePlannerEnds(t *testing.T) {
+	c := core.New(core.Config{RunID: "r", Jobs: 1, Planner: idle{}, Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}}})
+	drive(t, c)
+	if !c.Planned() || c.Status() != store.Succeeded {
+		t.Fatalf("planned %v, status %s", c.Planned(), c.Status())
+	}
+}
