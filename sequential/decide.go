@@ -3,6 +3,9 @@ package sequential
 import (
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/jikken-dev/jikken/stats"
 )
 
 // Verdict is where one pair of groups stands.
@@ -25,8 +28,8 @@ func (v Verdict) String() string {
 // Pair is the verdict on groups A and B (A < B), with the look that settled it.
 type Pair struct {
 	A, B int
-	// Z is the standardised difference of their rank sums at the look that settled the pair,
-	// or the latest one while it is open: negative when A ranks better.
+	// Z is the pair's standardised signed-rank statistic at the look that settled it, or the
+	// latest one while it is open: negative when A tends to be better (lower).
 	Z       float64
 	Verdict Verdict
 	// Look is the index of the look that settled the pair (-1 while open).
@@ -51,62 +54,69 @@ type Seed [][]float64
 
 // Decide replays the looks the results reach, in order, and says whether to stop. seeds are the
 // completed seeds, in the order they were planned; every seed has the same blocks, each with a
-// value for every group. The answer depends only on the
+// value for every group. At each look every open pair's signed-rank statistic over all blocks
+// so far is tested, Holm's way: against the boundary of level alpha/(pairs-j), j being the pairs
+// decided different so far, again after each new decision. The answer depends only on the
 // arguments: seeds beyond the look that stopped the comparison change nothing.
 func (bd *Bounds) Decide(seeds []Seed) (Decision, error) {
-	d, crit := bd.Design, bd.Crit
-	if len(crit) != len(d.Looks) {
-		return Decision{}, fmt.Errorf("decide: %d boundaries for %d looks", len(crit), len(d.Looks))
+	d := bd.Design
+	pairs := make([]Pair, 0, d.pairs())
+	for a := range d.Groups {
+		for b := a + 1; b < d.Groups; b++ {
+			pairs = append(pairs, Pair{A: a, B: b, Look: -1})
+		}
 	}
-	pairs := pairsOf(d.Groups)
-	dec := Decision{Look: -1, Seeds: d.Looks[0], Pairs: make([]Pair, len(pairs))}
-	for j, pr := range pairs {
-		dec.Pairs[j] = Pair{A: pr[0], B: pr[1], Look: -1}
+	dec := Decision{Look: -1, Seeds: d.Looks[0], Pairs: pairs}
+	for s, seed := range seeds {
+		for b, block := range seed {
+			if len(block) != d.Groups {
+				return Decision{}, fmt.Errorf("decide: seed %d block %d has %d values for %d groups", s, b, len(block), d.Groups)
+			}
+		}
 	}
-	sums := make([]float64, d.Groups)
-	v, used := 0.0, 0
-	zfix := bd.Fixed
 	last := d.Looks[len(d.Looks)-1]
+	decided := 0
 	for l, n := range d.Looks {
 		if n > len(seeds) {
 			break
 		}
-		for ; used < n; used++ {
-			dv, err := addSeed(sums, seeds[used], d.Groups)
-			if err != nil {
-				return Decision{}, fmt.Errorf("decide: seed %d: %w", used, err)
-			}
-			v += dv
-		}
 		dec.Look = l
 		t := float64(n) / float64(last)
-		settled := 0
-		for j := range dec.Pairs {
-			p := &dec.Pairs[j]
-			if p.Verdict != Open {
-				settled++
-				continue
-			}
-			p.Z = 0
-			if v > 0 {
-				p.Z = (sums[p.A] - sums[p.B]) / math.Sqrt(2*v)
-			}
-			switch {
-			case math.Abs(p.Z) >= crit[l] && p.Z < 0:
-				p.Verdict = ABetter
-			case math.Abs(p.Z) >= crit[l]:
-				p.Verdict = BBetter
-			case l == len(d.Looks)-1:
-				p.Verdict = NoDifference
-			case d.Futility > 0 && conditionalPower(math.Abs(p.Z), t, zfix) < d.Futility:
-				p.Verdict = NoDifference
-			}
-			if p.Verdict != Open {
-				p.Look = l
-				settled++
+		open := 0
+		for j := range pairs {
+			if p := &pairs[j]; p.Verdict == Open {
+				p.Z = signedRankZ(seeds[:n], p.A, p.B)
+				open++
 			}
 		}
-		if settled == len(dec.Pairs) {
+		// Holm: each decision raises the level of the pairs still open.
+		for progress := true; progress && open > 0; {
+			progress = false
+			for j := range pairs {
+				p := &pairs[j]
+				if p.Verdict != Open || math.Abs(p.Z) < bd.Crit[decided][l] {
+					continue
+				}
+				p.Verdict, p.Look = ABetter, l
+				if p.Z > 0 {
+					p.Verdict = BBetter
+				}
+				decided++
+				open--
+				progress = true
+			}
+		}
+		for j := range pairs {
+			p := &pairs[j]
+			if p.Verdict != Open {
+				continue
+			}
+			if l == len(d.Looks)-1 || (d.Futility > 0 && conditionalPower(math.Abs(p.Z), t, bd.Fixed[decided]) < d.Futility) {
+				p.Verdict, p.Look = NoDifference, l
+				open--
+			}
+		}
+		if open == 0 {
 			dec.Stop, dec.Seeds = true, n
 			return dec, nil
 		}
@@ -117,45 +127,55 @@ func (bd *Bounds) Decide(seeds []Seed) (Decision, error) {
 	return dec, nil
 }
 
-// addSeed adds a seed's within-block ranks (1 = best, ties share their mid-rank) to the rank
-// sums and returns the seed's share of their null variance: for each block, the sum of squared
-// deviations of its mid-ranks over k-1, which is the variance of one group's rank given the
-// block's ties times k/(k-1), the variance of a rank sum's share (all tied: nothing).
-func addSeed(sums []float64, s Seed, k int) (float64, error) {
-	v := 0.0
-	mean := float64(k+1) / 2
-	for b, block := range s {
-		if len(block) != k {
-			return 0, fmt.Errorf("block %d has %d values for %d groups", b, len(block), k)
-		}
-		ss := 0.0
-		for g, x := range block {
-			// Groups are few: counting beats sorting, and needs no allocation.
-			below, same := 0, 0
-			for _, y := range block {
-				switch {
-				case worse(x, y):
-					below++
-				case !worse(y, x):
-					same++
-				}
+// signedRankZ is the standardised Wilcoxon signed-rank statistic of the differences a - b over
+// every block of the seeds: zero differences dropped, tied magnitudes sharing mid-ranks, the
+// variance corrected for ties, no continuity correction (0 when no difference is left). Two
+// failures in a block tie; a failure against a value is the largest difference.
+func signedRankZ(seeds []Seed, a, b int) float64 {
+	var diff []float64
+	for _, seed := range seeds {
+		for _, block := range seed {
+			x, y := block[a], block[b]
+			if math.IsNaN(x) {
+				x = math.Inf(1)
 			}
-			r := float64(below) + float64(same+1)/2
-			sums[g] += r
-			ss += (r - mean) * (r - mean)
+			if math.IsNaN(y) {
+				y = math.Inf(1)
+			}
+			if x != y {
+				diff = append(diff, x-y)
+			}
 		}
-		v += ss / float64(k-1)
 	}
-	return v, nil
-}
-
-// worse reports whether x ranks after y (lower is better; NaN, a failure, ties with +Inf).
-func worse(x, y float64) bool {
-	if math.IsNaN(x) {
-		x = math.Inf(1)
+	if len(diff) == 0 {
+		return 0
 	}
-	if math.IsNaN(y) {
-		y = math.Inf(1)
+	abs := make([]float64, len(diff))
+	for i, v := range diff {
+		abs[i] = math.Abs(v)
 	}
-	return x > y
+	r := stats.Rank(abs)
+	v, ties := 0.0, 0.0
+	for i, x := range diff {
+		if x > 0 {
+			v += r[i]
+		}
+	}
+	// The tie term: sum t^3 - t over the groups of t equal magnitudes.
+	slices.Sort(abs)
+	for i := 0; i < len(abs); {
+		j := i + 1
+		for j < len(abs) && abs[j] == abs[i] {
+			j++
+		}
+		c := float64(j - i)
+		ties += c*c*c - c
+		i = j
+	}
+	n := float64(len(diff))
+	sd := math.Sqrt(n*(n+1)*(2*n+1)/24 - ties/48)
+	if sd == 0 {
+		return 0
+	}
+	return (v - n*(n+1)/4) / sd
 }

@@ -54,24 +54,30 @@ func TestDecideStopsOnClearDifference(t *testing.T) {
 	}
 }
 
-// Ties, failures (+Inf, NaN) and all-tied blocks rank as documented, and a decision is the same
-// whatever the order of the blocks within each seed.
+// Ties, failures (+Inf, NaN) and zero differences count as documented, and a decision is the
+// same whatever the order of the blocks within each seed.
 func TestDecideTiesAndFailures(t *testing.T) {
-	b := &Bounds{Design: Design{Groups: 3, Looks: []int{2}, Alpha: 0.05}, Crit: []float64{0.5}, Fixed: 2}
+	b := &Bounds{Design: Design{Groups: 3, Looks: []int{2}, Alpha: 0.05}, Crit: [][]float64{{9}, {9}, {9}}, Fixed: []float64{2, 2, 2}}
 	seeds := []Seed{
-		{{1, 1, math.Inf(1)}, {2, 2, 2}},
+		{{1, 1, math.Inf(1)}, {2, 3, 2}},
 		{{0, math.NaN(), math.Inf(1)}, {5, 3, 4}},
 	}
 	dec, err := b.Decide(seeds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Ranks: block 1: 1.5 1.5 3; block 2: 2 2 2 (all tied: no information); block 3: 1 2.5 2.5;
-	// block 4: 3 1 2. Sums 7.5 7 9.5; variance shares (squared deviations over k-1)
-	// 0.75+0+0.75+1 = 2.5.
-	want := (7.5 - 7) / math.Sqrt(2*2.5)
-	if math.Abs(dec.Pairs[0].Z-want) > 1e-12 {
+	// Pair (0,1): differences 0 (dropped), -1, -Inf, 2: magnitudes 1, Inf, 2 rank 1, 3, 2;
+	// V = 2, mean 3, sd √(3·4·7/24) = √3.5.
+	if want := (2 - 3) / math.Sqrt(3.5); math.Abs(dec.Pairs[0].Z-want) > 1e-12 {
 		t.Errorf("z(0,1) = %v, want %v", dec.Pairs[0].Z, want)
+	}
+	// Pair (1,2): differences -Inf, 1, 0 (two failures tie), -1: magnitudes Inf, 1, 1 rank 3,
+	// 1.5, 1.5; V = 1.5, mean 3, ties 6: sd √(3.5 - 6/48).
+	if want := (1.5 - 3) / math.Sqrt(3.5-6.0/48); math.Abs(dec.Pairs[2].Z-want) > 1e-12 {
+		t.Errorf("z(1,2) = %v, want %v", dec.Pairs[2].Z, want)
+	}
+	if !dec.Stop || dec.Pairs[0].Verdict != NoDifference {
+		t.Errorf("at the last look every open pair is settled: %+v", dec)
 	}
 	swapped := []Seed{{seeds[0][1], seeds[0][0]}, {seeds[1][1], seeds[1][0]}}
 	dec2, _ := b.Decide(swapped)

@@ -24,15 +24,17 @@ func TestLooksAndValidate(t *testing.T) {
 	}
 }
 
-// With one look and no futility the boundary is the fixed-sample one: Nemenyi's critical
-// value, the studentized range quantile over √2 (3.314/√2 for 3 groups at 0.05).
-func TestOneLookIsNemenyi(t *testing.T) {
+// With one look and no futility the boundaries are the fixed-sample ones at Holm's levels:
+// z at 1 - alpha/(2 m), ..., 1 - alpha/2.
+func TestOneLookIsFixedHolm(t *testing.T) {
 	b, err := Design{Groups: 3, Looks: []int{30}, Alpha: 0.05}.Boundaries()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 3.314 / math.Sqrt2; math.Abs(b.Crit[0]-want) > 0.02 || math.Abs(b.Fixed-want) > 0.001 {
-		t.Errorf("boundary %.4f (fixed %.4f), want %.4f", b.Crit[0], b.Fixed, want)
+	for j, want := range []float64{2.3940, 2.2414, 1.9600} {
+		if math.Abs(b.Crit[j][0]-want) > 0.02 || math.Abs(b.Fixed[j]-want) > 0.001 {
+			t.Errorf("level %d: boundary %.4f (fixed %.4f), want %.4f", j, b.Crit[j][0], b.Fixed[j], want)
+		}
 	}
 }
 

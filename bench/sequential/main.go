@@ -15,21 +15,40 @@ func main() {
 	spendingName := flag.String("spending", "obrien-fleming", "obrien-fleming or pocock")
 	futility := flag.Float64("futility", 0.1, "conditional power below which a pair is settled as no difference")
 	shift := flag.Float64("shift", -0.5, "shift of group 0 in the power rows (normal: in standard deviations)")
+	results := flag.String("results", "", "replay this 'jikken results -o csv' table of a fixed-seed run instead of simulating")
+	by := flag.String("by", "algo", "with -results: the column of the groups")
+	block := flag.String("blocks", "fn", "with -results: the column of the blocks")
+	metric := flag.String("metric", "best", "with -results: the metric, lower is better")
+	min, batch, max := flag.Int("min", 5, "seeds at the first look"), flag.Int("batch", 5, "seeds added per look"), flag.Int("max", 100, "seeds at the last look")
 	flag.Parse()
 	spending, err := sequential.ParseSpending(*spendingName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	looks, _ := sequential.Looks(5, 5, 100)
+	looks, err := sequential.Looks(*min, *batch, *max)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if *results != "" {
+		if err := replay(*results, *by, *block, *metric, looks, 0.05, *futility, spending); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	d := sequential.Design{Groups: 3, Looks: looks, Alpha: 0.05, Spending: spending, Futility: *futility}
 	b, err := d.Boundaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	fmt.Printf("design: 3 groups x 4 blocks, seeds 5..100 by 5, alpha 0.05, %s spending, futility %.2f\n", spending, *futility)
-	fmt.Printf("boundaries (|Z|): %.3f\nfixed-sample critical value: %.3f\n\n", b.Crit, b.Fixed)
+	fmt.Printf("design: 3 groups x 4 blocks, seeds %v, alpha 0.05, %s spending, futility %.2f\n", looks, spending, *futility)
+	for j := range b.Crit {
+		fmt.Printf("boundaries (|Z|) at level alpha/%d: %.3f (fixed-sample %.3f)\n", len(b.Crit)-j, b.Crit[j], b.Fixed[j])
+	}
+	fmt.Println()
 	fmt.Println("| rows | distribution | shift | any decided (FWER) | both pairs of group 0 decided | mean seeds |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- |")
 	for i, dist := range distributions {

@@ -85,9 +85,12 @@ func (s setup) replicate(r *rand.Rand) outcome {
 // naive is repeated testing at alpha: every look uses the fixed-sample critical value.
 func naive(b *sequential.Bounds) *sequential.Bounds {
 	n := *b
-	n.Crit = make([]float64, len(b.Looks))
-	for i := range n.Crit {
-		n.Crit[i] = b.Fixed
+	n.Crit = make([][]float64, len(b.Crit))
+	for j := range n.Crit {
+		n.Crit[j] = make([]float64, len(b.Looks))
+		for l := range n.Crit[j] {
+			n.Crit[j][l] = b.Fixed[j]
+		}
 	}
 	return &n
 }
