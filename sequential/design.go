@@ -204,4 +204,3 @@ func conditionalPower(z, t, zfix float64) float64 {
 	}
 	return 0.5 * math.Erfc((zfix-z/math.Sqrt(t))/math.Sqrt(1-t)/math.Sqrt2)
 }
-
