@@ -28,6 +28,9 @@ type Experiment struct {
 	Evaluated json.RawMessage `json:"evaluated"`
 	// Trials in declaration order, matrices expanded.
 	Trials []Trial `json:"trials"`
+	// Sequential are the matrices whose seeds grow until their comparison is decided; Trials
+	// holds their first look's seeds.
+	Sequential []Sequential `json:"sequential,omitempty"`
 	// UsesRunID is true when the file has "UUID" literals, so it must be evaluated again with
 	// the run's id once that is known.
 	UsesRunID bool `json:"-"`

@@ -46,12 +46,18 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 	if !ok {
 		return
 	}
-	seeds, ok := p.seeds(m, where)
+	excludes, ok := p.excludes(m["exclude"], where, axes)
 	if !ok {
 		return
 	}
-	excludes, ok := p.excludes(m["exclude"], where, axes)
-	if !ok {
+	var seeds []int64
+	if obj, isSeq := m["seeds"].(map[string]any); isSeq {
+		var seq *Sequential
+		if seq, seeds, ok = p.sequentialSeeds(obj, group, where, axes, len(excludes) > 0); !ok {
+			return
+		}
+		p.sequential = append(p.sequential, *seq)
+	} else if seeds, ok = p.seeds(m, where); !ok {
 		return
 	}
 	if !p.room(combinations(axes, seeds), where) {
@@ -275,7 +281,7 @@ func (p *parser) seeds(m map[string]any, where string) ([]int64, bool) {
 		}
 		return out, true
 	}
-	p.ps.add("", where+".seeds", "must be a count or a list of whole numbers")
+	p.ps.add("", where+".seeds", "must be a count, a list of whole numbers, or {until: ..., batch, min, max}")
 	return nil, false
 }
 

@@ -87,6 +87,7 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 		p.trials[i].Index = i
 	}
 	exp.Trials = p.trials
+	exp.Sequential = p.sequential
 	return exp, nil
 }
 
@@ -106,6 +107,7 @@ type parser struct {
 	// defaultTimeout marks the trials (by index) whose timeout came from defaults, which
 	// services do not take.
 	defaultTimeout map[int]bool
+	sequential     []Sequential
 }
 
 func newParser(ps *problems, maxTrials int) *parser {
@@ -599,11 +601,19 @@ func (p *parser) link() {
 			t.Depends = append(t.Depends, Dependency{Trial: target, Condition: cond})
 		}
 	}
+	growing := map[string]bool{}
+	for _, sq := range p.sequential {
+		growing[sq.Group] = true
+	}
 	for i := range p.trials {
 		t := &p.trials[i]
 		p.ps.origin = p.origins[i]
 		var after []string
 		for _, a := range t.After {
+			if ti, ok := byName[a]; growing[a] || (ok && growing[p.trials[ti].Group]) {
+				p.ps.add(strconv.Quote(t.Name), "after", "%q has sequential seeds, which grow while the run runs, so nothing can wait for all of them; compare the group after the run (jikken compare)", a)
+				continue
+			}
 			for _, target := range expand(a) {
 				ti, ok := byName[target]
 				switch {
