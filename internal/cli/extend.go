@@ -84,6 +84,11 @@ func runExtend(ctx context.Context, cmd *cobra.Command, o *extendOptions, ref st
 		return err
 	}
 	next, err := o.grownPlan(ctx, m)
+	var verr *experiment.ValidationError
+	if errors.As(err, &verr) {
+		// A refusal like the others: exit 2, nothing added.
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+	}
 	if err != nil {
 		return err
 	}
