@@ -45,9 +45,9 @@ a matrix already has are refused too. A trial that waits (after) for a grown mat
 as a step comparing the group, runs again once the new trials have.
 
 The grown plan is recorded before any trial starts, so a crash at any point leaves a run that
-'jikken resume' completes. Then the run is resumed: the added trials run, and, as resume does,
-earlier trials that had not succeeded. A run still running (a live runner holds its lock) is
-not extended.
+'jikken resume' completes. Then only the added trials run: the run's own trials stand as they
+ended ('jikken resume' reruns those that did not succeed). A run still running (a live runner
+holds its lock) is not extended.
 
 RUN is a run id, a unique prefix of one, or "latest".`,
 		Example: `  jikken extend latest --seeds 30..59
