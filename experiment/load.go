@@ -31,6 +31,8 @@ type Experiment struct {
 	// Sequential are the matrices whose seeds grow until their comparison is decided; Trials
 	// holds their first look's seeds.
 	Sequential []Sequential `json:"sequential,omitempty"`
+	// Races are the matrices raced (F-race); Trials holds their first blocks.
+	Races []Race `json:"races,omitempty"`
 	// UsesRunID is true when the file has "UUID" literals, so it must be evaluated again with
 	// the run's id once that is known.
 	UsesRunID bool `json:"-"`
