@@ -47,6 +47,8 @@ func (r Race) Validate() error {
 // Elimination records a configuration dropped from the race and the test that dropped it.
 type Elimination struct {
 	Config int
+	// Best is the configuration it was compared with: the best ranked one.
+	Best int
 	// Blocks is how many blocks the test saw.
 	Blocks int
 	// Test says which test, with its figures, for the record.
@@ -163,9 +165,9 @@ func (r Race) test(blocks [][]float64, alive []bool) []Elimination {
 	var out []Elimination
 	for j, s := range sums {
 		if s-sums[best] > crit {
-			out = append(out, Elimination{Config: idx[j], Blocks: n, Test: fmt.Sprintf(
-				"eliminated by F-race after %d blocks: Friedman T = %.3g, p = %.3g; rank sum %.1f vs the best's %.1f (configuration %d), beyond Conover's critical difference %.3g at alpha %g",
-				n, t, p, s, sums[best], idx[best], crit, r.Alpha)})
+			out = append(out, Elimination{Config: idx[j], Best: idx[best], Blocks: n, Test: fmt.Sprintf(
+				"eliminated by F-race after %d blocks: Friedman T = %.3g, p = %.3g; rank sum %.1f vs the best's %.1f, beyond Conover's critical difference %.3g at alpha %g",
+				n, t, p, s, sums[best], crit, r.Alpha)})
 		}
 	}
 	return out
@@ -191,9 +193,9 @@ func (r Race) pair(blocks [][]float64, x, y int) []Elimination {
 	if res.Statistic > float64(n*(n+1))/4 {
 		loser, winner = x, y
 	}
-	return []Elimination{{Config: loser, Blocks: len(blocks), Test: fmt.Sprintf(
-		"eliminated by F-race after %d blocks: Wilcoxon signed-rank against configuration %d, V = %g, p = %.3g at alpha %g",
-		len(blocks), winner, res.Statistic, res.PValue, r.Alpha)}}
+	return []Elimination{{Config: loser, Best: winner, Blocks: len(blocks), Test: fmt.Sprintf(
+		"eliminated by F-race after %d blocks: paired Wilcoxon signed-rank test against the other one left, V = %g, p = %.3g at alpha %g",
+		len(blocks), res.Statistic, res.PValue, r.Alpha)}}
 }
 
 // worse reports whether x ranks after y (lower is better; NaN, a failure, ties with +Inf).

@@ -1,8 +1,10 @@
 package raceplan
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/racing"
@@ -20,8 +22,9 @@ type race struct {
 	all           []experiment.Trial // by block, then in matrix order
 	config, block []int              // of each trial of all
 	at            map[string]int     // trial name -> place in all
-	configs       int
-	total         int // blocks
+	// names are the configurations' params as people read them (c=1,lr=0.1), by index.
+	names []string
+	total int // blocks
 }
 
 // Trial is a trial of the plan as the planner sees it (core.TrialView's fields it reads).
@@ -63,9 +66,12 @@ func New(file string, evaluated []byte, specs []experiment.Race) (*Planner, erro
 		for _, i := range order {
 			r.at[all[i].Name] = len(r.all)
 			r.all, r.config, r.block = append(r.all, all[i]), append(r.config, config[i]), append(r.block, block[i])
-			r.configs, r.total = max(r.configs, config[i]+1), max(r.total, block[i]+1)
+			r.total = max(r.total, block[i]+1)
+			if config[i] == len(r.names) {
+				r.names = append(r.names, configName(all[i].Params, s.By))
+			}
 		}
-		r.rule = s.Racing(r.configs)
+		r.rule = s.Racing(len(r.names))
 		p.races = append(p.races, r)
 	}
 	return p, nil
@@ -120,7 +126,7 @@ func (r *race) replay(trials []Trial) (racing.Decision, [][]float64, map[int]*Tr
 	values := make([][]float64, r.total)
 	final := make([][]bool, r.total)
 	for b := range values {
-		values[b], final[b] = make([]float64, r.configs), make([]bool, r.configs)
+		values[b], final[b] = make([]float64, len(r.names)), make([]bool, len(r.names))
 		for c := range values[b] {
 			values[b][c] = math.NaN()
 		}
@@ -155,7 +161,7 @@ func (r *race) decide(trials []Trial) (add []experiment.Trial, drop []Drop, done
 	dec, _, inPlan := r.replay(trials)
 	why := map[int]string{}
 	for _, e := range dec.Eliminated {
-		why[e.Config] = e.Test
+		why[e.Config] = fmt.Sprintf("%s (best: %s)", e.Test, r.names[e.Best])
 	}
 	for at, t := range inPlan {
 		if reason, out := why[r.config[at]]; out && t.Status == store.Pending {
@@ -175,6 +181,15 @@ func (r *race) decide(trials []Trial) (add []experiment.Trial, drop []Drop, done
 		}
 	}
 	return add, drop, false
+}
+
+// configName is a configuration's params, by the race's by.
+func configName(params map[string]any, by []string) string {
+	parts := make([]string, len(by))
+	for i, b := range by {
+		parts[i] = fmt.Sprintf("%s=%v", b, params[b])
+	}
+	return strings.Join(parts, ",")
 }
 
 // value is a final trial's metric, oriented so that lower is better; a trial that did not
