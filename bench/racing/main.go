@@ -90,8 +90,8 @@ func best(blocks [][]float64, alive []bool) int {
 }
 
 // irace runs the reference (Rscript irace.R) and returns its choice and experiments used.
-func irace(script string, rep, budget int) (int, int, error) {
-	out, err := exec.Command("Rscript", script, strconv.Itoa(rep), strconv.Itoa(budget)).Output()
+func irace(script string, rep, budget, iterations int) (int, int, error) {
+	out, err := exec.Command("Rscript", script, strconv.Itoa(rep), strconv.Itoa(budget), strconv.Itoa(iterations)).Output()
 	if err != nil {
 		return 0, 0, fmt.Errorf("irace: %w", err)
 	}
@@ -111,6 +111,7 @@ func main() {
 	reps := flag.Int("reps", 20, "repetitions")
 	budget := flag.Int("budget", 500, "experiments each tuner may use")
 	script := flag.String("irace", "bench/racing/irace.R", "the irace script (empty: jikken only)")
+	iterations := flag.Int("irace-iterations", 0, "irace's nbIterations (0: its own choice; 1: one race, as jikken's)")
 	flag.Parse()
 	var jq, iq []float64
 	jused, iused := 0, 0
@@ -122,7 +123,7 @@ func main() {
 		ic, in := 0, 0
 		if *script != "" {
 			var err error
-			if ic, in, err = irace(*script, rep, *budget); err != nil {
+			if ic, in, err = irace(*script, rep, *budget, *iterations); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
