@@ -97,4 +97,8 @@ func TestWithSeeds(t *testing.T) {
 	if _, err := WithSeeds([]byte(`{"trials": [{"name": "a", "cmd": "x"}]}`), []int64{1}); err == nil {
 		t.Error("no matrix with seeds: no error")
 	}
+	seq := `{"matrix": {"name": "m", "params": {"a": [1, 2]}, "seeds": {"until": {"metric": "x", "direction": "min", "by": "a"}}, "cmd": "x"}}`
+	if _, err := WithSeeds([]byte(seq), []int64{200}); err == nil || !strings.Contains(err.Error(), "matrix m has sequential seeds") {
+		t.Errorf("sequential seeds: %v", err)
+	}
 }

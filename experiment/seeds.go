@@ -74,6 +74,9 @@ func WithSeeds(evaluated []byte, seeds []int64) ([]byte, error) {
 		if group == "" {
 			group = "trial"
 		}
+		if _, seq := m["seeds"].(map[string]any); seq {
+			return nil, fmt.Errorf("matrix %s has sequential seeds (until), which the run adds by itself; to allow more, raise its max in the file and extend with --file", group)
+		}
 		had, err := seedList(m["seeds"])
 		if err != nil {
 			return nil, fmt.Errorf("matrix[%d] (%s).seeds: %w", i, group, err)
