@@ -104,19 +104,9 @@ func (p *Planner) Decide(trials []Trial) Decision {
 	return d
 }
 
-// Standing is where each race stands (for reports): the decision from the results so far.
-func (p *Planner) Standing(trials []Trial) []racing.Decision {
-	var out []racing.Decision
-	for _, r := range p.races {
-		dec, _, _ := r.replay(trials)
-		out = append(out, dec)
-	}
-	return out
-}
-
 // replay feeds the race the blocks that are complete for the configurations racing at each
-// point, and returns the decision, the values, and the trials of the race in the plan.
-func (r *race) replay(trials []Trial) (racing.Decision, [][]float64, map[int]*Trial) {
+// point, and returns the decision and the trials of the race in the plan.
+func (r *race) replay(trials []Trial) (racing.Decision, map[int]*Trial) {
 	inPlan := map[int]*Trial{}
 	for i := range trials {
 		if at, ok := r.at[trials[i].Name]; ok {
@@ -144,12 +134,12 @@ func (r *race) replay(trials []Trial) (racing.Decision, [][]float64, map[int]*Tr
 			panic(err) // the experiment's validation checked the rule
 		}
 		if dec.Done || dec.Blocks <= n {
-			return dec, values, inPlan
+			return dec, inPlan
 		}
 		for b := n; b < dec.Blocks; b++ {
 			for c, alive := range dec.Alive {
 				if alive && !final[b][c] {
-					return dec, values, inPlan
+					return dec, inPlan
 				}
 			}
 		}
@@ -158,7 +148,7 @@ func (r *race) replay(trials []Trial) (racing.Decision, [][]float64, map[int]*Tr
 }
 
 func (r *race) decide(trials []Trial) (add []experiment.Trial, drop []Drop, done bool) {
-	dec, _, inPlan := r.replay(trials)
+	dec, inPlan := r.replay(trials)
 	why := map[int]string{}
 	for _, e := range dec.Eliminated {
 		why[e.Config] = fmt.Sprintf("%s (best: %s)", e.Test, r.names[e.Best])

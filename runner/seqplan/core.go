@@ -11,7 +11,7 @@ import "github.com/jikken-dev/jikken/runner/core"
 func (p *Planner) Next(v core.View) core.Decision {
 	ts := make([]Trial, len(v.Trials))
 	for i, t := range v.Trials {
-		ts[i] = Trial{Name: t.Name, Group: t.Group, Seed: t.Seed, Status: t.Status, Values: t.Values}
+		ts[i] = Trial{Name: t.Name, Seed: t.Seed, Status: t.Status, Values: t.Values}
 	}
 	d := p.Decide(ts)
 	return core.Decision{Add: d.Add, Complete: d.Complete, Abort: d.Abort}

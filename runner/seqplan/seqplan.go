@@ -34,7 +34,6 @@ type group struct {
 // Trial is a trial of the plan as the planner sees it (core.TrialView's fields it reads).
 type Trial struct {
 	Name   string
-	Group  string
 	Seed   *int64
 	Status store.Status
 	Values map[string]float64
@@ -120,20 +119,6 @@ func (p *Planner) Decide(trials []Trial) Decision {
 	}
 	d.Complete = complete && len(d.Add) == 0
 	return d
-}
-
-// Verdicts returns the decision on each group as the results stand (for reports).
-func (p *Planner) Verdicts(trials []Trial) ([]sequential.Decision, error) {
-	var out []sequential.Decision
-	for _, g := range p.groups {
-		seeds, _, _ := g.complete(trials)
-		d, err := g.bounds.Decide(seeds)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
 }
 
 func (g *group) decide(trials []Trial) (add []experiment.Trial, done bool, abort string) {

@@ -37,7 +37,7 @@ func runPlan(t *testing.T, p *Planner, plan []experiment.Trial, done map[string]
 		}
 		view := make([]Trial, len(plan))
 		for j, x := range plan {
-			v := Trial{Name: x.Name, Group: x.Group, Seed: x.Seed, Status: store.Pending}
+			v := Trial{Name: x.Name, Seed: x.Seed, Status: store.Pending}
 			if rec := done[x.Name]; rec != nil && rec.Status == store.Succeeded {
 				v.Status, v.Values = rec.Status, map[string]float64{"best": outcome(x)}
 			}
