@@ -31,6 +31,11 @@ type Experiment struct {
 	// Search, when set, adds trials while the run goes on (see Search.Trial); they come after
 	// Trials.
 	Search *Search `json:"-"`
+	// Sequential are the matrices whose seeds grow until their comparison is decided; Trials
+	// holds their first look's seeds.
+	Sequential []Sequential `json:"sequential,omitempty"`
+	// Races are the matrices raced (F-race); Trials holds their first blocks.
+	Races []Race `json:"races,omitempty"`
 	// UsesRunID is true when the file has "UUID" literals, so it must be evaluated again with
 	// the run's id once that is known.
 	UsesRunID bool `json:"-"`

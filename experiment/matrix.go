@@ -46,12 +46,18 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 	if !ok {
 		return
 	}
-	seeds, ok := p.seeds(m, where)
+	excludes, ok := p.excludes(m["exclude"], where, axes)
 	if !ok {
 		return
 	}
-	excludes, ok := p.excludes(m["exclude"], where, axes)
-	if !ok {
+	var seeds []int64
+	if obj, isSeq := m["seeds"].(map[string]any); isSeq {
+		var seq *Sequential
+		if seq, seeds, ok = p.sequentialSeeds(obj, group, where, axes, len(excludes) > 0); !ok {
+			return
+		}
+		p.sequential = append(p.sequential, *seq)
+	} else if seeds, ok = p.seeds(m, where); !ok {
 		return
 	}
 	if !p.room(combinations(axes, seeds), where) {
@@ -101,6 +107,31 @@ func (p *parser) matrix(m map[string]any, at int, defaults map[string]any) {
 		return
 	}
 	names := matrixNames(group, axes, gens, func(g gen) (map[string]any, *int64) { return g.params, g.seed })
+	if rv, isRace := m["race"]; isRace {
+		// The plan starts with the race's first blocks; the names are those of the whole race.
+		if _, isSeq := m["seeds"].(map[string]any); isSeq {
+			p.ps.add("", where+".race", "a race takes seeds as a count or a list, not until")
+			return
+		}
+		r := p.raceSpec(rv, group, where, axes, seeds, len(excludes) > 0)
+		if r == nil {
+			return
+		}
+		params, seedOf := make([]map[string]any, len(gens)), make([]int64, len(gens))
+		for i, g := range gens {
+			params[i], seedOf[i] = g.params, *g.seed
+		}
+		blocks := raceBlocks(r, params, seedOf)
+		var keptGens []gen
+		var keptNames []string
+		for i, g := range gens {
+			if blocks[i] < r.First {
+				keptGens, keptNames = append(keptGens, g), append(keptNames, names[i])
+			}
+		}
+		gens, names = keptGens, keptNames
+		p.races = append(p.races, *r)
+	}
 	base := mergeDefaults(defaults, template)
 	var cmd *cmdTemplate
 	if s, ok := base["cmd"].(string); ok {
@@ -275,7 +306,7 @@ func (p *parser) seeds(m map[string]any, where string) ([]int64, bool) {
 		}
 		return out, true
 	}
-	p.ps.add("", where+".seeds", "must be a count or a list of whole numbers")
+	p.ps.add("", where+".seeds", "must be a count, a list of whole numbers, or {until: ..., batch, min, max}")
 	return nil, false
 }
 

@@ -22,7 +22,7 @@ var trialFields = []string{
 
 var topFields = []string{"name", "description", "defaults", "trials", "matrix", "search"}
 
-var matrixOnly = []string{"params", "seeds", "exclude"}
+var matrixOnly = []string{"params", "seeds", "exclude", "race"}
 
 // validName is what a trial or group name may look like: usable as a file name, a container
 // name and a Kubernetes label value.
@@ -88,6 +88,8 @@ func ParseMax(file string, evaluated []byte, maxTrials int) (*Experiment, error)
 	}
 	exp.Trials = p.trials
 	exp.Search = p.searchBlock
+	exp.Sequential = p.sequential
+	exp.Races = p.races
 	return exp, nil
 }
 
@@ -108,6 +110,8 @@ type parser struct {
 	// services do not take.
 	defaultTimeout map[int]bool
 	searchBlock    *Search
+	sequential     []Sequential
+	races          []Race
 }
 
 func newParser(ps *problems, maxTrials int) *parser {
@@ -604,11 +608,22 @@ func (p *parser) link() {
 			t.Depends = append(t.Depends, Dependency{Trial: target, Condition: cond})
 		}
 	}
+	growing := map[string]bool{}
+	for _, sq := range p.sequential {
+		growing[sq.Group] = true
+	}
+	for _, r := range p.races {
+		growing[r.Group] = true
+	}
 	for i := range p.trials {
 		t := &p.trials[i]
 		p.ps.origin = p.origins[i]
 		var after []string
 		for _, a := range t.After {
+			if ti, ok := byName[a]; growing[a] || (ok && growing[p.trials[ti].Group]) {
+				p.ps.add(strconv.Quote(t.Name), "after", "%q grows while the run runs (sequential seeds or a race), so nothing can wait for all of it; compare the group after the run (jikken compare)", a)
+				continue
+			}
 			for _, target := range expand(a) {
 				ti, ok := byName[target]
 				switch {

@@ -53,6 +53,23 @@ type Manifest struct {
 	Sources    map[string]string  `json:"sources"`
 	Evaluated  json.RawMessage    `json:"evaluated"`
 	Trials     []experiment.Trial `json:"trials"`
+	// Extensions are the times 'jikken extend' added trials to the run, oldest first; Sources,
+	// Evaluated and Trials are then the grown plan's.
+	Extensions []Extension `json:"extensions,omitempty"`
+}
+
+// Extension records one growth of a run's plan.
+type Extension struct {
+	At time.Time `json:"at"`
+	// Was names the jikken that wrote the manifest before (Tool names the one that extended it).
+	Was string `json:"was"`
+	// From is how many trials the plan had; Added how many were added after them.
+	From  int `json:"from"`
+	Added int `json:"added"`
+	// Seeds are the seeds added to every matrix with seeds (--seeds), or empty.
+	Seeds string `json:"seeds,omitempty"`
+	// Rerun are trials that ran before and run again after the added ones (they wait for them).
+	Rerun []string `json:"rerun,omitempty"`
 }
 
 // RunOptions are the runner settings a run was started with; resume uses them again.

@@ -104,7 +104,7 @@ Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trial
 		id   string
 		cmds []*cobra.Command
 	}{
-		{groupRun, []*cobra.Command{newRunCmd(f), newResumeCmd(f), newKillCmd(f), newValidateCmd(f),
+		{groupRun, []*cobra.Command{newRunCmd(f), newResumeCmd(f), newExtendCmd(f), newKillCmd(f), newValidateCmd(f),
 			newReproduceCmd(f), exportcmd.NewCmd(f)}},
 		{groupResults, []*cobra.Command{newRunsCmd(f), newStatusCmd(f), newLogsCmd(f), newMetricsCmd(f), newResultsCmd(f), newSearchCmd(f), newUICmd(f),
 			analysiscmd.NewCompareCmd(f), analysiscmd.NewPlotCmd(f), analysiscmd.NewReportCmd(f)}},
@@ -129,7 +129,7 @@ Exit codes: 0 success; 1 error; 2 usage error; 3 the run finished but some trial
 func completeArgs(f *cmdutil.Factory, root *cobra.Command) {
 	byPath := map[string]cobra.CompletionFunc{
 		"status": complete.FirstRun(f), "results": complete.FirstRun(f),
-		"resume": complete.FirstRun(f), "report": complete.FirstRun(f),
+		"resume": complete.FirstRun(f), "extend": complete.FirstRun(f), "report": complete.FirstRun(f),
 		"store sync": complete.FirstRun(f), "rm": complete.Runs(f, false),
 		"kill": complete.Runs(f, true), "compare": complete.Runs(f, true),
 		"plot": complete.Runs(f, true), "logs": complete.RunTrial(f),

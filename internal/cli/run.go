@@ -401,9 +401,7 @@ func detach(f *cmdutil.Factory, runs store.Runs, m *store.Manifest, backend stri
 }
 
 func newResumeCmd(f *cmdutil.Factory) *cobra.Command {
-	var eo execOptions
-	var backendName string
-	var settings backendSettings
+	var rf resumeFlags
 	cmd := &cobra.Command{
 		Use:   "resume RUN",
 		Short: "Run what did not succeed in an earlier run",
@@ -428,34 +426,52 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if err := exportedRun(m); err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("jobs") {
-				eo.jobs = m.Options.Jobs
-			}
-			if !cmd.Flags().Changed("fail-fast") {
-				eo.failFast = m.Options.FailFast
-			}
-			if backendName == "" {
-				backendName = m.Backend
-			}
-			eo.host = eo.host.over(m.Options)
-			s := settings.over(m.Backend, m.Options.Backend)
-			s.Jobs, s.NoEnforce = eo.jobs, eo.host.NoEnforce
-			backend, err := openBackend(ctx, f, runs.Blob, backendName, s)
-			if err != nil {
-				return err
-			}
-			return execute(ctx, f, runs, m, backend, eo)
+			return rf.resume(ctx, f, cmd, runs, m)
 		},
 	}
-	fl := cmd.Flags()
-	fl.IntVarP(&eo.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (default: as the run was started)")
-	fl.StringVar(&backendName, "backend", "", "where trials run (default: as the run was started)")
-	fl.BoolVar(&eo.failFast, "fail-fast", false, "stop the run when a trial fails for good")
-	fl.BoolVar(&eo.force, "force", false, "take the run's lock even if another runner seems to hold it")
-	cmdutil.FormatFlag(cmd, &eo.output, "text", "json")
-	settings.addFlags(cmd, false)
-	eo.host.addFlags(cmd, true)
+	rf.add(cmd)
 	return cmd
+}
+
+// resumeFlags are the flags of the commands that run a recorded run again (resume, extend).
+type resumeFlags struct {
+	eo          execOptions
+	backendName string
+	settings    backendSettings
+}
+
+func (rf *resumeFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVarP(&rf.eo.jobs, "jobs", "j", defaultJobs(), "how many trials run at once (default: as the run was started)")
+	fl.StringVar(&rf.backendName, "backend", "", "where trials run (default: as the run was started)")
+	fl.BoolVar(&rf.eo.failFast, "fail-fast", false, "stop the run when a trial fails for good")
+	fl.BoolVar(&rf.eo.force, "force", false, "take the run's lock even if another runner seems to hold it")
+	cmdutil.FormatFlag(cmd, &rf.eo.output, "text", "json")
+	rf.settings.addFlags(cmd, false)
+	rf.eo.host.addFlags(cmd, true)
+}
+
+// resume runs the recorded run m in this process, with the settings it was started with unless
+// the flags change them.
+func (rf *resumeFlags) resume(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command, runs store.Runs, m *store.Manifest) error {
+	eo, backendName := rf.eo, rf.backendName
+	if !cmd.Flags().Changed("jobs") {
+		eo.jobs = m.Options.Jobs
+	}
+	if !cmd.Flags().Changed("fail-fast") {
+		eo.failFast = m.Options.FailFast
+	}
+	if backendName == "" {
+		backendName = m.Backend
+	}
+	eo.host = eo.host.over(m.Options)
+	s := rf.settings.over(m.Backend, m.Options.Backend)
+	s.Jobs, s.NoEnforce = eo.jobs, eo.host.NoEnforce
+	backend, err := openBackend(ctx, f, runs.Blob, backendName, s)
+	if err != nil {
+		return err
+	}
+	return execute(ctx, f, runs, m, backend, eo)
 }
 
 // resolveRun opens the store and resolves a run reference (an id, a prefix, "latest").
