@@ -178,7 +178,7 @@ func (a *attempt) finish(ctx context.Context, proc Process, att *Attempt) {
 			exited.Err += fmt.Sprintf("; free space, then 'jikken resume %s'", a.d.m.RunID)
 		}
 	}
-	if a.d.r.Search != nil && exited.Err == "" {
+	if (a.d.r.Search != nil || len(a.d.r.Sequential) > 0 || len(a.d.r.Races) > 0) && exited.Err == "" {
 		// A search decides from these; they are read as 'jikken results' reads them.
 		v, err := results.FinalMetrics(ctx, a.d.r.Runs.Blob, att.RunID, att.Trial.Name)
 		if err != nil {

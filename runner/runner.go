@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,8 @@ import (
 	"github.com/jikken-dev/jikken/lease"
 	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/runner/plan"
+	"github.com/jikken-dev/jikken/runner/raceplan"
+	"github.com/jikken-dev/jikken/runner/seqplan"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -54,6 +57,14 @@ type Runner struct {
 	// Search, when set, grows the plan with the trials of the experiment's search block (see
 	// package plan): on a resume, those an earlier runner added are rebuilt from their records.
 	Search *experiment.Search
+	// Sequential, when set, are the run's matrices whose seeds grow until their comparison is
+	// decided (package seqplan).
+	Sequential []experiment.Sequential
+	// Races, when set, are the run's raced matrices (package raceplan).
+	Races []experiment.Race
+	// Keep names trials whose final record stands, failed or not (only a killed one runs
+	// again): the trials of the plan before 'jikken extend' added to it, which it does not run.
+	Keep map[string]bool
 }
 
 // ErrUnfit is returned (wrapped) when trials ask for more than the host has.
@@ -118,6 +129,21 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 			kept[t.Name] = true
 		}
 	}
+	if len(r.Sequential) > 0 {
+		if r.Search != nil {
+			return nil, fmt.Errorf("a run with a search block cannot have sequential seeds too")
+		}
+		p, err := seqplan.New(m.File, m.Evaluated, r.Sequential)
+		if err != nil {
+			return nil, err
+		}
+		added := p.Resume(prior)
+		planner, trials = p, append(slices.Clip(m.Trials), added...)
+		kept = map[string]bool{}
+		for _, t := range added {
+			kept[t.Name] = true
+		}
+	}
 	if !r.Admitted {
 		check := trials
 		if r.Search != nil {
@@ -143,6 +169,27 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	curves, err := r.searchCurves(ctx, m.RunID, prior)
 	if err != nil {
 		return nil, err
+	}
+	if len(r.Races) > 0 {
+		if planner != nil {
+			return nil, fmt.Errorf("a run with a race cannot have a search or sequential seeds too")
+		}
+		p, err := raceplan.New(m.File, m.Evaluated, r.Races)
+		if err != nil {
+			return nil, err
+		}
+		added := p.Resume(prior)
+		planner, trials = p, append(slices.Clip(m.Trials), added...)
+		kept = map[string]bool{}
+		for _, t := range added {
+			kept[t.Name] = true
+		}
+	}
+	if len(r.Keep) > 0 {
+		if kept == nil {
+			kept = map[string]bool{}
+		}
+		maps.Copy(kept, r.Keep)
 	}
 	c := core.New(core.Config{
 		RunID: m.RunID, Backend: r.Backend.Name(), Host: r.Host,

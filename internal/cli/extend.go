@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -126,7 +127,13 @@ func runExtend(ctx context.Context, cmd *cobra.Command, o *extendOptions, ref st
 		s := o.rf.settings.over(next.Backend, next.Options.Backend)
 		return detach(o.f, runs, next, backend, s, o.rf.eo.host.GPUsBusy)
 	}
-	return o.rf.resume(ctx, o.f, cmd, runs, next)
+	// Only the added trials run: the run's own trials stand as they ended (resume reruns those
+	// that did not succeed), except those extend set to run again and those a killed runner left.
+	keep := make(map[string]bool, len(m.Trials))
+	for _, t := range m.Trials {
+		keep[t.Name] = !slices.Contains(g.Rerun, t.Name)
+	}
+	return o.rf.resume(ctx, o.f, cmd, runs, next, keep)
 }
 
 // grownPlan is the run's manifest with the plan the new evaluation gives (its Trials are that

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -204,6 +205,8 @@ type execOptions struct {
 	// search is the run's search block (nil: none); execute reads it from the manifest when
 	// it is not given.
 	search *experiment.Search
+	// keep names the trials whose final record stands (extend: the run's trials before it).
+	keep map[string]bool
 }
 
 // execute runs (or resumes) a recorded run in this process and reports how it ended.
@@ -220,6 +223,15 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 		if eo.search, err = searchOf(m); err != nil {
 			return err
 		}
+	}
+	var seq []experiment.Sequential
+	var races []experiment.Race
+	if bytes.Contains(m.Evaluated, []byte(`"until"`)) || bytes.Contains(m.Evaluated, []byte(`"race"`)) {
+		exp, err := experiment.ParseMax(m.File, bytes.Clone(m.Evaluated), -1)
+		if err != nil {
+			return fmt.Errorf("read the sequential seeds and races of run %s from its manifest: %w", m.RunID, err)
+		}
+		seq, races = exp.Sequential, exp.Races
 	}
 	prog := newProgress(ios.ErrOut, ios.ErrTTY, eo.output != "text", ios.TerminalWidth())
 	if eo.output == "text" {
@@ -244,7 +256,7 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	}
 	r := &runner.Runner{
 		Backend: backend, Runs: runs, Jobs: eo.jobs, FailFast: eo.failFast, Capacity: adm.capacity, Leases: adm.leases, Admitted: true,
-		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event, Search: eo.search,
+		WorkRoot: workRoot(runs.Blob), Workdir: workdir, OnEvent: prog.event, Search: eo.search, Sequential: seq, Races: races, Keep: eo.keep,
 		Log: slog.New(slog.NewTextHandler(ios.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	start := time.Now()
@@ -338,7 +350,7 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 	for _, x := range []struct {
 		n    int
 		word string
-	}{{c.Pruned, "pruned"}, {c.Failed, "failed"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "stopped (services no trial needed any more)"}, {c.Pending, "not run"}} {
+	}{{c.Failed, "failed"}, {c.Pruned, "pruned"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "stopped (services no trial needed any more)"}, {c.Pending, "not run"}} {
 		if x.n > 0 {
 			fmt.Fprintf(w, ", %d %s", x.n, x.word)
 		}
@@ -349,7 +361,6 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 	}
 	shown := 0
 	for _, rec := range sum.Trials {
-		// Pruned trials ended as their search meant them to; 'jikken status' lists them and why.
 		if rec == nil || rec.Status == store.Succeeded || rec.Status == store.Stopped || rec.Status == store.Pruned {
 			continue
 		}
@@ -426,7 +437,7 @@ RUN is a run id, a unique prefix of one, or "latest".`,
 			if err := exportedRun(m); err != nil {
 				return err
 			}
-			return rf.resume(ctx, f, cmd, runs, m)
+			return rf.resume(ctx, f, cmd, runs, m, nil)
 		},
 	}
 	rf.add(cmd)
@@ -453,8 +464,9 @@ func (rf *resumeFlags) add(cmd *cobra.Command) {
 
 // resume runs the recorded run m in this process, with the settings it was started with unless
 // the flags change them.
-func (rf *resumeFlags) resume(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command, runs store.Runs, m *store.Manifest) error {
+func (rf *resumeFlags) resume(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command, runs store.Runs, m *store.Manifest, keep map[string]bool) error {
 	eo, backendName := rf.eo, rf.backendName
+	eo.keep = keep
 	if !cmd.Flags().Changed("jobs") {
 		eo.jobs = m.Options.Jobs
 	}

@@ -1,5 +1,3 @@
-//go:build jikken_planner
-
 // This file joins the planner to the runner core's Planner interface (runner/core/plan.go, from
 // the searchcore branch). Remove the build constraint above once that branch is merged.
 
