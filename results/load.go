@@ -69,8 +69,14 @@ func fromSummary(ctx context.Context, runs store.Runs, m *store.Manifest, sum *s
 	for i := range sum.Trials {
 		byName[sum.Trials[i].Name] = &sum.Trials[i]
 	}
+	// The trials a plan added (a search, sequential seeds, a race) are in the summary, not in
+	// the manifest.
+	recs := make(map[string]*store.TrialRecord, len(sum.Trials))
+	for _, e := range sum.Trials {
+		recs[e.Name] = &store.TrialRecord{Name: e.Name, Index: e.Index, Group: e.Group, Params: e.Params, Seed: e.Seed}
+	}
 	var rows []Row
-	for _, t := range m.Trials {
+	for _, t := range store.Planned(m, recs) {
 		if t.DeclaredService() {
 			continue
 		}

@@ -28,7 +28,7 @@ func Summarize(ctx context.Context, runs store.Runs, run string, finished time.T
 		if rec.Service {
 			continue // as the notebook reader leaves such records out of a plan it cannot read
 		}
-		trials = append(trials, store.SummaryTrial{Name: rec.Name, Index: rec.Index, Status: rec.Status,
+		trials = append(trials, store.SummaryTrial{Name: rec.Name, Index: rec.Index, Group: rec.Group, Status: rec.Status,
 			Params: rec.Params, Seed: rec.Seed})
 	}
 	sort.Slice(trials, func(i, j int) bool {

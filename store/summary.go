@@ -33,6 +33,7 @@ type Summary struct {
 type SummaryTrial struct {
 	Name    string         `json:"name"`
 	Index   int            `json:"index"`
+	Group   string         `json:"group,omitempty"`
 	Status  Status         `json:"status"`
 	Params  map[string]any `json:"params,omitempty"`
 	Seed    *int64         `json:"seed,omitempty"`
