@@ -464,12 +464,13 @@ func (p *parser) objectives(m map[string]any, bad func(string, string, ...any)) 
 		case map[string]any:
 			o.Metric, _ = x["metric"].(string)
 			o.Direction = search.Minimize
-			switch d, _ := x["direction"].(string); d {
-			case "", "min", "minimize":
-			case "max", "maximize":
-				o.Direction = search.Maximize
-			default:
-				bad(f+".direction", "%v is not a direction; use \"min\" or \"max\"", x["direction"])
+			if d, ok := x["direction"]; ok {
+				s, _ := d.(string)
+				if dir, err := search.ParseDirection(s); err == nil {
+					o.Direction = dir
+				} else {
+					bad(f+".direction", "%v is not a direction; use \"min\" or \"max\"", d)
+				}
 			}
 			for _, k := range sortedKeys(x) {
 				if k != "metric" && k != "direction" {
