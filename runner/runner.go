@@ -115,30 +115,13 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	if r.Host == "" {
 		r.Host = hostname()
 	}
-	trials := m.Trials
-	var planner core.Planner
-	var kept map[string]bool
-	if r.Search != nil {
-		p, added, err := plan.Resume(r.Search, m.Options.Jobs, prior)
-		if err != nil {
-			return nil, err
-		}
-		planner, trials = p, append(slices.Clip(m.Trials), added...)
-		kept = map[string]bool{}
-		for _, t := range added {
-			kept[t.Name] = true
-		}
+	planner, added, err := r.planner(m, prior)
+	if err != nil {
+		return nil, err
 	}
-	if len(r.Sequential) > 0 {
-		if r.Search != nil {
-			return nil, fmt.Errorf("a run with a search block cannot have sequential seeds too")
-		}
-		p, err := seqplan.New(m.File, m.Evaluated, r.Sequential)
-		if err != nil {
-			return nil, err
-		}
-		added := p.Resume(prior)
-		planner, trials = p, append(slices.Clip(m.Trials), added...)
+	trials := append(slices.Clip(m.Trials), added...)
+	var kept map[string]bool
+	if planner != nil {
 		kept = map[string]bool{}
 		for _, t := range added {
 			kept[t.Name] = true
@@ -170,21 +153,6 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	if err != nil {
 		return nil, err
 	}
-	if len(r.Races) > 0 {
-		if planner != nil {
-			return nil, fmt.Errorf("a run with a race cannot have a search or sequential seeds too")
-		}
-		p, err := raceplan.New(m.File, m.Evaluated, r.Races)
-		if err != nil {
-			return nil, err
-		}
-		added := p.Resume(prior)
-		planner, trials = p, append(slices.Clip(m.Trials), added...)
-		kept = map[string]bool{}
-		for _, t := range added {
-			kept[t.Name] = true
-		}
-	}
 	if len(r.Keep) > 0 {
 		if kept == nil {
 			kept = map[string]bool{}
@@ -198,6 +166,37 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	})
 	d := newDriver(r, m, c)
 	return d.run(ctx)
+}
+
+// planner builds the planner of a run whose plan grows (a search, sequential seeds or a race:
+// one at most), with the trials it added before, from prior; nil for a fixed plan.
+func (r *Runner) planner(m *store.Manifest, prior map[string]*store.TrialRecord) (core.Planner, []experiment.Trial, error) {
+	kinds := 0
+	for _, on := range []bool{r.Search != nil, len(r.Sequential) > 0, len(r.Races) > 0} {
+		if on {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return nil, nil, fmt.Errorf("a run can have one of a search, sequential seeds and a race, not several")
+	}
+	switch {
+	case r.Search != nil:
+		return plan.Resume(r.Search, m.Options.Jobs, prior)
+	case len(r.Sequential) > 0:
+		p, err := seqplan.New(m.File, m.Evaluated, r.Sequential)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.Resume(prior), nil
+	case len(r.Races) > 0:
+		p, err := raceplan.New(m.File, m.Evaluated, r.Races)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.Resume(prior), nil
+	}
+	return nil, nil, nil
 }
 
 // reapOrphans stops attempts an earlier runner of this run left behind (it was killed), or,
