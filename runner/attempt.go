@@ -165,6 +165,7 @@ func (a *attempt) finish(ctx context.Context, proc Process, att *Attempt) {
 	liveNotes := a.stopLive(ctx)
 	notes, err := a.collect(ctx, att, filepath.Join(att.Dir, "params.json"), stored)
 	exited.Code, exited.Reason, exited.Notes = exit.Code, exit.Reason, append(liveNotes, notes...)
+	exited.Interrupted = exit.Interrupted
 	switch {
 	case exit.Err != nil:
 		exited.Err = exit.Err.Error()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner/core"
 )
 
 // Backend starts trial attempts on one engine (local processes, Docker, Kubernetes).
@@ -149,7 +150,21 @@ type Exit struct {
 	Reason string
 	// Err is set when the attempt could not run or be watched at all.
 	Err error
+	// Interrupted classifies an end that was the engine's doing, as the engine told it:
+	// preempted, node lost, time limit. A preemptible trial is requeued for it.
+	Interrupted Interruption
 }
+
+// Interruption is why an attempt was ended by its engine (core.Interruption).
+type Interruption = core.Interruption
+
+// The interruptions a backend reports.
+const (
+	NotInterrupted = core.NotInterrupted
+	Preempted      = core.Preempted
+	NodeLost       = core.NodeLost
+	TimeLimit      = core.TimeLimit
+)
 
 // Attempt is what a backend needs to run one attempt of a trial.
 type Attempt struct {

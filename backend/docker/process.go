@@ -233,6 +233,11 @@ func (p *process) exit(ctx context.Context, code int) runner.Exit {
 
 func (p *process) exitOf(st container.InspectResponse) runner.Exit {
 	e := runner.Exit{Code: st.State.ExitCode}
+	if e.Code == 137 && !st.State.OOMKilled && !p.stopping.Load() {
+		// docker kill, or an engine reclaiming its host, not the runner: the trial did
+		// nothing wrong.
+		e.Interrupted = runner.Preempted
+	}
 	switch {
 	case st.State.OOMKilled:
 		e.Reason = "out of memory"

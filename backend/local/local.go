@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -201,6 +202,9 @@ type process struct {
 	group   *cgroup.Group
 	done    chan struct{}
 	stopped sync.Once
+	// stopping is set once the runner asked the attempt to stop: a SIGKILL after that is its
+	// own, not a preemption.
+	stopping atomic.Bool
 }
 
 // Handle is the attempt's process group (and session) id.
@@ -216,9 +220,15 @@ func (p *process) Wait() runner.Exit {
 	// The trial's processes end with it: whatever it left in its group is killed.
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	exit := exitOf(p.cmd.ProcessState, err)
+	if exit.Code == 128+int(syscall.SIGKILL) && !p.stopping.Load() {
+		// Killed by someone other than the runner (an operator, a host's reclaim, a spot
+		// host's shutdown): the trial did nothing wrong.
+		exit.Interrupted = runner.Preempted
+	}
 	if g := p.group; g != nil {
 		if g.Limits.Memory > 0 && g.OOMKilled(exit.Code == 128+int(syscall.SIGKILL)) {
 			exit.Reason = oomReason(g.Limits)
+			exit.Interrupted = runner.NotInterrupted
 		}
 		// Whatever it left in its cgroup, in another session or not, is killed too.
 		if err := g.Remove(); err != nil {
@@ -243,6 +253,7 @@ func exitOf(ps *os.ProcessState, err error) runner.Exit {
 // SIGKILL to what is left after grace.
 func (p *process) Stop(grace time.Duration) error {
 	var err error
+	p.stopping.Store(true)
 	p.stopped.Do(func() {
 		err = p.b.stopTree(p.run, p.trial, p.attempt, p.pid, p.group, grace, p.done)
 	})
