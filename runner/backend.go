@@ -143,6 +143,13 @@ type OutputStorer interface {
 	OutputsStored() bool
 }
 
+// Warner is implemented by processes that can stop an attempt with another signal than SIGTERM
+// (its trial's checkpoint.signal: "USR1", "USR2", "INT", "HUP" or "TERM"), so that it saves its
+// work in the grace it has before SIGKILL.
+type Warner interface {
+	StopWith(signal string, grace time.Duration) error
+}
+
 // Exit is how an attempt ended.
 type Exit struct {
 	Code int
@@ -188,6 +195,9 @@ type Attempt struct {
 	// they call it with the scheduler's reason each time it changes, and with "" once the
 	// attempt runs. It does not block for long, and may be called from any goroutine.
 	Queued func(reason string)
+	// CheckpointDir, when set, is the trial's checkpoint folder on this host
+	// ($JIKKEN_CHECKPOINT_DIR), which outlives the attempt: a container backend mounts it.
+	CheckpointDir string
 	// Hold, when set, is a file the attempt's processes on this host should inherit (open, as
 	// fd 3): it holds the attempt's GPU lease for as long as one of them has it open, so the
 	// lease is never without a holder, even if the runner dies as the attempt starts.

@@ -251,18 +251,31 @@ func exitOf(ps *os.ProcessState, err error) runner.Exit {
 // Stop implements runner.Process: SIGTERM to every process of the attempt (its group, and
 // those that left the group but carry the attempt's environment or stay in its session), then
 // SIGKILL to what is left after grace.
-func (p *process) Stop(grace time.Duration) error {
+func (p *process) Stop(grace time.Duration) error { return p.StopWith("TERM", grace) }
+
+// StopWith implements runner.Warner: Stop with another signal than SIGTERM first ("USR1").
+func (p *process) StopWith(signal string, grace time.Duration) error {
+	sig, ok := warnSignals[signal]
+	if !ok {
+		return fmt.Errorf("stop %s with SIG%s: not a signal jikken sends; use TERM, USR1, USR2, INT or HUP", p.trial, signal)
+	}
 	var err error
 	p.stopping.Store(true)
 	p.stopped.Do(func() {
-		err = p.b.stopTree(p.run, p.trial, p.attempt, p.pid, p.group, grace, p.done)
+		err = p.b.stopTree(p.run, p.trial, p.attempt, p.pid, p.group, sig, grace, p.done)
 	})
 	return err
 }
 
+// warnSignals are the signals a trial may ask to be stopped with (experiment.CheckpointSignals).
+var warnSignals = map[string]syscall.Signal{
+	"TERM": syscall.SIGTERM, "USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP,
+}
+
 // stopTree stops the processes of one attempt of a trial: the process group pgid and every
-// process found with the attempt's environment, in its session or in its cgroup g (may be nil).
-func (b *Backend) stopTree(run, trial string, attempt, pgid int, g *cgroup.Group, grace time.Duration, done <-chan struct{}) error {
+// process found with the attempt's environment, in its session or in its cgroup g (may be nil):
+// first sig, then SIGKILL after grace.
+func (b *Backend) stopTree(run, trial string, attempt, pgid int, g *cgroup.Group, sig syscall.Signal, grace time.Duration, done <-chan struct{}) error {
 	members := func() []int {
 		var out []int
 		if g != nil {
@@ -295,7 +308,7 @@ func (b *Backend) stopTree(run, trial string, attempt, pgid int, g *cgroup.Group
 		}
 		return errors.Join(errs...)
 	}
-	if err := signal(syscall.SIGTERM); err != nil {
+	if err := signal(sig); err != nil {
 		return err
 	}
 	deadline := time.NewTimer(grace)
@@ -354,7 +367,7 @@ func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {
 		return fmt.Errorf("bad local handle %q", lt.Handle)
 	}
 	g := b.attemptGroup(lt.RunID, lt.Trial, lt.Attempt)
-	err = b.stopTree(lt.RunID, lt.Trial, lt.Attempt, pgid, g, 5*time.Second, nil)
+	err = b.stopTree(lt.RunID, lt.Trial, lt.Attempt, pgid, g, syscall.SIGTERM, 5*time.Second, nil)
 	if g != nil {
 		err = errors.Join(err, g.Remove())
 	}
