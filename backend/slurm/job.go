@@ -94,6 +94,13 @@ func resourceArgs(t experiment.Trial) []string {
 		mins := int64(math.Ceil((d + time.Minute).Minutes()))
 		args = append(args, "--time="+strconv.FormatInt(mins, 10))
 	}
+	if t.Checkpoint != nil {
+		// Slurm warns the batch script (the trial, or trial-exec, which passes it on) before
+		// its own time limit or a preemption, should no runner be there to do it.
+		cp := t.CheckpointSettings()
+		secs := int64(math.Ceil(time.Duration(cp.Before).Seconds()))
+		args = append(args, fmt.Sprintf("--signal=B:%s@%d", cp.Signal, secs))
+	}
 	return args
 }
 
