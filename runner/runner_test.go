@@ -317,3 +317,23 @@ func TestNotPreemptibleFailsAsBefore(t *testing.T) {
 		t.Fatalf("stdout: %q", out)
 	}
 }
+
+// TestWarnedTimeLimit: a preemptible trial with a timeout is warned with its checkpoint signal
+// before the timeout, saves and leaves; the time limit requeues it, and the next attempt goes on
+// from the saved step and finishes.
+func TestWarnedTimeLimit(t *testing.T) {
+	script := `ck=\"$JIKKEN_CHECKPOINT_DIR/step\"; i=0; [ -f \"$ck\" ] && i=$(cat \"$ck\"); ` +
+		`echo \"attempt $JIKKEN_ATTEMPT from step $i\"; ` +
+		`trap 'echo $i > \"$ck.tmp\"; mv \"$ck.tmp\" \"$ck\"; echo \"warned at step $i\"; exit 0' USR1; ` +
+		`while [ $i -lt 20 ]; do i=$((i+1)); if [ $JIKKEN_ATTEMPT = 1 ] && [ $i = 10 ]; then while :; do sleep 0.05; done; fi; done; echo \"done at step $i\"`
+	sum, runs, _ := run(t, `[{"name":"w","cmd":"`+script+`","preemptible":true,"timeout":"3s","checkpoint":{"signal":"USR1","before":"2s"}}]`, nil)
+	rec := sum.Trials[0]
+	if rec.Status != store.Succeeded || len(rec.Attempts) != 2 || rec.Attempts[0].Interrupted != "time limit" || !rec.Attempts[0].Requeued {
+		t.Fatalf("status %s after %d attempts: %+v", rec.Status, len(rec.Attempts), rec.Attempts)
+	}
+	first, _ := store.ReadAll(context.Background(), runs.Blob, store.TrialKey(sum.RunID, "w", "attempts/1/stdout.log"))
+	out, _ := store.ReadAll(context.Background(), runs.Blob, store.TrialKey(sum.RunID, "w", "stdout.log"))
+	if !strings.Contains(string(first), "warned at step 10") || !strings.Contains(string(out), "attempt 2 from step 10") {
+		t.Fatalf("first attempt: %q\nsecond: %q", first, out)
+	}
+}
