@@ -18,6 +18,7 @@ type keeper struct {
 	remote checkpoint.Remote
 	dir    string
 	every  time.Duration
+	before time.Duration
 	max    int64
 	// attempt tags the versions this executor saves.
 	attempt int
@@ -36,6 +37,7 @@ func restoreCheckpoint(ctx context.Context, o Options, w io.Writer) (*keeper, er
 		remote:  checkpoint.Remote{Blob: o.Store, Prefix: checkpoint.Key(o.RunID, o.Trial)},
 		dir:     o.Checkpoint.Dir,
 		every:   o.Checkpoint.Every,
+		before:  o.Checkpoint.Before,
 		max:     o.Checkpoint.Max,
 		attempt: o.Attempt,
 	}

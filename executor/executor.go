@@ -73,12 +73,15 @@ type Options struct {
 // complete version is restored into Dir before the command starts ($JIKKEN_CHECKPOINT_DIR,
 // with JIKKEN_RESUMED=1 when there was one), and Dir is uploaded every Every while the command
 // runs (0: only at the end) and once it has ended, whatever its exit (after a SIGTERM the trial
-// saves, exits, and its checkpoint goes up within the grace period). A folder over Max bytes is
-// not uploaded: the trial's log says so and the last good version stays the newest.
+// saves, exits, and its checkpoint goes up within the grace period). A trial that is still
+// running half its Before after a forwarded signal (its warning) has its folder uploaded then,
+// so that what it saved goes up before SIGKILL ends the executor too. A folder over Max bytes
+// is not uploaded: the trial's log says so and the last good version stays the newest.
 type Checkpoint struct {
-	Dir   string
-	Every time.Duration
-	Max   int64
+	Dir    string
+	Every  time.Duration
+	Before time.Duration
+	Max    int64
 }
 
 // DefaultLiveEvery is how often the executor appends new live metric points: at most one store
@@ -205,7 +208,7 @@ func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var saves <-chan time.Time
+		var saves, warned <-chan time.Time
 		if u.ck != nil && u.ck.every > 0 {
 			t := time.NewTicker(u.ck.every)
 			defer t.Stop()
@@ -227,6 +230,11 @@ func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result 
 				return
 			case s := <-sigc:
 				_ = cmd.Process.Signal(s)
+				if u.ck != nil && warned == nil && u.ck.before > 0 {
+					warned = time.After(u.ck.before / 2)
+				}
+			case <-warned:
+				go u.ck.saveIfIdle(ctx, tee(stderr, o.Stderr))
 			case <-tick:
 				_ = u.putLogs(ctx)
 			case <-saves:

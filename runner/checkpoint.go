@@ -39,6 +39,7 @@ func (a *attempt) prepareCheckpoint(ctx context.Context, att *Attempt) (checkpoi
 	}
 	att.Env = append(att.Env,
 		"JIKKEN_CHECKPOINT_EVERY="+time.Duration(cp.Every).String(),
+		"JIKKEN_CHECKPOINT_BEFORE="+time.Duration(cp.Before).String(),
 		"JIKKEN_CHECKPOINT_MAX="+strconv.FormatInt(cp.MaxSize, 10))
 	m, err := checkpoint.Remote{Blob: r.Runs.Blob, Prefix: checkpoint.Key(att.RunID, t.Name)}.Latest(ctx)
 	if err != nil {

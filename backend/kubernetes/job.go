@@ -45,9 +45,7 @@ const (
 	outDir    = workDir + "/out"
 	logDir    = workDir + "/logs"
 	paramPath = workDir + "/params.json"
-	// ckptDir is the trial's checkpoint folder in the pod, which trial-exec restores from the
-	// store and uploads to it.
-	ckptDir = workDir + "/checkpoint"
+	ckptDir   = workDir + "/checkpoint" // restored from the store and uploaded by trial-exec
 	codeDir   = "/code"
 
 	mainContainer = "trial"

@@ -81,4 +81,3 @@ func (w *world) checkRequeues(whole bool) string {
 	}
 	return ""
 }
-

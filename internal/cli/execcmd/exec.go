@@ -37,9 +37,10 @@ type Options struct {
 	Argv       []string
 	// CheckpointDir, CheckpointEvery and CheckpointMax keep the trial's checkpoint folder in
 	// the store (executor.Checkpoint); the runner sets their variables for trials that keep one.
-	CheckpointDir   string
-	CheckpointEvery string
-	CheckpointMax   string
+	CheckpointDir    string
+	CheckpointEvery  string
+	CheckpointBefore string
+	CheckpointMax    string
 }
 
 // NewCmd returns the trial-exec command.
@@ -99,6 +100,7 @@ machine, removed once they are uploaded, whatever JIKKEN_OUTPUT_DIR and JIKKEN_P
 	fl.BoolVar(&o.Scratch, "scratch", false, "put the output folder, params and logs in a temporary folder of this machine, removed at the end")
 	fl.StringVar(&o.CheckpointDir, "checkpoint-dir", os.Getenv("JIKKEN_CHECKPOINT_DIR"), "the trial's checkpoint folder, restored from and uploaded to the store (default $JIKKEN_CHECKPOINT_DIR)")
 	fl.StringVar(&o.CheckpointEvery, "checkpoint-every", os.Getenv("JIKKEN_CHECKPOINT_EVERY"), "upload the checkpoint folder this often while CMD runs; empty: keep no checkpoint (default $JIKKEN_CHECKPOINT_EVERY)")
+	fl.StringVar(&o.CheckpointBefore, "checkpoint-before", os.Getenv("JIKKEN_CHECKPOINT_BEFORE"), "after a signal passed on to CMD (its warning), upload the checkpoint folder half this later if CMD still runs (default $JIKKEN_CHECKPOINT_BEFORE)")
 	fl.StringVar(&o.CheckpointMax, "checkpoint-max", os.Getenv("JIKKEN_CHECKPOINT_MAX"), "largest checkpoint folder uploaded, in bytes (default $JIKKEN_CHECKPOINT_MAX)")
 	cmd.AddCommand(newInstallCmd(), newCodeCmd())
 	return cmd
@@ -199,6 +201,11 @@ func checkpointOptions(o *Options) (*executor.Checkpoint, error) {
 		return nil, cmdutil.UsageError("--checkpoint-every %q: want a duration like 10m", o.CheckpointEvery)
 	}
 	ck := &executor.Checkpoint{Dir: o.CheckpointDir, Every: every}
+	if o.CheckpointBefore != "" {
+		if ck.Before, err = time.ParseDuration(o.CheckpointBefore); err != nil || ck.Before < 0 {
+			return nil, cmdutil.UsageError("--checkpoint-before %q: want a duration like 2m", o.CheckpointBefore)
+		}
+	}
 	if o.CheckpointMax != "" {
 		if ck.Max, err = strconv.ParseInt(o.CheckpointMax, 10, 64); err != nil || ck.Max < 0 {
 			return nil, cmdutil.UsageError("--checkpoint-max %q: want a number of bytes", o.CheckpointMax)
@@ -242,6 +249,7 @@ func useIndexed(o *Options) error {
 	fill(&o.Params, "JIKKEN_PARAMS")
 	fill(&o.CheckpointDir, "JIKKEN_CHECKPOINT_DIR")
 	fill(&o.CheckpointEvery, "JIKKEN_CHECKPOINT_EVERY")
+	fill(&o.CheckpointBefore, "JIKKEN_CHECKPOINT_BEFORE")
 	fill(&o.CheckpointMax, "JIKKEN_CHECKPOINT_MAX")
 	if o.Attempt == 0 {
 		o.Attempt, _ = strconv.Atoi(os.Getenv("JIKKEN_ATTEMPT"))
