@@ -26,11 +26,11 @@ func TestCheckpointAcrossAttempts(t *testing.T) {
 	ctx := context.Background()
 	script := `ck="$JIKKEN_CHECKPOINT_DIR/step"; i=0; [ -f "$ck" ] && i=$(cat "$ck")
 echo "attempt $JIKKEN_ATTEMPT resumed=${JIKKEN_RESUMED:-0} from step $i"
-trap 'echo $i > "$ck.tmp"; mv "$ck.tmp" "$ck"; echo "warned at step $i"; exit 143' USR2
+trap 'i=$((i < 37 ? i : 37)); echo $i > "$ck.tmp"; mv "$ck.tmp" "$ck"; echo "warned at step $i"; exit 143' USR2
 while [ $i -lt 100 ]; do
   i=$((i+1))
   if [ $i -eq 10 ]; then echo $i > "$ck.tmp"; mv "$ck.tmp" "$ck"; fi
-  if [ $JIKKEN_ATTEMPT = 1 ] && [ $i -ge 37 ]; then i=37; sleep 0.05; continue; fi
+  if [ $JIKKEN_ATTEMPT = 1 ] && [ $i -ge 37 ]; then [ $i = 37 ] && echo "holding at step 37"; i=38; sleep 0.05; continue; fi
 done
 echo "done at step $i"`
 	attempt := func(n int, during func(logDir string)) (Result, string) {
@@ -61,8 +61,15 @@ echo "done at step $i"`
 		return res, string(log) + stderr.String()
 	}
 	remote := checkpoint.Remote{Blob: b, Prefix: checkpoint.Key("r1", "t1")}
-	res, log := attempt(1, func(string) {
-		// The periodic upload brings step 10 to the store while the trial runs.
+	res, log := attempt(1, func(logDir string) {
+		// The periodic upload brings step 10 to the store while the trial runs; the trial
+		// then holds at step 37 until it is warned.
+		for {
+			if b, _ := os.ReadFile(filepath.Join(logDir, "stdout.log")); strings.Contains(string(b), "holding at step 37") {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		for {
 			m, err := remote.Latest(ctx)
 			if err != nil {
@@ -111,5 +118,55 @@ func TestCheckpointTooLarge(t *testing.T) {
 	}
 	if m, _ := (checkpoint.Remote{Blob: b, Prefix: checkpoint.Key("r1", "t1")}).Latest(context.Background()); m != nil {
 		t.Fatalf("a checkpoint over its cap was saved: %+v", m)
+	}
+}
+
+// TestCheckpointUploadedAfterWarning: a trial that saves on its warning but does not leave has
+// its folder uploaded half its before later, while it still runs, so what it saved reaches the
+// store before SIGKILL would end the executor with it.
+func TestCheckpointUploadedAfterWarning(t *testing.T) {
+	b := openStore(t)
+	ctx := context.Background()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	script := `echo $$ > ` + pidFile + `; ck="$JIKKEN_CHECKPOINT_DIR/step"
+trap 'echo warned > "$ck.tmp"; mv "$ck.tmp" "$ck"' USR2
+while :; do sleep 0.05; done`
+	done := make(chan Result)
+	go func() {
+		res, err := Run(ctx, Options{
+			Argv: []string{"/bin/sh", "-c", script}, Env: os.Environ(),
+			Store: b, RunID: "r1", Trial: "t1", Attempt: 1, OutputDir: filepath.Join(t.TempDir(), "out"), FlushEvery: -1, LiveEvery: -1,
+			Signals:    []os.Signal{syscall.SIGUSR2},
+			Checkpoint: &Checkpoint{Dir: filepath.Join(t.TempDir(), "ck"), Before: 200 * time.Millisecond},
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	for {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGUSR2)
+	remote := checkpoint.Remote{Blob: b, Prefix: checkpoint.Key("r1", "t1")}
+	for {
+		m, err := remote.Latest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m != nil && len(m.Files) == 1 && m.Files[0].Path == "step" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	pid, _ := os.ReadFile(pidFile)
+	n := 0
+	fmt.Sscan(string(pid), &n)
+	_ = syscall.Kill(n, syscall.SIGKILL)
+	if res := <-done; res.ExitCode != 128+9 {
+		t.Fatalf("the trial ended %+v", res)
 	}
 }
