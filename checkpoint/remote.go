@@ -219,7 +219,9 @@ func (r Remote) upload(ctx context.Context, f *File, p string) error {
 		return err
 	}
 	f.Size, f.ModTime = info.Size(), info.ModTime().UTC()
-	return r.Blob.Put(ctx, r.key(f.Key), io.LimitReader(in, f.Size), f.Size)
+	// A section of the file, not a LimitReader: a store that may retry reads it again in
+	// place rather than copying it aside first.
+	return r.Blob.Put(ctx, r.key(f.Key), io.NewSectionReader(in, 0, f.Size), f.Size)
 }
 
 // prune removes the manifests and files of versions older than prev that neither m nor prev
