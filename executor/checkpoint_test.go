@@ -122,7 +122,7 @@ func TestCheckpointTooLarge(t *testing.T) {
 }
 
 // TestCheckpointUploadedAfterWarning: a trial that saves on its warning but does not leave has
-// its folder uploaded half its before later, while it still runs, so what it saved reaches the
+// its folder uploaded within its before, while it still runs, so what it saved reaches the
 // store before SIGKILL would end the executor with it.
 func TestCheckpointUploadedAfterWarning(t *testing.T) {
 	b := openStore(t)

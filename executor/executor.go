@@ -73,9 +73,9 @@ type Options struct {
 // complete version is restored into Dir before the command starts ($JIKKEN_CHECKPOINT_DIR,
 // with JIKKEN_RESUMED=1 when there was one), and Dir is uploaded every Every while the command
 // runs (0: only at the end) and once it has ended, whatever its exit (after a SIGTERM the trial
-// saves, exits, and its checkpoint goes up within the grace period). A trial that is still
-// running half its Before after a forwarded signal (its warning) has its folder uploaded then,
-// so that what it saved goes up before SIGKILL ends the executor too. A folder over Max bytes
+// saves, exits, and its checkpoint goes up within the grace period). While a trial goes on
+// after a forwarded signal (its warning), its folder and logs are uploaded every quarter of
+// Before, so that what it saved goes up before SIGKILL ends the executor too. A folder over Max bytes
 // is not uploaded: the trial's log says so and the last good version stays the newest.
 type Checkpoint struct {
 	Dir    string
@@ -231,10 +231,15 @@ func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result 
 			case s := <-sigc:
 				_ = cmd.Process.Signal(s)
 				if u.ck != nil && warned == nil && u.ck.before > 0 {
-					warned = time.After(u.ck.before / 2)
+					// Warned: SIGKILL may end this executor with the trial once before has
+					// passed, so what the trial saves goes up now and then until it ends.
+					t := time.NewTicker(u.ck.before / 4)
+					defer t.Stop()
+					warned = t.C
 				}
 			case <-warned:
 				go u.ck.saveIfIdle(ctx, tee(stderr, o.Stderr))
+				_ = u.putLogs(ctx)
 			case <-tick:
 				_ = u.putLogs(ctx)
 			case <-saves:

@@ -100,7 +100,7 @@ machine, removed once they are uploaded, whatever JIKKEN_OUTPUT_DIR and JIKKEN_P
 	fl.BoolVar(&o.Scratch, "scratch", false, "put the output folder, params and logs in a temporary folder of this machine, removed at the end")
 	fl.StringVar(&o.CheckpointDir, "checkpoint-dir", os.Getenv("JIKKEN_CHECKPOINT_DIR"), "the trial's checkpoint folder, restored from and uploaded to the store (default $JIKKEN_CHECKPOINT_DIR)")
 	fl.StringVar(&o.CheckpointEvery, "checkpoint-every", os.Getenv("JIKKEN_CHECKPOINT_EVERY"), "upload the checkpoint folder this often while CMD runs; empty: keep no checkpoint (default $JIKKEN_CHECKPOINT_EVERY)")
-	fl.StringVar(&o.CheckpointBefore, "checkpoint-before", os.Getenv("JIKKEN_CHECKPOINT_BEFORE"), "after a signal passed on to CMD (its warning), upload the checkpoint folder half this later if CMD still runs (default $JIKKEN_CHECKPOINT_BEFORE)")
+	fl.StringVar(&o.CheckpointBefore, "checkpoint-before", os.Getenv("JIKKEN_CHECKPOINT_BEFORE"), "after a signal passed on to CMD (its warning), upload the checkpoint folder every quarter of this while CMD runs (default $JIKKEN_CHECKPOINT_BEFORE)")
 	fl.StringVar(&o.CheckpointMax, "checkpoint-max", os.Getenv("JIKKEN_CHECKPOINT_MAX"), "largest checkpoint folder uploaded, in bytes (default $JIKKEN_CHECKPOINT_MAX)")
 	cmd.AddCommand(newInstallCmd(), newCodeCmd())
 	return cmd
