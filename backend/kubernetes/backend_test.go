@@ -532,6 +532,24 @@ func TestEvictedPodGoneBeforeTheJobFailsIsStillReported(t *testing.T) {
 	if e.Code != -1 || !strings.Contains(e.Reason, "pod evicted from node") || !strings.Contains(e.Reason, "DeletionByTaintManager") {
 		t.Fatalf("exit %+v: the eviction must be the reason", e)
 	}
+	if e.Interrupted != runner.NodeLost {
+		t.Fatalf("exit %+v: the taint manager removes the pods of a lost node", e)
+	}
+}
+
+func TestDisruptionClasses(t *testing.T) {
+	for reason, want := range map[string]runner.Interruption{
+		"PreemptionByScheduler": runner.Preempted, "EvictionByEvictionAPI": runner.Preempted, "TerminationByKubelet": runner.Preempted,
+		"DeletionByTaintManager": runner.NodeLost, "DeletionByPodGC": runner.NodeLost,
+	} {
+		pod := &cachedPod{node: "n1", conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason}}}
+		if why, got := disruption(pod); got != want || !strings.Contains(why, reason) {
+			t.Errorf("%s: %q %q, want %q", reason, why, got, want)
+		}
+	}
+	if why, got := disruption(&cachedPod{}); why != "" || got != runner.NotInterrupted {
+		t.Errorf("a pod never disrupted: %q %q", why, got)
+	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
