@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,6 +201,27 @@ func fakeS3With(t testing.TB, wrap func(http.Handler) http.Handler) store.Blob {
 // checkpoint, after some of its files reached the store: the half version is never restored;
 // the first is, and the next save completes a version that restores whole.
 func TestKillDuringUpload(t *testing.T) {
+	killDuringUpload(t, func(wrap func(http.Handler) http.Handler) *s3test.Server { return s3test.FakeWith(t, wrap) })
+}
+
+// TestKillDuringUploadMinIO is TestKillDuringUpload against MinIO, through a proxy that holds
+// the uploads to kill during.
+func TestKillDuringUploadMinIO(t *testing.T) {
+	killDuringUpload(t, func(wrap func(http.Handler) http.Handler) *s3test.Server {
+		srv := s3test.MinIO(t)
+		target, err := url.Parse(srv.Endpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := httptest.NewServer(wrap(httputil.NewSingleHostReverseProxy(target)))
+		t.Cleanup(proxy.Close)
+		srv.Endpoint = proxy.URL
+		return srv
+	})
+}
+
+// killDuringUpload is the kill test against the S3 server serve starts, whose handler it wraps.
+func killDuringUpload(t *testing.T, serve func(wrap func(http.Handler) http.Handler) *s3test.Server) {
 	if os.Getenv("CHECKPOINT_CHILD") != "" {
 		t.Skip("the child's side is TestKillChild")
 	}
@@ -205,7 +229,7 @@ func TestKillDuringUpload(t *testing.T) {
 	var put atomic.Int32
 	landed, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	srv := s3test.FakeWith(t, func(h http.Handler) http.Handler {
+	srv := serve(func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/files/0000000002-") {
 				if put.Add(1) > 5 {
