@@ -58,12 +58,30 @@ type Options struct {
 	// FlushEvery is how often the growing logs are uploaded while the command runs (default
 	// 10s; negative: only at the end).
 	FlushEvery time.Duration
-	// Signals are forwarded to the command (default SIGTERM and SIGINT).
+	// Signals are forwarded to the command (default SIGTERM, SIGINT, and where the system has
+	// them SIGUSR1, SIGUSR2 and SIGHUP: a batch system's warning, checkpoint.signal).
 	Signals []os.Signal
 	// LiveEvery is how often the metric points the command writes (metrics.jsonl, ::metric
 	// lines of stdout) are appended to the store's live chunks while it runs (default
 	// DefaultLiveEvery; negative: never).
 	LiveEvery time.Duration
+	// Checkpoint, when set, keeps the trial's checkpoint folder in the store across attempts.
+	Checkpoint *Checkpoint
+}
+
+// Checkpoint is how the executor keeps a trial's checkpoint folder in the store: the newest
+// complete version is restored into Dir before the command starts ($JIKKEN_CHECKPOINT_DIR,
+// with JIKKEN_RESUMED=1 when there was one), and Dir is uploaded every Every while the command
+// runs (0: only at the end) and once it has ended, whatever its exit (after a SIGTERM the trial
+// saves, exits, and its checkpoint goes up within the grace period). While a trial goes on
+// after a forwarded signal (its warning), its folder and logs are uploaded every quarter of
+// Before, so that what it saved goes up before SIGKILL ends the executor too. A folder over Max bytes
+// is not uploaded: the trial's log says so and the last good version stays the newest.
+type Checkpoint struct {
+	Dir    string
+	Every  time.Duration
+	Before time.Duration
+	Max    int64
 }
 
 // DefaultLiveEvery is how often the executor appends new live metric points: at most one store
@@ -124,13 +142,26 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer stderr.Close()
 
 	u := &uploader{o: o, stdoutPath: stdoutPath, stderrPath: stderrPath}
+	if o.Checkpoint != nil {
+		ck, err := restoreCheckpoint(ctx, o, tee(stderr, o.Stderr))
+		if err != nil {
+			return Result{ExitCode: -1}, err
+		}
+		u.ck = ck
+		u.o.Env = ck.env(u.o.Env)
+	}
 	feed := u.feedLive(ctx, stderr)
 	started := time.Now()
 	res := u.execute(ctx, stdout, stderr)
 	stdout.Sync()
 	u.stopLive(ctx, feed, stderr)
+	var ckNotes []string
+	if u.ck != nil {
+		ckNotes = u.ck.save(ctx, tee(stderr, o.Stderr))
+	}
 	stderr.Sync()
 	res.Notes, res.Upload = u.finish(ctx, res, started, stderr)
+	res.Notes = append(res.Notes, ckNotes...)
 	return res, nil
 }
 
@@ -138,6 +169,7 @@ type uploader struct {
 	o                      Options
 	stdoutPath, stderrPath string
 	mu                     sync.Mutex // one upload of the logs at a time
+	ck                     *keeper    // nil: no checkpoint
 }
 
 func (u *uploader) key(name string) string { return store.TrialKey(u.o.RunID, u.o.Trial, name) }
@@ -166,7 +198,7 @@ func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result 
 	}
 	sigs := o.Signals
 	if sigs == nil {
-		sigs = []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+		sigs = forwarded
 	}
 	sigc := make(chan os.Signal, 4)
 	signal.Notify(sigc, sigs...)
@@ -176,6 +208,12 @@ func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		var saves, warned <-chan time.Time
+		if u.ck != nil && u.ck.every > 0 {
+			t := time.NewTicker(u.ck.every)
+			defer t.Stop()
+			saves = t.C
+		}
 		var tick <-chan time.Time
 		if o.FlushEvery >= 0 {
 			every := o.FlushEvery
@@ -192,8 +230,21 @@ func (u *uploader) execute(ctx context.Context, stdout, stderr *os.File) Result 
 				return
 			case s := <-sigc:
 				_ = cmd.Process.Signal(s)
+				if u.ck != nil && warned == nil && u.ck.before > 0 {
+					// Warned: SIGKILL may end this executor with the trial once before has
+					// passed, so what the trial saves goes up now and then until it ends.
+					t := time.NewTicker(u.ck.before / 4)
+					defer t.Stop()
+					warned = t.C
+				}
+			case <-warned:
+				go u.ck.saveIfIdle(ctx, tee(stderr, o.Stderr))
+				_ = u.putLogs(ctx)
 			case <-tick:
 				_ = u.putLogs(ctx)
+			case <-saves:
+				// In the background: signals must reach the trial while a large folder goes up.
+				go u.ck.saveIfIdle(ctx, tee(stderr, o.Stderr))
 			}
 		}
 	}()

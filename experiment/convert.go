@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -476,4 +477,47 @@ func checkVolume(s string) error {
 		return fmt.Errorf("volume %q: mode %q must be ro or rw", s, parts[2])
 	}
 	return nil
+}
+
+func toCheckpoint(v any) (*Checkpoint, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("must be an object with signal, before, every and/or max_size")
+	}
+	c := &Checkpoint{}
+	for _, k := range sortedKeys(m) {
+		e := m[k]
+		switch k {
+		case "signal":
+			s, _ := e.(string)
+			s = strings.TrimPrefix(strings.ToUpper(s), "SIG")
+			if !slices.Contains(CheckpointSignals, s) {
+				return nil, fmt.Errorf("signal: %v is not one of %s", e, strings.Join(CheckpointSignals, ", "))
+			}
+			c.Signal = s
+		case "before", "every":
+			b, _ := json.Marshal(e)
+			var d Duration
+			if err := d.UnmarshalJSON(b); err != nil {
+				return nil, fmt.Errorf("%s: %v", k, err)
+			}
+			if d <= 0 {
+				return nil, fmt.Errorf("%s: must be longer than 0s", k)
+			}
+			if k == "before" {
+				c.Before = d
+			} else {
+				c.Every = d
+			}
+		case "max_size":
+			n, err := parseMemory(e)
+			if err != nil {
+				return nil, fmt.Errorf("max_size: %v", err)
+			}
+			c.MaxSize = n
+		default:
+			return nil, fmt.Errorf("unknown field %q%s; use signal, before, every, max_size", k, suggest(k, []string{"signal", "before", "every", "max_size"}))
+		}
+	}
+	return c, nil
 }

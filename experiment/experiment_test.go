@@ -151,6 +151,13 @@ func TestValidationErrors(t *testing.T) {
 		{"restart on a step", `[{name: "a", cmd: "x", restart: "always"}]`, []string{`trial "a": restart: only services restart`}},
 		{"combu port object", `[{name: "a", cmd: "x", ports: [{host: 8080, contaner: 80}]}]`, []string{`ports: element 0: unknown field "contaner" (did you mean "container"?)`}},
 		{"combu volume without host", `[{name: "a", cmd: "x", volumes: [{container: "/data"}]}]`, []string{`volumes: element 0: host is missing`}},
+		{"requeues without preemptible", `[{name: "a", cmd: "x", requeues: 3}]`, []string{`trial "a": requeues: only a preemptible trial is requeued`}},
+		{"bad requeues", `[{name: "a", cmd: "x", preemptible: true, requeues: -1}]`, []string{`requeues: must be a whole number >= 0`}},
+		{"bad preemptible", `[{name: "a", cmd: "x", preemptible: "yes"}]`, []string{`preemptible: must be true or false`}},
+		{"bad checkpoint signal", `[{name: "a", cmd: "x", checkpoint: {signal: "KILL"}}]`, []string{`checkpoint: signal: KILL is not one of TERM, USR1`}},
+		{"bad checkpoint field", `[{name: "a", cmd: "x", checkpoint: {evry: "5m"}}]`, []string{`checkpoint: unknown field "evry" (did you mean "every"?)`}},
+		{"checkpoint before timeout", `[{name: "a", cmd: "x", timeout: "1m", checkpoint: {before: "2m"}}]`, []string{`checkpoint: before (2m0s) must be shorter than the timeout (1m0s)`}},
+		{"checkpoint size", `[{name: "a", cmd: "x", checkpoint: {max_size: "lots"}}]`, []string{`checkpoint: max_size: "lots" is not a quantity`}},
 		{"several problems", `[{name: "a", cmd: "x", foo: 1}, {name: "b", cmd: "x", bar: 2}]`, []string{"2 problems", "foo", "bar"}},
 	}
 	for _, c := range cases {
@@ -422,5 +429,24 @@ func TestImpliedServicesAndTheirTimeout(t *testing.T) {
 	}
 	if s := byName["sim"]; s.Service || time.Duration(s.Timeout) != time.Minute {
 		t.Errorf("sim = service %v timeout %s", s.Service, time.Duration(s.Timeout))
+	}
+}
+
+func TestPreemptibleAndCheckpoint(t *testing.T) {
+	exp, err := Parse("p.json", []byte(`[{"name":"a","cmd":"x","preemptible":true,"timeout":"1h","checkpoint":{"signal":"SIGUSR1","before":"2m","every":600,"max_size":"2Gi"}},
+		{"name":"b","cmd":"x","preemptible":true,"requeues":0},{"name":"c","cmd":"x"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := exp.Trials[0], exp.Trials[1], exp.Trials[2]
+	want := Checkpoint{Signal: "USR1", Before: Duration(2 * time.Minute), Every: Duration(10 * time.Minute), MaxSize: 2 << 30}
+	if !a.Preemptible || a.Requeues != DefaultRequeues || a.Checkpoint == nil || *a.Checkpoint != want || !a.Checkpointed() {
+		t.Fatalf("a = %+v %+v", a, a.Checkpoint)
+	}
+	if !b.Preemptible || b.Requeues != 0 || !b.Checkpointed() || b.CheckpointSettings().Signal != "TERM" || b.CheckpointSettings().MaxSize != DefaultCheckpointMax {
+		t.Fatalf("b = %+v %+v", b, b.CheckpointSettings())
+	}
+	if c.Preemptible || c.Checkpointed() {
+		t.Fatalf("c = %+v", c)
 	}
 }

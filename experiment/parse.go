@@ -11,11 +11,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
 var trialFields = []string{
 	"name", "image", "cmd", "env", "params", "seed", "workdir", "workdir_outside", "timeout", "retries", "backoff",
+	"preemptible", "requeues", "checkpoint",
 	"resources", "service", "restart", "show", "health", "depends", "after", "ports", "volumes", "networks",
 	"node_selector", "tolerations", "labels",
 }
@@ -434,10 +436,17 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 	}
 	dur("timeout", &t.Timeout)
 	dur("backoff", &t.Backoff)
+	if v, ok := m["checkpoint"]; ok {
+		c, err := toCheckpoint(v)
+		if err != nil {
+			bad("checkpoint", "%v", err)
+		}
+		t.Checkpoint = c
+	}
 	for _, f := range []struct {
 		name string
 		dst  *bool
-	}{{"service", &t.Service}, {"show", &t.Show}} {
+	}{{"service", &t.Service}, {"show", &t.Show}, {"preemptible", &t.Preemptible}} {
 		if v, ok := m[f.name]; ok {
 			b, isBool := v.(bool)
 			if !isBool {
@@ -445,6 +454,22 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 			}
 			*f.dst = b
 		}
+	}
+	if c := t.Checkpoint; c != nil && c.Before > 0 && t.Timeout > 0 && c.Before >= t.Timeout {
+		bad("checkpoint", "before (%s) must be shorter than the timeout (%s): the trial is warned that long before its timeout ends it", time.Duration(c.Before), time.Duration(t.Timeout))
+	}
+	if t.Preemptible {
+		t.Requeues = DefaultRequeues
+	}
+	if v, ok := m["requeues"]; ok {
+		n, err := toInt(v)
+		if err != nil || n < 0 {
+			bad("requeues", "must be a whole number >= 0")
+		}
+		if !t.Preemptible {
+			bad("requeues", "only a preemptible trial is requeued; set preemptible: true, or use retries")
+		}
+		t.Requeues = int(n)
 	}
 	if v, ok := m["restart"]; ok {
 		r, isStr := v.(string)

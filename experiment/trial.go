@@ -24,6 +24,16 @@ type Trial struct {
 	Timeout Duration `json:"timeout,omitempty"`
 	Retries int      `json:"retries,omitempty"`
 	Backoff Duration `json:"backoff,omitempty"`
+	// Preemptible makes an attempt that was preempted, lost its node or reached its time limit
+	// start again without using up Retries, up to Requeues times: such an end is the
+	// cluster's doing, not the trial's.
+	Preemptible bool `json:"preemptible,omitempty"`
+	// Requeues caps the attempts a preemptible trial starts again for such ends (default
+	// DefaultRequeues); once spent, they count against Retries like any failure.
+	Requeues int `json:"requeues,omitempty"`
+	// Checkpoint, when set, is how the trial saves its work between attempts
+	// ($JIKKEN_CHECKPOINT_DIR); a preemptible trial gets a checkpoint folder without it.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 
 	Resources Resources `json:"resources,omitzero"`
 	Service   bool      `json:"service,omitempty"`
@@ -56,6 +66,64 @@ type Trial struct {
 // concerned: it takes a slot, is never stopped for being idle, and succeeds when it exits 0;
 // its dependants only need it running (or succeeded) when they start.
 func (t *Trial) DeclaredService() bool { return t.Service && !t.ServiceImplied }
+
+// DefaultRequeues is how many times a preemptible trial is started again after preemptions,
+// lost nodes and time limits when it sets no requeues: enough for a busy cluster, finite so a
+// trial that can never finish in its time limit ends.
+const DefaultRequeues = 10
+
+// Checkpoint is how a trial keeps its work across attempts: its $JIKKEN_CHECKPOINT_DIR survives
+// them, the trial is warned before it is stopped, and an executor uploads the folder to the store
+// while the trial runs.
+type Checkpoint struct {
+	// Signal is sent to the trial when it is about to be stopped (a timeout, a preemption the
+	// engine announces, a stop): "TERM" (the default), "USR1", "USR2", "INT" or "HUP".
+	Signal string `json:"signal,omitempty"`
+	// Before is how long the trial has between the signal and SIGKILL (default
+	// DefaultCheckpointBefore); a timeout sends the signal this long before it ends the attempt.
+	Before Duration `json:"before,omitempty"`
+	// Every is how often an executor uploads the folder to an S3 store while the trial runs
+	// (default DefaultCheckpointEvery); it also uploads it once the trial has ended.
+	Every Duration `json:"every,omitempty"`
+	// MaxSize caps the folder in bytes (default DefaultCheckpointMax): a larger one is not
+	// saved, the trial is told in its log and the last good checkpoint is kept.
+	MaxSize int64 `json:"max_size,omitempty"`
+}
+
+// Defaults of a trial's checkpoint settings.
+const (
+	DefaultCheckpointBefore = 30 * time.Second
+	DefaultCheckpointEvery  = 10 * time.Minute
+	DefaultCheckpointMax    = 50 << 30
+)
+
+// Checkpointed reports whether the trial gets a checkpoint folder: it set checkpoint or
+// preemptible.
+func (t *Trial) Checkpointed() bool { return t.Checkpoint != nil || t.Preemptible }
+
+// CheckpointSettings are the trial's checkpoint settings with the defaults filled in.
+func (t *Trial) CheckpointSettings() Checkpoint {
+	var c Checkpoint
+	if t.Checkpoint != nil {
+		c = *t.Checkpoint
+	}
+	if c.Signal == "" {
+		c.Signal = "TERM"
+	}
+	if c.Before <= 0 {
+		c.Before = Duration(DefaultCheckpointBefore)
+	}
+	if c.Every <= 0 {
+		c.Every = Duration(DefaultCheckpointEvery)
+	}
+	if c.MaxSize <= 0 {
+		c.MaxSize = DefaultCheckpointMax
+	}
+	return c
+}
+
+// CheckpointSignals are the signals a trial may ask to be warned with.
+var CheckpointSignals = []string{"TERM", "USR1", "USR2", "INT", "HUP"}
 
 // Toleration lets a trial's pods onto nodes with a matching taint (Kubernetes backend), with
 // Kubernetes' meaning: operator Equal (the default) matches key and value, Exists any value of

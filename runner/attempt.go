@@ -124,6 +124,12 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 	att.Queued = func(reason string) {
 		d.send(core.Queued{Trial: a.trial, Attempt: a.n, Reason: reason, At: time.Now()})
 	}
+	var ck checkpointState
+	if t.Checkpointed() {
+		if ck, err = a.prepareCheckpoint(ctx, att); err != nil {
+			return fail(err, nil)
+		}
+	}
 
 	proc, err := r.Backend.Start(ctx, att)
 	if err != nil {
@@ -140,6 +146,12 @@ func (a *attempt) start(ctx context.Context) (Process, *Attempt, bool) {
 		}
 	}
 	started := core.Started{Trial: a.trial, Attempt: a.n, Handle: proc.Handle(), Dir: dir}
+	if t.Checkpointed() {
+		started.Checkpoint = ck.local
+		if s, ok := proc.(OutputStorer); ok && s.OutputsStored() {
+			started.Checkpoint = ck.stored
+		}
+	}
 	if dg, ok := proc.(ImageDigester); ok {
 		started.ImageDigest = dg.ImageDigest()
 	}
@@ -168,6 +180,11 @@ func (a *attempt) finish(ctx context.Context, proc Process, att *Attempt) {
 	liveNotes := a.stopLive(ctx)
 	notes, err := a.collect(ctx, att, filepath.Join(att.Dir, "params.json"), stored)
 	exited.Code, exited.Reason, exited.Notes = exit.Code, exit.Reason, append(liveNotes, notes...)
+	exited.Interrupted = exit.Interrupted
+	if att.Trial.Checkpointed() {
+		exited.Checkpoint, exited.CheckpointAt, notes = a.checkpointAfter(ctx, att, stored)
+		exited.Notes = append(exited.Notes, notes...)
+	}
 	switch {
 	case exit.Err != nil:
 		exited.Err = exit.Err.Error()
@@ -260,13 +277,17 @@ func prepareDir(dir string) error {
 	return os.Mkdir(filepath.Join(dir, "out"), 0o755)
 }
 
-func (a *attempt) stop(grace time.Duration) {
+func (a *attempt) stop(grace time.Duration, signal string) {
 	a.mu.Lock()
 	p := a.proc
 	a.mu.Unlock()
 	if p != nil {
 		go func() {
-			if err := p.Stop(grace); err != nil {
+			stop := p.Stop
+			if w, ok := p.(Warner); ok && signal != "" && signal != "TERM" {
+				stop = func(grace time.Duration) error { return w.StopWith(signal, grace) }
+			}
+			if err := stop(grace); err != nil {
 				a.d.r.Log.Warn("stop trial", "trial", a.spec.Name, "err", err)
 			}
 		}()
@@ -340,7 +361,7 @@ func (a *attempt) clearOutputs(ctx context.Context) error {
 	var keys []string
 	err := b.List(ctx, prefix, func(in store.Info) error {
 		rel := strings.TrimPrefix(in.Key, prefix)
-		if rel != "trial.json" && !strings.HasPrefix(rel, "attempts/") && !strings.HasPrefix(rel, "live/") {
+		if rel != "trial.json" && !strings.HasPrefix(rel, "attempts/") && !strings.HasPrefix(rel, "live/") && !strings.HasPrefix(rel, "checkpoint/") {
 			keys = append(keys, in.Key)
 		}
 		return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner/core"
 )
 
 // Backend starts trial attempts on one engine (local processes, Docker, Kubernetes).
@@ -142,6 +143,13 @@ type OutputStorer interface {
 	OutputsStored() bool
 }
 
+// Warner is implemented by processes that can stop an attempt with another signal than SIGTERM
+// (its trial's checkpoint.signal: "USR1", "USR2", "INT", "HUP" or "TERM"), so that it saves its
+// work in the grace it has before SIGKILL.
+type Warner interface {
+	StopWith(signal string, grace time.Duration) error
+}
+
 // Exit is how an attempt ended.
 type Exit struct {
 	Code int
@@ -149,7 +157,21 @@ type Exit struct {
 	Reason string
 	// Err is set when the attempt could not run or be watched at all.
 	Err error
+	// Interrupted classifies an end that was the engine's doing, as the engine told it:
+	// preempted, node lost, time limit. A preemptible trial is requeued for it.
+	Interrupted Interruption
 }
+
+// Interruption is why an attempt was ended by its engine (core.Interruption).
+type Interruption = core.Interruption
+
+// The interruptions a backend reports.
+const (
+	NotInterrupted = core.NotInterrupted
+	Preempted      = core.Preempted
+	NodeLost       = core.NodeLost
+	TimeLimit      = core.TimeLimit
+)
 
 // Attempt is what a backend needs to run one attempt of a trial.
 type Attempt struct {
@@ -173,6 +195,9 @@ type Attempt struct {
 	// they call it with the scheduler's reason each time it changes, and with "" once the
 	// attempt runs. It does not block for long, and may be called from any goroutine.
 	Queued func(reason string)
+	// CheckpointDir, when set, is the trial's checkpoint folder on this host
+	// ($JIKKEN_CHECKPOINT_DIR), which outlives the attempt: a container backend mounts it.
+	CheckpointDir string
 	// Hold, when set, is a file the attempt's processes on this host should inherit (open, as
 	// fd 3): it holds the attempt's GPU lease for as long as one of them has it open, so the
 	// lease is never without a holder, even if the runner dies as the attempt starts.

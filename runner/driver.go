@@ -151,7 +151,13 @@ func (d *driver) do(acts []core.Action) {
 			d.launch(at)
 		case core.StopAttempt:
 			if at := d.attempts[a.Trial]; at != nil && at.n == a.Attempt {
-				at.stop(d.r.StopGrace)
+				// A trial that saves checkpoints gets its signal, and its before to save.
+				grace, signal := d.r.StopGrace, ""
+				if t := at.spec; t.Checkpoint != nil {
+					cp := t.CheckpointSettings()
+					grace, signal = time.Duration(cp.Before), cp.Signal
+				}
+				at.stop(grace, signal)
 			}
 		case core.WatchHealth:
 			if at := d.attempts[a.Trial]; at != nil && at.n == a.Attempt {

@@ -272,3 +272,68 @@ func TestReusedAttemptFoldersStartEmptyAndNoneAreLeft(t *testing.T) {
 		t.Errorf("after resume the run's work folder still holds %v", l)
 	}
 }
+
+// countScript counts to 100, saving its step in $JIKKEN_CHECKPOINT_DIR every 10 steps and
+// starting from the saved step; its first attempt is SIGKILLed at step 35 by no one the runner
+// knows (a preemption, as a host that reclaims its machines does it).
+const countScript = `ck=\"$JIKKEN_CHECKPOINT_DIR/step\"; i=0; [ -f \"$ck\" ] && i=$(cat \"$ck\"); ` +
+	`echo \"attempt $JIKKEN_ATTEMPT resumed=${JIKKEN_RESUMED:-0} from step $i\"; ` +
+	`while [ $i -lt 100 ]; do i=$((i+1)); ` +
+	`if [ $((i % 10)) -eq 0 ] && [ -n \"$JIKKEN_CHECKPOINT_DIR\" ]; then echo $i > \"$ck.tmp\"; mv \"$ck.tmp\" \"$ck\"; fi; ` +
+	`if [ $i -eq 35 ] && [ $JIKKEN_ATTEMPT = 1 ]; then kill -9 $$; fi; done; echo \"done at step $i\"`
+
+// TestPreemptibleContinuesFromCheckpoint: a preemptible trial killed from outside starts again
+// without using a retry, from its checkpoint folder (its own log says so); the record tells the
+// interruption, the checkpoint each attempt started from, and the compute lost.
+func TestPreemptibleContinuesFromCheckpoint(t *testing.T) {
+	sum, runs, _ := run(t, `[{"name":"count","cmd":"`+countScript+`","preemptible":true}]`, nil)
+	rec := sum.Trials[0]
+	if rec.Status != store.Succeeded || len(rec.Attempts) != 2 {
+		t.Fatalf("status %s after %d attempts: %q", rec.Status, len(rec.Attempts), rec.Reason)
+	}
+	a1, a2 := rec.Attempts[0], rec.Attempts[1]
+	if !a1.Requeued || a1.Interrupted != "preempted" || a1.Checkpoint != 0 || a1.CheckpointEnd != 1 || a2.Checkpoint != 1 {
+		t.Fatalf("attempts: %+v\n%+v", a1, a2)
+	}
+	if c := rec.Compute; c == nil || c.Lost <= 0 || c.Lost >= c.Spent {
+		t.Fatalf("compute: %+v", rec.Compute)
+	}
+	out, err := store.ReadAll(context.Background(), runs.Blob, store.TrialKey(sum.RunID, "count", "stdout.log"))
+	if err != nil || !strings.Contains(string(out), "attempt 2 resumed=1 from step 30") || !strings.Contains(string(out), "done at step 100") {
+		t.Fatalf("stdout of the second attempt: %q %v", out, err)
+	}
+}
+
+// TestNotPreemptibleFailsAsBefore: the same kill fails a trial that is not preemptible, as any
+// other killed attempt, and it gets no checkpoint folder.
+func TestNotPreemptibleFailsAsBefore(t *testing.T) {
+	sum, runs, _ := run(t, `[{"name":"count","cmd":"`+countScript+`"}]`, nil)
+	rec := sum.Trials[0]
+	if rec.Status != store.Failed || len(rec.Attempts) != 1 || rec.Attempts[0].Requeued || rec.Reason != "killed by signal killed" {
+		t.Fatalf("status %s after %d attempts: %q", rec.Status, len(rec.Attempts), rec.Reason)
+	}
+	out, _ := store.ReadAll(context.Background(), runs.Blob, store.TrialKey(sum.RunID, "count", "stdout.log"))
+	if !strings.Contains(string(out), "attempt 1 resumed=0 from step 0") {
+		t.Fatalf("stdout: %q", out)
+	}
+}
+
+// TestWarnedTimeLimit: a preemptible trial with a timeout is warned with its checkpoint signal
+// before the timeout, saves and leaves; the time limit requeues it, and the next attempt goes on
+// from the saved step and finishes.
+func TestWarnedTimeLimit(t *testing.T) {
+	script := `ck=\"$JIKKEN_CHECKPOINT_DIR/step\"; i=0; [ -f \"$ck\" ] && i=$(cat \"$ck\"); ` +
+		`echo \"attempt $JIKKEN_ATTEMPT from step $i\"; ` +
+		`trap 'echo $i > \"$ck.tmp\"; mv \"$ck.tmp\" \"$ck\"; echo \"warned at step $i\"; exit 0' USR1; ` +
+		`while [ $i -lt 20 ]; do i=$((i+1)); if [ $JIKKEN_ATTEMPT = 1 ] && [ $i = 10 ]; then while :; do sleep 0.05; done; fi; done; echo \"done at step $i\"`
+	sum, runs, _ := run(t, `[{"name":"w","cmd":"`+script+`","preemptible":true,"timeout":"3s","checkpoint":{"signal":"USR1","before":"2s"}}]`, nil)
+	rec := sum.Trials[0]
+	if rec.Status != store.Succeeded || len(rec.Attempts) != 2 || rec.Attempts[0].Interrupted != "time limit" || !rec.Attempts[0].Requeued {
+		t.Fatalf("status %s after %d attempts: %+v", rec.Status, len(rec.Attempts), rec.Attempts)
+	}
+	first, _ := store.ReadAll(context.Background(), runs.Blob, store.TrialKey(sum.RunID, "w", "attempts/1/stdout.log"))
+	out, _ := store.ReadAll(context.Background(), runs.Blob, store.TrialKey(sum.RunID, "w", "stdout.log"))
+	if !strings.Contains(string(first), "warned at step 10") || !strings.Contains(string(out), "attempt 2 from step 10") {
+		t.Fatalf("first attempt: %q\nsecond: %q", first, out)
+	}
+}

@@ -136,6 +136,8 @@ type TrialRecord struct {
 	ImageDigest string `json:"image_digest,omitempty"`
 	// Devices are the GPU units the last attempt was given (UUIDs when known).
 	Devices []string `json:"devices,omitempty"`
+	// Compute sums the wall time of the trial's ended attempts (nil before one has ended).
+	Compute *Compute `json:"compute,omitempty"`
 	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
 	Live *Live `json:"live,omitempty"`
 	// Values are the trial's final metric values (the last value of each metric) once it has
@@ -160,6 +162,24 @@ type Attempt struct {
 	Notes []string `json:"notes,omitempty"`
 	// Devices are the GPU units the attempt was given (UUIDs when known).
 	Devices []string `json:"devices,omitempty"`
+	// Interrupted is set when the attempt ended by the cluster's doing, not the trial's:
+	// "preempted", "node lost" or "time limit".
+	Interrupted string `json:"interrupted,omitempty"`
+	// Requeued is set when the attempt's interruption started another attempt without using up
+	// the trial's retries (a preemptible trial).
+	Requeued bool `json:"requeued,omitempty"`
+	// Checkpoint is the version of the trial's checkpoint the attempt started from (0: none);
+	// CheckpointEnd the newest version when it ended, and CheckpointAt when that was saved.
+	Checkpoint    int       `json:"checkpoint,omitempty"`
+	CheckpointEnd int       `json:"checkpoint_end,omitempty"`
+	CheckpointAt  time.Time `json:"checkpoint_at,omitzero"`
+}
+
+// Compute is the wall time a trial's attempts took, and how much of it was lost: the seconds
+// of interrupted attempts after their last checkpoint (all of it, when they saved none).
+type Compute struct {
+	Spent float64 `json:"spent_s"`
+	Lost  float64 `json:"lost_s"`
 }
 
 // Live locates a running attempt.

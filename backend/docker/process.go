@@ -233,6 +233,11 @@ func (p *process) exit(ctx context.Context, code int) runner.Exit {
 
 func (p *process) exitOf(st container.InspectResponse) runner.Exit {
 	e := runner.Exit{Code: st.State.ExitCode}
+	if e.Code == 137 && !st.State.OOMKilled && !p.stopping.Load() {
+		// docker kill, or an engine reclaiming its host, not the runner: the trial did
+		// nothing wrong.
+		e.Interrupted = runner.Preempted
+	}
 	switch {
 	case st.State.OOMKilled:
 		e.Reason = "out of memory"
@@ -246,12 +251,20 @@ func (p *process) exitOf(st container.InspectResponse) runner.Exit {
 }
 
 // Stop implements runner.Process: SIGTERM (or the image's stop signal), SIGKILL after grace.
-func (p *process) Stop(grace time.Duration) error {
+func (p *process) Stop(grace time.Duration) error { return p.StopWith("", grace) }
+
+// StopWith implements runner.Warner: the engine sends signal ("USR1"; "" for the image's stop
+// signal), then SIGKILL after grace (the stop timeout).
+func (p *process) StopWith(signal string, grace time.Duration) error {
 	p.stopping.Store(true)
 	secs := int((grace + time.Second - 1) / time.Second)
+	opts := client.ContainerStopOptions{Timeout: &secs}
+	if signal != "" {
+		opts.Signal = "SIG" + signal
+	}
 	ctx := context.Background()
 	err := p.b.engine(ctx, func() error {
-		_, err := p.b.api.ContainerStop(ctx, p.id, client.ContainerStopOptions{Timeout: &secs})
+		_, err := p.b.api.ContainerStop(ctx, p.id, opts)
 		return err
 	})
 	if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsNotModified(err) {

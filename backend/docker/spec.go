@@ -30,6 +30,9 @@ const (
 const (
 	containerOutputDir = "/jikken/out"
 	containerParams    = "/jikken/params.json"
+	// containerCheckpoint is where the trial's checkpoint folder, which outlives attempts, is
+	// mounted ($JIKKEN_CHECKPOINT_DIR).
+	containerCheckpoint = "/jikken/checkpoint"
 )
 
 // shellMeta are characters that make a command need a shell.
@@ -77,6 +80,8 @@ func containerEnv(env []string) (out []string, paramsHost string) {
 		switch k {
 		case "JIKKEN_OUTPUT_DIR":
 			kv = k + "=" + containerOutputDir
+		case "JIKKEN_CHECKPOINT_DIR":
+			kv = k + "=" + containerCheckpoint
 		case "JIKKEN_PARAMS":
 			paramsHost = v
 			kv = k + "=" + containerParams

@@ -532,6 +532,24 @@ func TestEvictedPodGoneBeforeTheJobFailsIsStillReported(t *testing.T) {
 	if e.Code != -1 || !strings.Contains(e.Reason, "pod evicted from node") || !strings.Contains(e.Reason, "DeletionByTaintManager") {
 		t.Fatalf("exit %+v: the eviction must be the reason", e)
 	}
+	if e.Interrupted != runner.NodeLost {
+		t.Fatalf("exit %+v: the taint manager removes the pods of a lost node", e)
+	}
+}
+
+func TestDisruptionClasses(t *testing.T) {
+	for reason, want := range map[string]runner.Interruption{
+		"PreemptionByScheduler": runner.Preempted, "EvictionByEvictionAPI": runner.Preempted, "TerminationByKubelet": runner.Preempted,
+		"DeletionByTaintManager": runner.NodeLost, "DeletionByPodGC": runner.NodeLost,
+	} {
+		pod := &cachedPod{node: "n1", conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason}}}
+		if why, got := disruption(pod); got != want || !strings.Contains(why, reason) {
+			t.Errorf("%s: %q %q, want %q", reason, why, got, want)
+		}
+	}
+	if why, got := disruption(&cachedPod{}); why != "" || got != runner.NotInterrupted {
+		t.Errorf("a pod never disrupted: %q %q", why, got)
+	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -995,4 +1013,32 @@ func watchLive(t *testing.T, cs *fake.Clientset, w *runWatch, run string) {
 		_, ok, _ := w.jobs.GetStore().GetByKey("default/probe")
 		return !ok
 	})
+}
+
+// TestCheckpointedPod: a trial that keeps a checkpoint gets a grace period of at least its
+// checkpoint's before, and its checkpoint folder is one of the pod's, which trial-exec restores.
+func TestCheckpointedPod(t *testing.T) {
+	cfg := Config{Namespace: "default", StopGrace: 10 * time.Second}
+	cfg.defaults()
+	tr := trial("t")
+	tr.Checkpoint = &experiment.Checkpoint{Before: experiment.Duration(2 * time.Minute)}
+	j, err := cfg.Job(PodSpec{Run: "r", Trial: tr, Attempt: 1, Env: []string{"JIKKEN_CHECKPOINT_DIR=/home/me/.cache/jikken/work/r/t+checkpoint"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := j.Spec.Template.Spec
+	if g := pod.TerminationGracePeriodSeconds; g == nil || *g != 120 {
+		t.Errorf("grace period %v, want 120", g)
+	}
+	found := false
+	for _, e := range pod.Containers[0].Env {
+		found = found || e.Name == "JIKKEN_CHECKPOINT_DIR" && e.Value == ckptDir
+	}
+	if !found {
+		t.Errorf("env %v: JIKKEN_CHECKPOINT_DIR is not the pod's %s", pod.Containers[0].Env, ckptDir)
+	}
+	j, _ = cfg.Job(PodSpec{Run: "r", Trial: trial("t"), Attempt: 1})
+	if g := j.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g != 10 {
+		t.Errorf("grace period of a trial without a checkpoint %v, want 10", g)
+	}
 }

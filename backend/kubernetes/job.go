@@ -45,6 +45,7 @@ const (
 	outDir    = workDir + "/out"
 	logDir    = workDir + "/logs"
 	paramPath = workDir + "/params.json"
+	ckptDir   = workDir + "/checkpoint" // restored from the store and uploaded by trial-exec
 	codeDir   = "/code"
 
 	mainContainer = "trial"
@@ -271,6 +272,11 @@ func (c *Config) pod(s PodSpec, name string, executorArgs []string) (corev1.PodT
 		}
 	}
 	grace := int64(c.StopGrace.Seconds())
+	if t.Checkpoint != nil {
+		// The trial's warning: SIGTERM, then its checkpoint's before to save it (and
+		// trial-exec to upload it) before SIGKILL.
+		grace = max(grace, int64(time.Duration(t.CheckpointSettings().Before).Seconds()))
+	}
 	spec := corev1.PodSpec{
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		InitContainers:                inits,
@@ -310,6 +316,8 @@ func podEnv(kvs []string) []corev1.EnvVar {
 			v = outDir
 		case "JIKKEN_PARAMS":
 			v = paramPath
+		case "JIKKEN_CHECKPOINT_DIR":
+			v = ckptDir
 		}
 		env = append(env, corev1.EnvVar{Name: k, Value: v})
 	}

@@ -244,7 +244,8 @@ func (w *runWatch) deleteIfStopped(pod *cachedPod) {
 // note records on the pod's process why the pod was evicted, if it was, and the digest of the
 // image its trial container runs, once the node reports it.
 func (w *runWatch) note(pod *cachedPod) {
-	why, digest := disruption(pod), ""
+	why, class := disruption(pod)
+	digest := ""
 	for _, cs := range pod.containers {
 		if cs.name == mainContainer {
 			digest = cs.imageID
@@ -260,7 +261,7 @@ func (w *runWatch) note(pod *cachedPod) {
 		return
 	}
 	if p.lost == "" {
-		p.lost = why
+		p.lost, p.lostClass = why, class
 	}
 	if digest != "" {
 		p.digest = digest
@@ -378,7 +379,8 @@ type process struct {
 	notify func()
 	// lost is why a pod of this Job was evicted (its DisruptionTarget condition), kept
 	// because the pod may be gone from the cache when the Job fails. Guarded by w.mu.
-	lost string
+	lost      string
+	lostClass runner.Interruption
 	// digest is the image the trial container ran, as its node reported it. Guarded by w.mu.
 	digest string
 	// final is the Job as the watch last saw it finished. Guarded by w.mu.
@@ -728,17 +730,17 @@ func (p *process) failure(j *cachedJob, c batchv1.JobCondition) runner.Exit {
 		if j.deadline != nil {
 			d = time.Duration(*j.deadline) * time.Second
 		}
-		return runner.Exit{Code: -1, Reason: fmt.Sprintf("timed out after %s (activeDeadlineSeconds)", d)}
+		return runner.Exit{Code: -1, Reason: fmt.Sprintf("timed out after %s (activeDeadlineSeconds)", d), Interrupted: runner.TimeLimit}
 	}
 	p.w.mu.Lock()
-	lost := p.lost
+	lost, class := p.lost, p.lostClass
 	p.w.mu.Unlock()
 	if lost != "" {
-		return runner.Exit{Code: -1, Reason: lost}
+		return runner.Exit{Code: -1, Reason: lost, Interrupted: class}
 	}
 	for _, pod := range p.w.podsOf(p.key) {
-		if why := disruption(pod); why != "" {
-			return runner.Exit{Code: -1, Reason: why}
+		if why, class := disruption(pod); why != "" {
+			return runner.Exit{Code: -1, Reason: why, Interrupted: class}
 		}
 		for _, cs := range pod.statuses() {
 			t := cs.terminated
@@ -764,14 +766,20 @@ func (p *process) failure(j *cachedJob, c batchv1.JobCondition) runner.Exit {
 }
 
 // disruption says why a pod was evicted (its node went NotReady or unreachable, it was
-// preempted), or "" when it was not.
-func disruption(pod *cachedPod) string {
+// preempted), or "" when it was not, and the kind of interruption that is: the taint manager
+// and the pod garbage collector remove pods of a lost node; the scheduler, an eviction and the
+// kubelet take a node's resources for other work.
+func disruption(pod *cachedPod) (string, runner.Interruption) {
 	for _, pc := range pod.conditions {
 		if pc.Type == corev1.DisruptionTarget && pc.Status == corev1.ConditionTrue {
-			return fmt.Sprintf("pod evicted from node %s (%s: %s)", pod.node, pc.Reason, pc.Message)
+			class := runner.Preempted
+			if pc.Reason == "DeletionByTaintManager" || pc.Reason == "DeletionByPodGC" {
+				class = runner.NodeLost
+			}
+			return fmt.Sprintf("pod evicted from node %s (%s: %s)", pod.node, pc.Reason, pc.Message), class
 		}
 	}
-	return ""
+	return "", runner.NotInterrupted
 }
 
 // imageFailure reports a pod whose image cannot be pulled.

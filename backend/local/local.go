@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -201,6 +202,9 @@ type process struct {
 	group   *cgroup.Group
 	done    chan struct{}
 	stopped sync.Once
+	// stopping is set once the runner asked the attempt to stop: a SIGKILL after that is its
+	// own, not a preemption.
+	stopping atomic.Bool
 }
 
 // Handle is the attempt's process group (and session) id.
@@ -216,9 +220,15 @@ func (p *process) Wait() runner.Exit {
 	// The trial's processes end with it: whatever it left in its group is killed.
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	exit := exitOf(p.cmd.ProcessState, err)
+	if exit.Code == 128+int(syscall.SIGKILL) && !p.stopping.Load() {
+		// Killed by someone other than the runner (an operator, a host's reclaim, a spot
+		// host's shutdown): the trial did nothing wrong.
+		exit.Interrupted = runner.Preempted
+	}
 	if g := p.group; g != nil {
 		if g.Limits.Memory > 0 && g.OOMKilled(exit.Code == 128+int(syscall.SIGKILL)) {
 			exit.Reason = oomReason(g.Limits)
+			exit.Interrupted = runner.NotInterrupted
 		}
 		// Whatever it left in its cgroup, in another session or not, is killed too.
 		if err := g.Remove(); err != nil {
@@ -241,17 +251,31 @@ func exitOf(ps *os.ProcessState, err error) runner.Exit {
 // Stop implements runner.Process: SIGTERM to every process of the attempt (its group, and
 // those that left the group but carry the attempt's environment or stay in its session), then
 // SIGKILL to what is left after grace.
-func (p *process) Stop(grace time.Duration) error {
+func (p *process) Stop(grace time.Duration) error { return p.StopWith("TERM", grace) }
+
+// StopWith implements runner.Warner: Stop with another signal than SIGTERM first ("USR1").
+func (p *process) StopWith(signal string, grace time.Duration) error {
+	sig, ok := warnSignals[signal]
+	if !ok {
+		return fmt.Errorf("stop %s with SIG%s: not a signal jikken sends; use TERM, USR1, USR2, INT or HUP", p.trial, signal)
+	}
 	var err error
+	p.stopping.Store(true)
 	p.stopped.Do(func() {
-		err = p.b.stopTree(p.run, p.trial, p.attempt, p.pid, p.group, grace, p.done)
+		err = p.b.stopTree(p.run, p.trial, p.attempt, p.pid, p.group, sig, grace, p.done)
 	})
 	return err
 }
 
+// warnSignals are the signals a trial may ask to be stopped with (experiment.CheckpointSignals).
+var warnSignals = map[string]syscall.Signal{
+	"TERM": syscall.SIGTERM, "USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP,
+}
+
 // stopTree stops the processes of one attempt of a trial: the process group pgid and every
-// process found with the attempt's environment, in its session or in its cgroup g (may be nil).
-func (b *Backend) stopTree(run, trial string, attempt, pgid int, g *cgroup.Group, grace time.Duration, done <-chan struct{}) error {
+// process found with the attempt's environment, in its session or in its cgroup g (may be nil):
+// first sig, then SIGKILL after grace.
+func (b *Backend) stopTree(run, trial string, attempt, pgid int, g *cgroup.Group, sig syscall.Signal, grace time.Duration, done <-chan struct{}) error {
 	members := func() []int {
 		var out []int
 		if g != nil {
@@ -284,7 +308,7 @@ func (b *Backend) stopTree(run, trial string, attempt, pgid int, g *cgroup.Group
 		}
 		return errors.Join(errs...)
 	}
-	if err := signal(syscall.SIGTERM); err != nil {
+	if err := signal(sig); err != nil {
 		return err
 	}
 	deadline := time.NewTimer(grace)
@@ -343,7 +367,7 @@ func (b *Backend) StopLive(ctx context.Context, lt runner.LiveTrial) error {
 		return fmt.Errorf("bad local handle %q", lt.Handle)
 	}
 	g := b.attemptGroup(lt.RunID, lt.Trial, lt.Attempt)
-	err = b.stopTree(lt.RunID, lt.Trial, lt.Attempt, pgid, g, 5*time.Second, nil)
+	err = b.stopTree(lt.RunID, lt.Trial, lt.Attempt, pgid, g, syscall.SIGTERM, 5*time.Second, nil)
 	if g != nil {
 		err = errors.Join(err, g.Remove())
 	}

@@ -94,6 +94,13 @@ func resourceArgs(t experiment.Trial) []string {
 		mins := int64(math.Ceil((d + time.Minute).Minutes()))
 		args = append(args, "--time="+strconv.FormatInt(mins, 10))
 	}
+	if t.Checkpoint != nil {
+		// Slurm warns the batch script (the trial, or trial-exec, which passes it on) before
+		// its own time limit or a preemption, should no runner be there to do it.
+		cp := t.CheckpointSettings()
+		secs := int64(math.Ceil(time.Duration(cp.Before).Seconds()))
+		args = append(args, fmt.Sprintf("--signal=B:%s@%d", cp.Signal, secs))
+	}
 	return args
 }
 
@@ -222,18 +229,18 @@ func exitOf(j jobState, memory int64) runner.Exit {
 		}
 		return runner.Exit{Code: 143, Reason: "cancelled (scancel) before it ended"}
 	case "TIMEOUT":
-		return runner.Exit{Code: -1, Reason: "timed out: Slurm's time limit (--time) was reached"}
+		return runner.Exit{Code: -1, Reason: "timed out: Slurm's time limit (--time) was reached", Interrupted: runner.TimeLimit}
 	case "OUT_OF_MEMORY":
 		if memory > 0 {
 			return runner.Exit{Code: 137, Reason: "out of memory (limit " + host.FormatBytes(memory) + ")"}
 		}
 		return runner.Exit{Code: 137, Reason: "out of memory"}
 	case "DEADLINE":
-		return runner.Exit{Code: -1, Reason: "slurm: the job's deadline passed"}
+		return runner.Exit{Code: -1, Reason: "slurm: the job's deadline passed", Interrupted: runner.TimeLimit}
 	case "PREEMPTED":
-		return runner.Exit{Code: -1, Reason: "slurm: preempted by a job of higher priority"}
+		return runner.Exit{Code: -1, Reason: "slurm: preempted by a job of higher priority", Interrupted: runner.Preempted}
 	case "NODE_FAIL", "BOOT_FAIL":
-		return runner.Exit{Code: -1, Reason: "slurm: " + j.State + ": the node failed"}
+		return runner.Exit{Code: -1, Reason: "slurm: " + j.State + ": the node failed", Interrupted: runner.NodeLost}
 	}
 	return runner.Exit{Code: -1, Reason: "slurm: job ended in state " + j.State}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/runner"
 )
 
 func TestCommentRoundTrip(t *testing.T) {
@@ -31,6 +32,11 @@ func TestResourceArgs(t *testing.T) {
 	}
 	if got := resourceArgs(experiment.Trial{}); len(got) != 0 {
 		t.Errorf("a trial asking for nothing gets %q", got)
+	}
+	tr = experiment.Trial{Timeout: experiment.Duration(5 * time.Minute), Checkpoint: &experiment.Checkpoint{Signal: "USR1", Before: experiment.Duration(90 * time.Second)}}
+	want = []string{"--time=6", "--signal=B:USR1@90"}
+	if got := resourceArgs(tr); !reflect.DeepEqual(got, want) {
+		t.Errorf("resourceArgs of a trial warned before its end = %q, want %q", got, want)
 	}
 }
 
@@ -95,6 +101,15 @@ func TestExitOf(t *testing.T) {
 		e := exitOf(c.j, c.memory)
 		if e.Code != c.code || !strings.Contains(e.Reason, c.why) {
 			t.Errorf("exitOf(%+v) = %+v, want code %d and %q", c.j, e, c.code, c.why)
+		}
+	}
+	// The ends that are the cluster's doing, not the trial's: a preemptible trial is requeued.
+	for state, want := range map[string]runner.Interruption{
+		"TIMEOUT": runner.TimeLimit, "DEADLINE": runner.TimeLimit, "PREEMPTED": runner.Preempted,
+		"NODE_FAIL": runner.NodeLost, "BOOT_FAIL": runner.NodeLost, "FAILED": runner.NotInterrupted, "CANCELLED": runner.NotInterrupted,
+	} {
+		if got := exitOf(jobState{State: state, Exit: 1}, 0).Interrupted; got != want {
+			t.Errorf("exitOf(%s) is interrupted %q, want %q", state, got, want)
 		}
 	}
 }

@@ -553,7 +553,10 @@ func (p *process) end(e runner.Exit) {
 // Stop sends SIGTERM to every process of the job (the batch script included, which scancel
 // spares by default) and, if the job has not ended after grace, SIGKILL; a pending job is
 // simply cancelled.
-func (p *process) Stop(grace time.Duration) error {
+func (p *process) Stop(grace time.Duration) error { return p.StopWith("TERM", grace) }
+
+// StopWith implements runner.Warner: Stop with another signal than SIGTERM first ("USR1").
+func (p *process) StopWith(signal string, grace time.Duration) error {
 	ctx := context.Background()
 	select {
 	case <-p.done:
@@ -563,7 +566,7 @@ func (p *process) Stop(grace time.Duration) error {
 	if _, err := p.b.slurm(ctx, "scancel", "--state=PENDING", p.id); err != nil {
 		return fmt.Errorf("slurm: cancel job %s: %w", p.id, err)
 	}
-	if _, err := p.b.slurm(ctx, "scancel", "--full", "--signal=TERM", p.id); err != nil && !gone(err) {
+	if _, err := p.b.slurm(ctx, "scancel", "--full", "--signal="+signal, p.id); err != nil && !gone(err) {
 		return fmt.Errorf("slurm: signal job %s: %w", p.id, err)
 	}
 	p.b.poke()

@@ -30,7 +30,9 @@ type runView struct {
 	Counts     map[store.Status]int `json:"counts"`
 	Total      int                  `json:"total"`
 	Code       *ghost.Snapshot      `json:"code,omitempty"`
-	Trials     []trialView          `json:"trials,omitempty"`
+	// Compute sums the trials' compute (store.Compute), when their records were read.
+	Compute *store.Compute `json:"compute,omitempty"`
+	Trials  []trialView    `json:"trials,omitempty"`
 }
 
 type trialView struct {
@@ -49,6 +51,8 @@ type trialView struct {
 	Queued string `json:"queued,omitempty"`
 	// Metric is a running trial's latest value of its primary metric (metrics.go).
 	Metric *liveValue `json:"metric,omitempty"`
+	// Compute is the wall time its attempts took, and lost to interruptions.
+	Compute *store.Compute `json:"compute,omitempty"`
 }
 
 // viewRun reads a run's manifest, state and trial records. A run whose runner died shows as
@@ -87,6 +91,14 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 			tv.Status, tv.ExitCode, tv.Attempts, tv.Reason, tv.Devices = rec.Status, rec.ExitCode, len(rec.Attempts), rec.Reason, rec.Devices
 			if n := len(rec.Attempts); n > 0 {
 				tv.Notes = rec.Attempts[n-1].Notes
+			}
+			if c := rec.Compute; c != nil {
+				tv.Compute = c
+				if v.Compute == nil {
+					v.Compute = &store.Compute{}
+				}
+				v.Compute.Spent += c.Spent
+				v.Compute.Lost += c.Lost
 			}
 			if rec.Status == store.Running && rec.Live != nil {
 				tv.Queued = rec.Live.Queued
@@ -238,6 +250,11 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				}
 			}
 			fmt.Fprintln(w)
+			if c := v.Compute; c != nil && c.Lost > 0 {
+				// Only interrupted attempts lose compute: preemptions, lost nodes, time limits.
+				fmt.Fprintf(w, "compute:    %s spent, %s lost to interruptions (after the last checkpoint)\n",
+					time.Duration(c.Spent*float64(time.Second)).Round(100*time.Millisecond), time.Duration(c.Lost*float64(time.Second)).Round(100*time.Millisecond))
+			}
 			var show []trialView
 			for _, t := range v.Trials {
 				if all || t.Status != store.Succeeded {

@@ -843,7 +843,8 @@ func (c *Core) started(e Started) {
 		t.rec.ImageDigest = e.ImageDigest
 	}
 	if !t.continued {
-		t.rec.Attempts[len(t.rec.Attempts)-1].Started = c.now
+		a := &t.rec.Attempts[len(t.rec.Attempts)-1]
+		a.Started, a.Checkpoint = c.now, e.Checkpoint
 	}
 	if t.spec.Health != nil || e.HealthCheck {
 		timeout := DefaultHealthTimeout
@@ -876,7 +877,13 @@ func (c *Core) healthyEv(e Healthy) {
 // armTimeout sets the timer of a running attempt's timeout, from now.
 func (c *Core) armTimeout(t *trial) {
 	if t.spec.Timeout > 0 {
-		t.timeoutAt = c.now.Add(time.Duration(t.spec.Timeout))
+		// A trial that saves a checkpoint is warned its checkpoint's before ahead of the
+		// timeout, so that it is killed at the timeout (the stop's grace is that before).
+		d := time.Duration(t.spec.Timeout)
+		if cp := t.spec.Checkpoint; cp != nil && cp.Before > 0 && time.Duration(cp.Before) < d {
+			d -= time.Duration(cp.Before)
+		}
+		t.timeoutAt = c.now.Add(d)
 		c.emit(SetTimer{Timer: Timer{Kind: Timeout, Trial: t.i, Attempt: t.attempt}, At: t.timeoutAt})
 	}
 }
@@ -956,6 +963,13 @@ func (c *Core) exited(e Exited) {
 	t.ph, t.healthy, t.collected = idle, false, t.attempt
 	att := &t.rec.Attempts[len(t.rec.Attempts)-1]
 	att.Finished, att.Notes = c.now, e.Notes
+	intr := e.Interrupted
+	if t.stop == stopTimeout {
+		intr = TimeLimit
+	}
+	att.Interrupted = intr.String()
+	att.CheckpointEnd, att.CheckpointAt = e.Checkpoint, e.CheckpointAt
+	account(&t.rec, att, intr != NotInterrupted)
 	t.rec.Live, t.rec.ExitCode, att.ExitCode = nil, nil, nil
 	if e.Err == "" {
 		code := e.Code
@@ -1019,10 +1033,20 @@ func (c *Core) exited(e Exited) {
 		}
 	}
 	att.Reason = reason
-	if retry && t.tries != 0 && !c.halted && (!service || c.needed(t)) {
+	// A preemptible trial's interruption is the cluster's doing: it is requeued without using
+	// up its retries, up to its requeues.
+	requeue := retry && t.spec.Preemptible && intr != NotInterrupted && (t.stop == noStop || t.stop == stopTimeout) &&
+		requeued(&t.rec) < t.spec.Requeues
+	if retry && (t.tries != 0 || requeue) && !c.halted && (!service || c.needed(t)) {
 		t.rec.Status = store.Pending
 		delay := backoff(time.Duration(t.spec.Backoff), t.attempt)
 		t.rec.Reason = fmt.Sprintf("%s; retrying in %s", reason, delay)
+		if requeue {
+			att.Requeued = true
+			t.tries++
+			delay = backoff(time.Duration(t.spec.Backoff), 1)
+			t.rec.Reason = fmt.Sprintf("%s; requeued (%d of %d) in %s", reason, requeued(&t.rec), t.spec.Requeues, delay)
+		}
 		t.retrying = true
 		c.emit(SetTimer{Timer: Timer{Kind: Retry, Trial: t.i, Attempt: t.attempt}, At: c.now.Add(delay)})
 		c.persist(t)
@@ -1039,6 +1063,38 @@ func (c *Core) exited(e Exited) {
 	if service && status == store.Failed {
 		c.serviceLost(t)
 	}
+}
+
+// requeued counts the attempts of a trial that were started again for an interruption.
+func requeued(r *store.TrialRecord) int {
+	n := 0
+	for _, a := range r.Attempts {
+		if a.Requeued {
+			n++
+		}
+	}
+	return n
+}
+
+// account adds the wall time of attempt a, which has just ended, to the trial's compute; an
+// interrupted attempt loses what it did after its last checkpoint (all of it without one).
+func account(r *store.TrialRecord, a *store.Attempt, interrupted bool) {
+	if a.Started.IsZero() || a.Finished.Before(a.Started) {
+		return
+	}
+	if r.Compute == nil {
+		r.Compute = &store.Compute{}
+	}
+	spent := a.Finished.Sub(a.Started)
+	r.Compute.Spent += spent.Seconds()
+	if !interrupted {
+		return
+	}
+	lost := spent
+	if a.CheckpointEnd > a.Checkpoint && a.CheckpointAt.After(a.Started) && !a.CheckpointAt.After(a.Finished) {
+		lost = a.Finished.Sub(a.CheckpointAt)
+	}
+	r.Compute.Lost += lost.Seconds()
 }
 
 // release gives back the slot and the resources of t's attempt, which has ended or not started.
@@ -1334,6 +1390,10 @@ func copyRecord(r *store.TrialRecord) store.TrialRecord {
 	if r.Live != nil {
 		l := *r.Live
 		out.Live = &l
+	}
+	if r.Compute != nil {
+		cp := *r.Compute
+		out.Compute = &cp
 	}
 	return out
 }

@@ -24,7 +24,9 @@ type Started struct {
 	// image's HEALTHCHECK): the attempt is healthy only once it passes.
 	HealthCheck bool
 	ImageDigest string
-	At          time.Time
+	// Checkpoint is the version of the trial's checkpoint the attempt starts from (0: none).
+	Checkpoint int
+	At         time.Time
 }
 
 // Queued reports why a started attempt still waits in its engine's queue (a batch cluster's
@@ -65,7 +67,42 @@ type Exited struct {
 	// kept in the trial's record: a search's planner decides from them.
 	Values      map[string]float64
 	ImageDigest string
-	At          time.Time
+	// Interrupted classifies an end that was the engine's doing (preempted, node lost, time
+	// limit), as the backend read it from its engine; a preemptible trial is requeued for it.
+	Interrupted Interruption
+	// Checkpoint is the newest version of the trial's checkpoint once the attempt ended, and
+	// CheckpointAt when it was saved (zero: no checkpoint).
+	Checkpoint   int
+	CheckpointAt time.Time
+	At           time.Time
+}
+
+// Interruption is why an attempt was ended by its engine rather than by its own doing.
+type Interruption uint8
+
+// The interruptions a backend reports.
+const (
+	NotInterrupted Interruption = iota
+	// Preempted: the engine took the attempt's resources for other work (a job of higher
+	// priority, an eviction, a SIGKILL the runner did not send).
+	Preempted
+	// NodeLost: the node running the attempt failed or stopped answering.
+	NodeLost
+	// TimeLimit: the attempt reached its time limit (the trial's timeout, a cluster's limit).
+	TimeLimit
+)
+
+// String is how a record names the interruption.
+func (i Interruption) String() string {
+	switch i {
+	case Preempted:
+		return "preempted"
+	case NodeLost:
+		return "node lost"
+	case TimeLimit:
+		return "time limit"
+	}
+	return ""
 }
 
 // TimerFired reports that a timer the core set is due.

@@ -20,6 +20,10 @@ type behaviour struct {
 	healthy  bool // passes its health check (when it has one)
 	// flaky trials succeed from attempt flakyUntil on, whatever code says.
 	flakyUntil int
+	// interrupted attempts are ended by their engine (preempted, node lost, time limit): the
+	// first `interrupted` attempts of the trial, each of class classes[n % len].
+	interrupted int
+	classes     []core.Interruption
 }
 
 // plan is a random experiment with the behaviour of each trial.
@@ -71,6 +75,8 @@ type planOptions struct {
 	// the resume property: services are healthy and run until stopped, nothing is flaky, no
 	// started condition on a trial that may end early, no fail-fast.
 	deterministic bool
+	// preempt makes some trials preemptible and lets engines interrupt attempts.
+	preempt bool
 }
 
 func genPlan(rng *rand.Rand, o planOptions) plan {
@@ -138,6 +144,18 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 			}
 			if !o.deterministic && rng.IntN(5) == 0 && !b.hang {
 				t.Timeout = experiment.Duration(time.Duration(5+rng.IntN(10)) * time.Second)
+			}
+		}
+		if o.preempt && !t.Service && !b.startErr {
+			t.Preemptible = rng.IntN(3) > 0
+			if t.Preemptible {
+				t.Requeues = rng.IntN(4)
+			}
+			if rng.IntN(2) == 0 {
+				b.interrupted = 1 + rng.IntN(6)
+				for range 1 + rng.IntN(3) {
+					b.classes = append(b.classes, core.Interruption(1+rng.IntN(3)))
+				}
 			}
 		}
 		t.Backoff = experiment.Duration(time.Duration(rng.IntN(3)) * 500 * time.Millisecond)
@@ -215,8 +233,12 @@ type world struct {
 	fastIO  bool
 	// persisted and reported count the records asked for and the changes reported, by trial.
 	persisted, reported map[int]int
-	trace               []string
-	tracing             bool
+	// checkpoint is each trial's newest checkpoint version; startedFrom the version each
+	// attempt (trial, attempt) was told it started from.
+	checkpoint  map[int]int
+	startedFrom map[[2]int]int
+	trace       []string
+	tracing     bool
 }
 
 type simAttempt struct {
@@ -238,7 +260,8 @@ type simAttempt struct {
 
 func newWorld(rng *rand.Rand, p plan, journal map[string]*store.TrialRecord, adopted map[string]int, start time.Time) *world {
 	w := &world{rng: rng, p: p, now: start, attempts: map[[2]int]*simAttempt{}, stored: map[int]*store.TrialRecord{},
-		everStarted: map[int]bool{}, lastAttempt: map[int]int{}, adopted: map[int]int{}, name: map[string]int{}, persisted: map[int]int{}, reported: map[int]int{}}
+		everStarted: map[int]bool{}, lastAttempt: map[int]int{}, adopted: map[int]int{}, name: map[string]int{}, persisted: map[int]int{}, reported: map[int]int{},
+		checkpoint: map[int]int{}, startedFrom: map[[2]int]int{}}
 	for i, t := range p.trials {
 		w.name[t.Name] = i
 		if rec := journal[t.Name]; rec != nil {
@@ -476,6 +499,18 @@ func (w *world) check() string {
 			return fmt.Sprintf("%s is recorded succeeded although the runner stopped its attempt %d (%q)", t.Name, last.N, last.Reason)
 		}
 	}
+	// A trial is never requeued more than its requeues, nor at all unless preemptible.
+	for i, t := range w.p.trials {
+		n := 0
+		for _, a := range w.c.Record(i).Attempts {
+			if a.Requeued {
+				n++
+			}
+		}
+		if n > t.Requeues || (n > 0 && !t.Preemptible) {
+			return fmt.Sprintf("%s was requeued %d times (preemptible %v, requeues %d)", t.Name, n, t.Preemptible, t.Requeues)
+		}
+	}
 	// A running trial whose service ended for good is being stopped.
 	for _, at := range w.attempts {
 		if at.exited || at.stopAsked || !at.started {
@@ -533,6 +568,9 @@ func (w *world) enabled() []core.Event {
 			}
 			if at.stopAsked {
 				evs = append(evs, core.Exited{Trial: at.trial, Attempt: at.n, Code: 143, Reason: "killed by signal terminated"})
+			} else if at.n <= at.b.interrupted {
+				class := at.b.classes[at.n%len(at.b.classes)]
+				evs = append(evs, core.Exited{Trial: at.trial, Attempt: at.n, Code: -1, Reason: "ended by its engine: " + class.String(), Interrupted: class})
 			} else if !at.b.hang {
 				evs = append(evs, core.Exited{Trial: at.trial, Attempt: at.n, Code: at.b.code})
 			}
@@ -575,6 +613,8 @@ func (w *world) next() (string, bool) {
 		at.started = true
 		w.everStarted[e.Trial] = true
 		e.At = w.now
+		e.Checkpoint = w.checkpoint[e.Trial]
+		w.startedFrom[[2]int{e.Trial, e.Attempt}] = e.Checkpoint
 		ev = e
 	case core.Healthy:
 		w.attempts[[2]int{e.Trial, e.Attempt}].healthPassed = true
@@ -599,6 +639,14 @@ func (w *world) next() (string, bool) {
 		}
 		at.exited = true
 		e.At = w.now
+		if at.started && w.p.trials[e.Trial].Checkpointed() && w.rng.IntN(2) == 0 {
+			// The attempt saved a checkpoint on its way.
+			w.checkpoint[e.Trial]++
+			e.CheckpointAt = w.now.Add(-time.Duration(w.rng.IntN(20)) * time.Millisecond)
+		}
+		if at.started {
+			e.Checkpoint = w.checkpoint[e.Trial]
+		}
 		ev = e
 	case core.Persisted:
 		// The driver may write only the latest version of a trial's record.

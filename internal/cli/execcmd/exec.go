@@ -35,6 +35,12 @@ type Options struct {
 	LiveEvery  time.Duration
 	IndexTable string
 	Argv       []string
+	// CheckpointDir, CheckpointEvery and CheckpointMax keep the trial's checkpoint folder in
+	// the store (executor.Checkpoint); the runner sets their variables for trials that keep one.
+	CheckpointDir    string
+	CheckpointEvery  string
+	CheckpointBefore string
+	CheckpointMax    string
 }
 
 // NewCmd returns the trial-exec command.
@@ -51,6 +57,11 @@ artifacts/...) and the logs to the store, so results come back from any node wit
 volume. It exits with CMD's exit status, or 1 when CMD succeeded but its outputs did not reach
 the store. Store credentials come from the environment (a Secret in Kubernetes), never flags,
 and are removed from CMD's environment: the trial never sees them.
+
+With JIKKEN_CHECKPOINT_EVERY set (a trial with checkpoint or preemptible), it first restores the
+trial's newest complete checkpoint from the store into $JIKKEN_CHECKPOINT_DIR (and sets
+JIKKEN_RESUMED=1), uploads that folder every --checkpoint-every while CMD runs, and once more
+when CMD ends.
 
 With JIKKEN_PARAMS_JSON set, its content is written to $JIKKEN_PARAMS first. With --record (for
 workflows that run without a jikken runner) it also writes the trial's record, trial.json, whose
@@ -87,6 +98,10 @@ machine, removed once they are uploaded, whatever JIKKEN_OUTPUT_DIR and JIKKEN_P
 	fl.DurationVar(&o.LiveEvery, "live-every", executor.DefaultLiveEvery, "append new metric points to the store's live metrics this often (0: never)")
 	fl.StringVar(&o.IndexTable, "index-table", "", "folder with one trial per index; run the one of $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fl.BoolVar(&o.Scratch, "scratch", false, "put the output folder, params and logs in a temporary folder of this machine, removed at the end")
+	fl.StringVar(&o.CheckpointDir, "checkpoint-dir", os.Getenv("JIKKEN_CHECKPOINT_DIR"), "the trial's checkpoint folder, restored from and uploaded to the store (default $JIKKEN_CHECKPOINT_DIR)")
+	fl.StringVar(&o.CheckpointEvery, "checkpoint-every", os.Getenv("JIKKEN_CHECKPOINT_EVERY"), "upload the checkpoint folder this often while CMD runs; empty: keep no checkpoint (default $JIKKEN_CHECKPOINT_EVERY)")
+	fl.StringVar(&o.CheckpointBefore, "checkpoint-before", os.Getenv("JIKKEN_CHECKPOINT_BEFORE"), "after a signal passed on to CMD (its warning), upload the checkpoint folder every quarter of this while CMD runs (default $JIKKEN_CHECKPOINT_BEFORE)")
+	fl.StringVar(&o.CheckpointMax, "checkpoint-max", os.Getenv("JIKKEN_CHECKPOINT_MAX"), "largest checkpoint folder uploaded, in bytes (default $JIKKEN_CHECKPOINT_MAX)")
 	cmd.AddCommand(newInstallCmd(), newCodeCmd())
 	return cmd
 }
@@ -115,6 +130,13 @@ func run(ctx context.Context, o *Options) error {
 			o.Workdir = dir
 		}
 	}
+	ck, err := checkpointOptions(o)
+	if err != nil {
+		return err
+	}
+	if ck != nil && o.Scratch {
+		ck.Dir = filepath.Join(filepath.Dir(o.OutputDir), "checkpoint")
+	}
 	if o.Run == "" || o.Trial == "" || o.OutputDir == "" {
 		return cmdutil.UsageError("trial-exec needs --run, --trial and --output-dir (or JIKKEN_RUN_ID, JIKKEN_TRIAL and JIKKEN_OUTPUT_DIR)")
 	}
@@ -129,6 +151,7 @@ func run(ctx context.Context, o *Options) error {
 		ScanStdoutMetrics: !o.NoScan,
 		Stdout:            o.f.IO.Out, Stderr: o.f.IO.ErrOut,
 		FlushEvery: o.FlushEvery,
+		Checkpoint: ck,
 	}
 	if o.FlushEvery == 0 {
 		eo.FlushEvery = -1
@@ -168,6 +191,36 @@ func run(ctx context.Context, o *Options) error {
 	return nil
 }
 
+// checkpointOptions reads the checkpoint flags: nil when the trial keeps no checkpoint.
+func checkpointOptions(o *Options) (*executor.Checkpoint, error) {
+	if o.CheckpointEvery == "" {
+		return nil, nil
+	}
+	every, err := time.ParseDuration(o.CheckpointEvery)
+	if err != nil || every < 0 {
+		return nil, cmdutil.UsageError("--checkpoint-every %q: want a duration like 10m", o.CheckpointEvery)
+	}
+	ck := &executor.Checkpoint{Dir: o.CheckpointDir, Every: every}
+	if o.CheckpointBefore != "" {
+		if ck.Before, err = time.ParseDuration(o.CheckpointBefore); err != nil || ck.Before < 0 {
+			return nil, cmdutil.UsageError("--checkpoint-before %q: want a duration like 2m", o.CheckpointBefore)
+		}
+	}
+	if o.CheckpointMax != "" {
+		if ck.Max, err = strconv.ParseInt(o.CheckpointMax, 10, 64); err != nil || ck.Max < 0 {
+			return nil, cmdutil.UsageError("--checkpoint-max %q: want a number of bytes", o.CheckpointMax)
+		}
+	}
+	if ck.Dir == "" {
+		dir, err := os.MkdirTemp("", "jikken-checkpoint-")
+		if err != nil {
+			return nil, fmt.Errorf("trial-exec: make a checkpoint folder: %w", err)
+		}
+		ck.Dir = dir
+	}
+	return ck, nil
+}
+
 // useIndexed takes this index's trial from the index table: its environment becomes the
 // executor's (the trial interface fills the flags not given, as it does for a lone trial) and
 // its command is the one run.
@@ -194,6 +247,10 @@ func useIndexed(o *Options) error {
 	fill(&o.Trial, "JIKKEN_TRIAL")
 	fill(&o.OutputDir, "JIKKEN_OUTPUT_DIR")
 	fill(&o.Params, "JIKKEN_PARAMS")
+	fill(&o.CheckpointDir, "JIKKEN_CHECKPOINT_DIR")
+	fill(&o.CheckpointEvery, "JIKKEN_CHECKPOINT_EVERY")
+	fill(&o.CheckpointBefore, "JIKKEN_CHECKPOINT_BEFORE")
+	fill(&o.CheckpointMax, "JIKKEN_CHECKPOINT_MAX")
 	if o.Attempt == 0 {
 		o.Attempt, _ = strconv.Atoi(os.Getenv("JIKKEN_ATTEMPT"))
 	}
