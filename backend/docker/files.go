@@ -75,6 +75,11 @@ func (p *process) copyIn(ctx context.Context) error {
 	if p.b.bind {
 		return clearDir(p.a.OutputDir)
 	}
+	if p.a.CheckpointDir != "" {
+		if err := p.copyCheckpointIn(ctx); err != nil {
+			return err
+		}
+	}
 	err := p.b.engine(ctx, func() error {
 		_, err := p.b.api.CopyToContainer(ctx, p.id, client.CopyToContainerOptions{
 			DestinationPath: "/", Content: bytes.NewReader(p.input), AllowOverwriteDirWithFile: true})
@@ -109,6 +114,9 @@ func (p *process) collectOutputs(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("collect the outputs of %s: %w", p.a.Trial.Name, err)
+	}
+	if p.a.CheckpointDir != "" {
+		return p.collectCheckpoint(ctx)
 	}
 	return nil
 }
