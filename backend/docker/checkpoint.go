@@ -93,21 +93,17 @@ func checkpointArchive(w io.Writer, dir string) error {
 // collectCheckpoint copies /jikken/checkpoint out of the ended container into a fresh folder
 // beside the checkpoint folder, then puts it in the folder's place.
 func (p *process) collectCheckpoint(ctx context.Context) error {
-	var res client.CopyFromContainerResult
-	err := p.b.engine(ctx, func() (err error) {
-		res, err = p.b.api.CopyFromContainer(ctx, p.id, client.CopyFromContainerOptions{SourcePath: containerCheckpoint})
-		return err
-	})
+	content, err := p.copyOut(ctx, containerCheckpoint, "the checkpoint")
 	if err != nil {
-		return fmt.Errorf("copy the checkpoint out of the container of %s: %w", p.a.Trial.Name, err)
+		return err
 	}
-	defer res.Content.Close()
+	defer content.Close()
 	dir := p.a.CheckpointDir
 	fresh, old := dir+".incoming", dir+".old"
 	if err := errors.Join(os.RemoveAll(fresh), os.Mkdir(fresh, 0o755)); err != nil {
 		return fmt.Errorf("collect the checkpoint of %s: %w", p.a.Trial.Name, err)
 	}
-	skipped, err := extractOutputs(res.Content, fresh)
+	skipped, err := extractOutputs(content, fresh)
 	if len(skipped) > 0 {
 		if nerr := appendNotes(p.a.StderrPath, skipped); nerr != nil && err == nil {
 			err = nerr

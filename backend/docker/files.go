@@ -97,16 +97,12 @@ func (p *process) collectOutputs(ctx context.Context) error {
 	if p.b.bind {
 		return nil
 	}
-	var res client.CopyFromContainerResult
-	err := p.b.engine(ctx, func() (err error) {
-		res, err = p.b.api.CopyFromContainer(ctx, p.id, client.CopyFromContainerOptions{SourcePath: containerOutputDir})
-		return err
-	})
+	content, err := p.copyOut(ctx, containerOutputDir, "the outputs")
 	if err != nil {
-		return fmt.Errorf("copy the outputs out of the container of %s: %w", p.a.Trial.Name, err)
+		return err
 	}
-	defer res.Content.Close()
-	skipped, err := extractOutputs(res.Content, p.a.OutputDir)
+	defer content.Close()
+	skipped, err := extractOutputs(content, p.a.OutputDir)
 	if len(skipped) > 0 {
 		if nerr := appendNotes(p.a.StderrPath, skipped); nerr != nil && err == nil {
 			err = nerr
@@ -119,6 +115,19 @@ func (p *process) collectOutputs(ctx context.Context) error {
 		return p.collectCheckpoint(ctx)
 	}
 	return nil
+}
+
+// copyOut is the archive of the folder src of the ended container (what names it in errors).
+func (p *process) copyOut(ctx context.Context, src, what string) (io.ReadCloser, error) {
+	var res client.CopyFromContainerResult
+	err := p.b.engine(ctx, func() (err error) {
+		res, err = p.b.api.CopyFromContainer(ctx, p.id, client.CopyFromContainerOptions{SourcePath: src})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("copy %s out of the container of %s: %w", what, p.a.Trial.Name, err)
+	}
+	return res.Content, nil
 }
 
 func appendNotes(file string, notes []string) error {
