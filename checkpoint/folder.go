@@ -40,8 +40,12 @@ type State struct {
 }
 
 // Prepare makes the folder if it is missing and returns its state: the trial resumes when
-// Version > 0 and it holds files.
+// Version > 0 and it holds files. A folder that a backend was replacing by two renames when its
+// runner died (Dir missing, Dir+".old" whole) is put back first.
 func (f Folder) Prepare() (State, error) {
+	if _, err := os.Stat(f.Dir); errors.Is(err, fs.ErrNotExist) {
+		_ = os.Rename(f.Dir+".old", f.Dir)
+	}
 	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
 		return State{}, fmt.Errorf("checkpoint folder: %w", err)
 	}

@@ -337,3 +337,12 @@ func TestWarnedTimeLimit(t *testing.T) {
 		t.Fatalf("first attempt: %q\nsecond: %q", first, out)
 	}
 }
+
+// TestCheckpointOverItsCap: a checkpoint folder over its cap is noted in the attempt's record.
+func TestCheckpointOverItsCap(t *testing.T) {
+	sum, _, _ := run(t, `[{"name":"big","cmd":"head -c 5000 /dev/zero > \"$JIKKEN_CHECKPOINT_DIR/big\"","checkpoint":{"max_size":"4Ki"}}]`, nil)
+	rec := sum.Trials[0]
+	if rec.Status != store.Succeeded || len(rec.Attempts) != 1 || len(rec.Attempts[0].Notes) != 1 || !strings.Contains(rec.Attempts[0].Notes[0], "over its cap of 4KiB") {
+		t.Fatalf("record: %s %+v", rec.Status, rec.Attempts)
+	}
+}

@@ -75,6 +75,11 @@ func (p *process) copyIn(ctx context.Context) error {
 	if p.b.bind {
 		return clearDir(p.a.OutputDir)
 	}
+	if p.a.CheckpointDir != "" {
+		if err := p.copyCheckpointIn(ctx); err != nil {
+			return err
+		}
+	}
 	err := p.b.engine(ctx, func() error {
 		_, err := p.b.api.CopyToContainer(ctx, p.id, client.CopyToContainerOptions{
 			DestinationPath: "/", Content: bytes.NewReader(p.input), AllowOverwriteDirWithFile: true})
@@ -92,16 +97,12 @@ func (p *process) collectOutputs(ctx context.Context) error {
 	if p.b.bind {
 		return nil
 	}
-	var res client.CopyFromContainerResult
-	err := p.b.engine(ctx, func() (err error) {
-		res, err = p.b.api.CopyFromContainer(ctx, p.id, client.CopyFromContainerOptions{SourcePath: containerOutputDir})
-		return err
-	})
+	content, err := p.copyOut(ctx, containerOutputDir, "the outputs")
 	if err != nil {
-		return fmt.Errorf("copy the outputs out of the container of %s: %w", p.a.Trial.Name, err)
+		return err
 	}
-	defer res.Content.Close()
-	skipped, err := extractOutputs(res.Content, p.a.OutputDir)
+	defer content.Close()
+	skipped, err := extractOutputs(content, p.a.OutputDir)
 	if len(skipped) > 0 {
 		if nerr := appendNotes(p.a.StderrPath, skipped); nerr != nil && err == nil {
 			err = nerr
@@ -110,7 +111,23 @@ func (p *process) collectOutputs(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("collect the outputs of %s: %w", p.a.Trial.Name, err)
 	}
+	if p.a.CheckpointDir != "" {
+		return p.collectCheckpoint(ctx)
+	}
 	return nil
+}
+
+// copyOut is the archive of the folder src of the ended container (what names it in errors).
+func (p *process) copyOut(ctx context.Context, src, what string) (io.ReadCloser, error) {
+	var res client.CopyFromContainerResult
+	err := p.b.engine(ctx, func() (err error) {
+		res, err = p.b.api.CopyFromContainer(ctx, p.id, client.CopyFromContainerOptions{SourcePath: src})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("copy %s out of the container of %s: %w", what, p.a.Trial.Name, err)
+	}
+	return res.Content, nil
 }
 
 func appendNotes(file string, notes []string) error {
