@@ -144,6 +144,7 @@ func TestPruningReadsTheExecutorsLivePoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("counts %+v", sum.Counts)
 	if sum.Counts.Pruned == 0 || sum.Counts.Succeeded == 0 || sum.Counts.Pruned+sum.Counts.Succeeded != 10 {
 		t.Fatalf("counts %+v: want 10 trials, some pruned from the points their executor stored, the rest succeeded", sum.Counts)
 	}
