@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,6 +148,12 @@ func TestPruningReadsTheExecutorsLivePoints(t *testing.T) {
 	t.Logf("counts %+v", sum.Counts)
 	if sum.Counts.Pruned == 0 || sum.Counts.Succeeded == 0 || sum.Counts.Pruned+sum.Counts.Succeeded != 10 {
 		t.Fatalf("counts %+v: want 10 trials, some pruned from the points their executor stored, the rest succeeded", sum.Counts)
+	}
+	// The same search on the local backend, whose runner reads the trials' files itself, prunes
+	// the same trials: the pruner is fed the same points, finished trials' curves whole.
+	local, _, _ := run(t, string(spec), func(r *runner.Runner) { r.Search = exp.Search; r.LiveEvery = 20 * time.Millisecond })
+	if got, want := statuses(sum), statuses(local); !maps.Equal(got, want) {
+		t.Errorf("statuses %v, on the local backend %v: want the same", got, want)
 	}
 	for _, rec := range sum.Trials {
 		if rec != nil && rec.Status == store.Pruned && (rec.PrunedAt < 1 || rec.Values["loss"] == 0) {
