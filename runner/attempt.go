@@ -50,6 +50,8 @@ type attempt struct {
 	ended chan struct{}
 	// feed appends the attempt's metric points to the store while it runs (nil: not here).
 	feed *live.Feeder
+	// poll reads the points an executor next to the trial stores, for a pruner (nil: not here).
+	poll *livePoller
 }
 
 // AttemptDir is the folder of attempt n of a trial while it runs, under the runner's work root.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -17,10 +18,17 @@ const DefaultLiveEvery = 500 * time.Millisecond
 
 // feedLive starts appending the attempt's metric points to the store's live chunks as the trial
 // writes them, unless an executor next to the trial does it (OutputStorer) or it is turned off.
-// An adopted attempt's points go on after those its earlier runner stored.
+// An adopted attempt's points go on after those its earlier runner stored. When the executor
+// appends them and a pruner needs them, the runner reads them from the store instead (pollLive).
 func (a *attempt) feedLive(ctx context.Context, proc Process, att *Attempt) {
 	r := a.d.r
-	if s, ok := proc.(OutputStorer); (ok && s.OutputsStored()) || r.LiveEvery < 0 {
+	if r.LiveEvery < 0 {
+		return
+	}
+	if s, ok := proc.(OutputStorer); ok && s.OutputsStored() {
+		if r.prunes() {
+			a.pollLive(ctx, att, cmp.Or(r.LiveEvery, DefaultLivePoll))
+		}
 		return
 	}
 	every := r.LiveEvery
@@ -35,7 +43,7 @@ func (a *attempt) feedLive(ctx context.Context, proc Process, att *Attempt) {
 			points = nil
 		},
 	}
-	if r.Search != nil && r.Search.Pruner.Name != "" && r.Search.Pruner.Name != "none" {
+	if r.prunes() {
 		// A pruner judges the points themselves. One without a step has the number of points of
 		// its metric before it as its step.
 		counts := map[string]int64{}
@@ -47,6 +55,11 @@ func (a *attempt) feedLive(ctx context.Context, proc Process, att *Attempt) {
 		return
 	}
 	a.feed = f
+}
+
+// prunes reports whether the run's search has a pruner, which judges the live points themselves.
+func (r *Runner) prunes() bool {
+	return r.Search != nil && r.Search.Pruner.Name != "" && r.Search.Pruner.Name != "none"
 }
 
 // appendPoints appends live points to a curve; a point without a step has the number of points
@@ -66,7 +79,7 @@ func appendPoints(curve []core.MetricPoint, pts []store.LivePoint, counts map[st
 // searchCurves reads, for a search with a pruner, the curves of the trials final in the journal
 // (prior): the points of their last attempt, a pruned one's cut where it was pruned.
 func (r *Runner) searchCurves(ctx context.Context, run string, prior map[string]*store.TrialRecord) (map[string][]core.MetricPoint, error) {
-	if r.Search == nil || r.Search.Pruner.Name == "" || r.Search.Pruner.Name == "none" {
+	if !r.prunes() {
 		return nil, nil
 	}
 	out := map[string][]core.MetricPoint{}
@@ -108,6 +121,7 @@ func FeedLive(ctx context.Context, runs store.Runs, a *Attempt, o live.Options) 
 // lines left out (and on live points that could not be stored: the final metrics.jsonl has
 // them all the same).
 func (a *attempt) stopLive(ctx context.Context) []string {
+	a.stopPoll()
 	if a.feed == nil {
 		return nil
 	}

@@ -52,7 +52,8 @@ type Runner struct {
 	Admitted bool
 	// LiveEvery is how often the new metric points of running attempts are appended to the
 	// store's live chunks (default DefaultLiveEvery; negative: never). Attempts whose executor
-	// stores their outputs (OutputStorer) append their own.
+	// stores their outputs (OutputStorer) append their own; for a search's pruner, the runner
+	// reads those back this often (default DefaultLivePoll).
 	LiveEvery time.Duration
 	// Search, when set, grows the plan with the trials of the experiment's search block (see
 	// package plan): on a resume, those an earlier runner added are rebuilt from their records.

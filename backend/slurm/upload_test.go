@@ -2,12 +2,14 @@ package slurm_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jikken-dev/jikken/backend/slurm"
 	"github.com/jikken-dev/jikken/experiment"
@@ -74,5 +76,57 @@ func TestUpload(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(a.Dir, name)); err == nil {
 			t.Errorf("%s was written in the attempt folder", name)
 		}
+	}
+}
+
+// TestUploadPrunes: a search with a pruner on Slurm with an S3 store prunes trials as on the
+// local backend, though the runner never sees the trials' files: it reads back the live points
+// each job's trial-exec appends to the store.
+func TestUploadPrunes(t *testing.T) {
+	needSlurm(t)
+	if testing.Short() {
+		t.Skip("builds jikken and starts MinIO")
+	}
+	minio := s3test.MinIO(t)
+	minio.Setenv(t)
+	bin := filepath.Join(t.TempDir(), "jikken")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jikken-dev/jikken/cmd/jikken").CombinedOutput(); err != nil {
+		t.Fatalf("build jikken: %v\n%s", err, out)
+	}
+	storeURL := "s3://" + minio.NewBucket() + "/lab"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	blob, err := store.Open(ctx, storeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const script = `for s in 0 1 2 3 4 5 6 7; do echo "::metric loss=$(awk -v x={{x}} -v s=$s 'BEGIN{print x*x+8-s}') step=$s"; sleep 0.5; done`
+	spec, err := json.Marshal(map[string]any{"search": map[string]any{
+		"name": "p", "cmd": script, "space": map[string]any{"x": map[string]any{"low": -5, "high": 5}},
+		"objective": "loss", "sampler": "random", "trials": 10, "parallel": 2, "seed": 3,
+		"pruner": map[string]any{"name": "median", "options": map[string]any{"startup_trials": 2}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := experiment.Parse("prune.json", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := store.Runs{Blob: blob}
+	m := &store.Manifest{RunID: runner.NewRunID("prune", time.Now()), Trials: exp.Trials}
+	if err := runs.WriteManifest(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner.Runner{Backend: slurm.New(slurm.Config{Upload: &slurm.Upload{Store: storeURL, Jikken: bin}}), Runs: runs,
+		Jobs: 2, WorkRoot: t.TempDir(), Workdir: t.TempDir(), StopGrace: time.Second, Search: exp.Search,
+		LiveEvery: 200 * time.Millisecond}
+	sum, err := r.Execute(ctx, m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("counts %+v", sum.Counts)
+	if sum.Counts.Pruned == 0 || sum.Counts.Pruned+sum.Counts.Succeeded != 10 {
+		t.Fatalf("counts %+v: want 10 trials, some pruned from the points their trial-exec stored", sum.Counts)
 	}
 }
