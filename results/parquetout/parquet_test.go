@@ -1,4 +1,4 @@
-package results
+package parquetout
 
 import (
 	"bytes"
@@ -8,19 +8,20 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/store"
 )
 
 // The Parquet file holds one row per trial in the table's column order, each param with the type
 // its values share (lr: a whole number among fractions is a double), metrics as doubles, and null where a trial has no value.
-func TestWriteParquetReadsBack(t *testing.T) {
-	rows := rowsFixture()
+func TestWriteReadsBack(t *testing.T) {
+	rows := fixture()
 	rows[0].Group = "a"
 	rows[0].Params["mixed"] = "x"
 	rows[1].Params = map[string]any{"mixed": 2.5, "run": "r-param", "lr": float64(1)}
 	rows[1].Metrics = map[string]float64{"loss": math.NaN()}
 	var buf bytes.Buffer
-	if err := WriteParquet(&buf, "r1", rows); err != nil {
+	if err := Write(&buf, "r1", rows); err != nil {
 		t.Fatal(err)
 	}
 	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
@@ -67,8 +68,8 @@ func TestWriteParquetReadsBack(t *testing.T) {
 }
 
 // A metric that would take a fixed column's name is renamed, so no two columns share a name.
-func TestWriteParquetRenamesClashes(t *testing.T) {
-	rows := []Row{{Trial: "t", Status: store.Succeeded, Metrics: map[string]float64{"group": 1, "run": 2}}}
+func TestWriteRenamesClashes(t *testing.T) {
+	rows := []results.Row{{Trial: "t", Status: store.Succeeded, Metrics: map[string]float64{"group": 1, "run": 2}}}
 	cols, err := parquetColumns(rows)
 	if err != nil {
 		t.Fatal(err)
@@ -79,5 +80,14 @@ func TestWriteParquetRenamesClashes(t *testing.T) {
 	}
 	if got, want := strings.Join(names, ","), "run,trial,group,status,metric.group,metric.run"; got != want {
 		t.Errorf("columns = %s, want %s", got, want)
+	}
+}
+
+func fixture() []results.Row {
+	seed := int64(7)
+	return []results.Row{
+		{Trial: "t1", Status: store.Succeeded, Params: map[string]any{"algo": "sgd", "lr": 0.1, "layers": float64(3), "bn": true, "code": "007"},
+			Seed: &seed, Metrics: map[string]float64{"loss": 0.25, "trial": 1, "wall": math.Inf(1)}},
+		{Trial: "build", Status: store.Failed},
 	}
 }

@@ -1,4 +1,4 @@
-package results
+package parquetout
 
 import (
 	"fmt"
@@ -6,9 +6,11 @@ import (
 	"math"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/jikken-dev/jikken/results"
 )
 
-// WriteParquet writes rows of run as a Parquet file, one row per trial, with typed columns in a
+// Write writes rows of run as a Parquet file, one row per trial, with typed columns in a
 // fixed order: run, trial, group, status, each param (sorted by name), seed, each final metric
 // (sorted by name). A param whose values all have one type keeps it (float64, int64, string or
 // bool; a param whose every value is a whole number is int64; whole numbers mixed with fractions
@@ -17,7 +19,7 @@ import (
 // is null: a group for an ungrouped trial, a param, the seed, a metric it did not report (a metric
 // it reported as NaN stays NaN). Column
 // names follow the results table; a param named like a fixed column is written as param.NAME.
-func WriteParquet(w io.Writer, run string, rows []Row) error {
+func Write(w io.Writer, run string, rows []results.Row) error {
 	cols, err := parquetColumns(rows)
 	if err != nil {
 		return err
@@ -67,41 +69,41 @@ type pqColumn struct {
 	name     string
 	typ      parquet.Type
 	optional bool
-	value    func(run string, r Row) (parquet.Value, bool)
+	value    func(run string, r results.Row) (parquet.Value, bool)
 }
 
-// parquetColumns lays out the columns of WriteParquet for rows.
-func parquetColumns(rows []Row) ([]pqColumn, error) {
-	l := planColumns(rows)
+// parquetColumns lays out the columns of Write for rows.
+func parquetColumns(rows []results.Row) ([]pqColumn, error) {
+	l := results.PlanColumns(rows)
 	str := func(s string) parquet.Value { return parquet.ByteArrayValue([]byte(s)) }
 	cols := []pqColumn{
-		{name: "run", typ: parquet.ByteArrayType, value: func(run string, _ Row) (parquet.Value, bool) { return str(run), true }},
-		{name: "trial", typ: parquet.ByteArrayType, value: func(_ string, r Row) (parquet.Value, bool) { return str(r.Trial), true }},
-		{name: "group", typ: parquet.ByteArrayType, optional: true, value: func(_ string, r Row) (parquet.Value, bool) { return str(r.Group), r.Group != "" }},
-		{name: "status", typ: parquet.ByteArrayType, value: func(_ string, r Row) (parquet.Value, bool) { return str(string(r.Status)), true }},
+		{name: "run", typ: parquet.ByteArrayType, value: func(run string, _ results.Row) (parquet.Value, bool) { return str(run), true }},
+		{name: "trial", typ: parquet.ByteArrayType, value: func(_ string, r results.Row) (parquet.Value, bool) { return str(r.Trial), true }},
+		{name: "group", typ: parquet.ByteArrayType, optional: true, value: func(_ string, r results.Row) (parquet.Value, bool) { return str(r.Group), r.Group != "" }},
+		{name: "status", typ: parquet.ByteArrayType, value: func(_ string, r results.Row) (parquet.Value, bool) { return str(string(r.Status)), true }},
 	}
 	fixed := map[string]bool{"run": true, "trial": true, "group": true, "status": true}
-	for _, p := range l.params {
+	for _, p := range l.Params {
 		name := p
 		if fixed[p] {
 			name = "param." + p
 		}
 		cols = append(cols, paramColumn(name, p, rows))
 	}
-	if l.hasSeed {
-		cols = append(cols, pqColumn{name: "seed", typ: parquet.Int64Type, optional: true, value: func(_ string, r Row) (parquet.Value, bool) {
+	if l.Seed {
+		cols = append(cols, pqColumn{name: "seed", typ: parquet.Int64Type, optional: true, value: func(_ string, r results.Row) (parquet.Value, bool) {
 			if r.Seed == nil {
 				return parquet.Value{}, false
 			}
 			return parquet.Int64Value(*r.Seed), true
 		}})
 	}
-	for _, m := range l.metrics {
-		name := l.metCol[m]
+	for _, m := range l.Metrics {
+		name := l.MetricCol[m]
 		if fixed[name] {
 			name = "metric." + m
 		}
-		cols = append(cols, pqColumn{name: name, typ: parquet.DoubleType, optional: true, value: func(_ string, r Row) (parquet.Value, bool) {
+		cols = append(cols, pqColumn{name: name, typ: parquet.DoubleType, optional: true, value: func(_ string, r results.Row) (parquet.Value, bool) {
 			v, ok := r.Metrics[m]
 			return parquet.DoubleValue(v), ok
 		}})
@@ -120,7 +122,7 @@ func parquetColumns(rows []Row) ([]pqColumn, error) {
 const maxExactInt = 1 << 53
 
 // paramColumn types the column of param p from the values rows give it.
-func paramColumn(name, p string, rows []Row) pqColumn {
+func paramColumn(name, p string, rows []results.Row) pqColumn {
 	var floats, ints, strs, bools, other, inexact bool
 	for _, r := range rows {
 		switch x := r.Params[p].(type) {
@@ -148,13 +150,13 @@ func paramColumn(name, p string, rows []Row) pqColumn {
 	switch {
 	case other || strs || bools && (floats || ints) || ints && floats && inexact:
 		c.typ = parquet.ByteArrayType
-		c.value = func(_ string, r Row) (parquet.Value, bool) {
+		c.value = func(_ string, r results.Row) (parquet.Value, bool) {
 			v := r.Params[p]
-			return parquet.ByteArrayValue([]byte(cell(v))), v != nil
+			return parquet.ByteArrayValue([]byte(results.Cell(v))), v != nil
 		}
 	case floats:
 		c.typ = parquet.DoubleType
-		c.value = func(_ string, r Row) (parquet.Value, bool) {
+		c.value = func(_ string, r results.Row) (parquet.Value, bool) {
 			switch x := r.Params[p].(type) {
 			case float64:
 				return parquet.DoubleValue(x), true
@@ -165,7 +167,7 @@ func paramColumn(name, p string, rows []Row) pqColumn {
 		}
 	case ints:
 		c.typ = parquet.Int64Type
-		c.value = func(_ string, r Row) (parquet.Value, bool) {
+		c.value = func(_ string, r results.Row) (parquet.Value, bool) {
 			switch x := r.Params[p].(type) {
 			case float64:
 				return parquet.Int64Value(int64(x)), true
@@ -176,13 +178,13 @@ func paramColumn(name, p string, rows []Row) pqColumn {
 		}
 	case bools:
 		c.typ = parquet.BooleanType
-		c.value = func(_ string, r Row) (parquet.Value, bool) {
+		c.value = func(_ string, r results.Row) (parquet.Value, bool) {
 			x, ok := r.Params[p].(bool)
 			return parquet.BooleanValue(x), ok
 		}
 	default: // a param no trial gave a value: strings, all null
 		c.typ = parquet.ByteArrayType
-		c.value = func(string, Row) (parquet.Value, bool) { return parquet.Value{}, false }
+		c.value = func(string, results.Row) (parquet.Value, bool) { return parquet.Value{}, false }
 	}
 	return c
 }
