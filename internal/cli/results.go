@@ -65,6 +65,9 @@ takes the other formats, written to FILE instead of standard output.`,
 			if output == "parquet" && out == "" {
 				return cmdutil.UsageError("-o parquet writes a file: name it with --out FILE")
 			}
+			if out != "" && output == "table" {
+				return cmdutil.UsageError("--out writes -o csv, json or parquet; the table is for the terminal")
+			}
 			if output == "parquet" && curves {
 				return cmdutil.UsageError("-o parquet writes the results table, one row per trial; for --curves use -o csv or -o json")
 			}
@@ -108,10 +111,6 @@ takes the other formats, written to FILE instead of standard output.`,
 					return writeFileAtomic(out, write)
 				}
 				return write(f.IO.Out)
-			case "table":
-				if out != "" {
-					return cmdutil.UsageError("--out writes -o csv, json or parquet; the table is for the terminal")
-				}
 			}
 			var tb texttable.Table
 			head := make([]string, len(t.Columns))
