@@ -288,3 +288,21 @@ func LoadTable(ctx context.Context, runs store.Runs, run string) (*Table, error)
 	}
 	return ToTable(rows), nil
 }
+
+// Columns is the column plan of ToTable, for writers of other formats: param names (sorted),
+// whether there is a seed column, metric names (sorted) and each metric's column name.
+type Columns struct {
+	Params    []string
+	Seed      bool
+	Metrics   []string
+	MetricCol map[string]string
+}
+
+// PlanColumns returns the columns ToTable gives rows.
+func PlanColumns(rows []Row) Columns {
+	l := planColumns(rows)
+	return Columns{Params: l.params, Seed: l.hasSeed, Metrics: l.metrics, MetricCol: l.metCol}
+}
+
+// Cell is the text a param value has in the table.
+func Cell(v any) string { return cell(v) }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/report"
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/stats"
 	"github.com/jikken-dev/jikken/store"
@@ -253,18 +254,30 @@ type RunsPage struct {
 	Metrics []string     `json:"metrics,omitempty"`
 	Query   string       `json:"query,omitempty"`
 	Status  store.Status `json:"status,omitempty"`
-	Page    int          `json:"page"`
-	Pages   int          `json:"pages"`
-	Total   int          `json:"total"`
-	Store   string       `json:"store"`
+	// Where are the conditions on the metric columns the runs shown meet (report.ParseCond).
+	Where []string `json:"where,omitempty"`
+	Page  int      `json:"page"`
+	Pages int      `json:"pages"`
+	Total int      `json:"total"`
+	Store string   `json:"store"`
 }
 
 const runsPerPage = 50
 
 // runsPage lists the runs whose id holds q (ids hold the experiment's name), newest first, and
 // reads only the page shown: a store of thousands of runs costs one listing and a page of reads.
-// A status filter reads every matching run's state first.
-func (r *reader) runsPage(ctx context.Context, q string, status store.Status, page int) (*RunsPage, error) {
+// A status filter, or conditions on the metric columns (report.ParseCond, as in 'jikken results
+// --where', each run's cell its median), read every matching run's summary first. A run without
+// the metric (running, or no succeeded trial with a value) meets no comparison; a condition on a
+// metric no matching run has is a bad request naming the metrics there are.
+func (r *reader) runsPage(ctx context.Context, q string, status store.Status, conds []string, page int) (*RunsPage, error) {
+	where := make([]report.Cond, len(conds))
+	for i, c := range conds {
+		var err error
+		if where[i], err = report.ParseCond(c); err != nil {
+			return nil, fmt.Errorf("%w: %w", err, errBadRequest)
+		}
+	}
 	ids, err := r.runs.RunIDs(ctx)
 	if err != nil {
 		return nil, err
@@ -276,16 +289,20 @@ func (r *reader) runsPage(ctx context.Context, q string, status store.Status, pa
 			match = append(match, ids[i])
 		}
 	}
-	p := &RunsPage{Query: q, Status: status, Store: r.runs.Blob.Location(), Runs: []RunSummary{}}
+	p := &RunsPage{Query: q, Status: status, Where: conds, Store: r.runs.Blob.Location(), Runs: []RunSummary{}}
+	filtered := status != "" || len(where) > 0
 	var read []RunSummary
-	if status != "" {
+	if filtered {
 		all := make([]RunSummary, len(match))
 		_ = inParallel(len(match), func(i int) error {
 			all[i] = r.summary(ctx, match[i])
 			return nil
 		})
+		if err := knownMetrics(all, conds, where); err != nil {
+			return nil, err
+		}
 		for _, s := range all {
-			if s.Status == status {
+			if (status == "" || s.Status == status) && meetsAll(s, where) {
 				read = append(read, s)
 			}
 		}
@@ -297,7 +314,7 @@ func (r *reader) runsPage(ctx context.Context, q string, status store.Status, pa
 	p.Page = min(max(page, 1), p.Pages)
 	lo := (p.Page - 1) * runsPerPage
 	hi := min(lo+runsPerPage, p.Total)
-	if status != "" {
+	if filtered {
 		p.Runs = read[lo:hi]
 		p.Metrics = metricColumns(p.Runs)
 		return p, nil
@@ -309,6 +326,42 @@ func (r *reader) runsPage(ctx context.Context, q string, status store.Status, pa
 	})
 	p.Metrics = metricColumns(p.Runs)
 	return p, nil
+}
+
+// knownMetrics refuses a condition on a metric none of runs has: a misspelt name would
+// otherwise empty the list without a word.
+func knownMetrics(runs []RunSummary, conds []string, where []report.Cond) error {
+	have := map[string]bool{}
+	for _, r := range runs {
+		for k := range r.Medians {
+			have[k] = true
+		}
+	}
+	for i, c := range where {
+		if !have[c.Column] {
+			names := slices.Sorted(maps.Keys(have))
+			if len(names) == 0 {
+				return fmt.Errorf("%q: no run listed has metrics yet (a run shows its medians once it has ended): %w", conds[i], errBadRequest)
+			}
+			return fmt.Errorf("%q: no run listed has a metric %q; the metrics are %s: %w", conds[i], c.Column, strings.Join(names, ", "), errBadRequest)
+		}
+	}
+	return nil
+}
+
+// meetsAll reports whether run s meets every condition, its cells the medians as the list
+// prints them.
+func meetsAll(s RunSummary, where []report.Cond) bool {
+	for _, c := range where {
+		cell := ""
+		if v, ok := s.Medians[c.Column]; ok {
+			cell = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		if !c.Holds(cell) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxMetricColumns bounds the runs list's metric columns: a store of many experiments has many

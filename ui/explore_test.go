@@ -229,6 +229,25 @@ func TestRunsListMedians(t *testing.T) {
 	if !strings.Contains(body, `<th class="metric" title="median over the run's succeeded trials">loss</th>`) || !strings.Contains(body, `<td class="n">0.25</td>`) {
 		t.Errorf("the runs page has no loss column:\n%s", body)
 	}
+	// A numeric filter on the metric columns, in the language of 'jikken results --where'.
+	for where, n := range map[string]int{"loss<0.3": 1, "loss>0.3": 0, "loss%3E%3D0.25,+loss!%3D1": 1, "loss=0.25": 1} {
+		p = RunsPage{}
+		if err := json.Unmarshal(get(t, s, "GET", "/api/runs?where="+where).Body.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != n || len(p.Runs) != n {
+			t.Errorf("where=%s: %d run(s) (%+v), want %d", where, p.Total, p.Runs, n)
+		}
+	}
+	for where, msg := range map[string]string{"los<1": `no run listed has a metric \"los\"; the metrics are loss`, "loss<low": `\"low\" is not one`} {
+		if w := get(t, s, "GET", "/api/runs?where="+where); w.Code != 400 || !strings.Contains(w.Body.String(), msg) {
+			t.Errorf("where=%s: %d %s, want 400 saying %s", where, w.Code, w.Body, msg)
+		}
+	}
+	body = get(t, s, "GET", "/?where=loss%3C0.3&status=failed").Body.String()
+	if !strings.Contains(body, `name="where" value="loss&lt;0.3"`) || !strings.Contains(body, `<td class="n">0.25</td>`) || !strings.Contains(body, "where loss&lt;0.3") {
+		t.Errorf("the filtered runs page lacks the filter or the run:\n%s", body)
+	}
 	if err := runs.WriteState(ctx, id, &store.RunState{Status: store.Running, Started: end}); err != nil {
 		t.Fatal(err)
 	}

@@ -111,10 +111,14 @@ var funcs = template.FuncMap{
 		if p.Status != "" {
 			v.Set("status", string(p.Status))
 		}
+		if len(p.Where) > 0 {
+			v.Set("where", strings.Join(p.Where, ", "))
+		}
 		v.Set("page", strconv.Itoa(n))
 		return "/?" + v.Encode()
 	},
-	"add": func(a, b int) int { return a + b },
+	"add":  func(a, b int) int { return a + b },
+	"join": strings.Join,
 	"runsAPI": func(p *RunsPage) string {
 		v := url.Values{"page": {strconv.Itoa(p.Page)}}
 		if p.Query != "" {
@@ -122,6 +126,9 @@ var funcs = template.FuncMap{
 		}
 		if p.Status != "" {
 			v.Set("status", string(p.Status))
+		}
+		if len(p.Where) > 0 {
+			v.Set("where", strings.Join(p.Where, ", "))
 		}
 		return "/api/runs?" + v.Encode()
 	},

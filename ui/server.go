@@ -239,7 +239,22 @@ func pageAndJSON[T any](s *Server, load func(*http.Request) (T, error), view str
 func (s *Server) loadRuns(req *http.Request) (*RunsPage, error) {
 	q := req.URL.Query()
 	page, _ := strconv.Atoi(q.Get("page"))
-	return s.r.runsPage(req.Context(), q.Get("q"), store.Status(q.Get("status")), page)
+	return s.r.runsPage(req.Context(), q.Get("q"), store.Status(q.Get("status")), splitWhere(q["where"]), page)
+}
+
+// splitWhere reads the runs list's conditions: each where value holds one or more, separated by
+// commas (the list's columns are metrics, whose values are numbers, so a comma is never part of
+// one), so that one box of the page's form takes "loss<0.3, acc>=0.9".
+func splitWhere(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 func (s *Server) loadRun(req *http.Request) (*RunView, error) {

@@ -357,7 +357,7 @@ func compareRuns(req *http.Request) []string {
 func (s *Server) comparePage(w http.ResponseWriter, req *http.Request) {
 	ids := compareRuns(req)
 	d := &pageData{Title: "Compare runs"}
-	all, err := s.r.runsPage(req.Context(), req.URL.Query().Get("q"), "", 1)
+	all, err := s.r.runsPage(req.Context(), req.URL.Query().Get("q"), "", nil, 1)
 	if err != nil {
 		s.fail(w, req, err)
 		return

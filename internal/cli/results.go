@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,6 +13,7 @@ import (
 	"github.com/jikken-dev/jikken/internal/texttable"
 	"github.com/jikken-dev/jikken/report"
 	"github.com/jikken-dev/jikken/results"
+	"github.com/jikken-dev/jikken/results/parquetout"
 )
 
 func newResultsCmd(f *cmdutil.Factory) *cobra.Command {
@@ -17,6 +22,7 @@ func newResultsCmd(f *cmdutil.Factory) *cobra.Command {
 		curves  bool
 		metrics []string
 		where   []string
+		out     string
 	)
 	cmd := &cobra.Command{
 		Use:   "results RUN",
@@ -37,17 +43,33 @@ numeric comparison COLUMN<VALUE (also <=, >, >=) on params, seed and final metri
 comparison. compare, plot, report and the browser read the same conditions.
 
 In -o json, numbers are JSON numbers (params keep the type the experiment gave them); NaN and
-infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics.jsonl.`,
+infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics.jsonl.
+
+-o parquet writes the results table as a Parquet file (--out FILE, required): columns run,
+trial, group, status, each param, seed and each final metric, typed (a param keeps the type its
+values share: int64, double, bool or string; metrics are doubles), null where a trial has no
+value. pandas.read_parquet, polars, DuckDB and Arrow read it without parsing text. --out also
+takes the other formats, written to FILE instead of standard output.`,
 		Example: `  jikken results latest
   jikken results latest -o csv > results.csv
   jikken results latest -o json | jq '.[0]'
   jikken results latest --curves --metric loss -o csv > curves.csv
-  jikken results latest --where 'lr<0.01' --where status=succeeded`,
+  jikken results latest --where 'lr<0.01' --where status=succeeded
+  jikken results latest -o parquet --out results.parquet`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if len(metrics) > 0 && !curves {
 				return cmdutil.UsageError("--metric goes with --curves; the results table has every metric as a column")
+			}
+			if output == "parquet" && out == "" {
+				return cmdutil.UsageError("-o parquet writes a file: name it with --out FILE")
+			}
+			if out != "" && output == "table" {
+				return cmdutil.UsageError("--out writes -o csv, json or parquet; the table is for the terminal")
+			}
+			if output == "parquet" && curves {
+				return cmdutil.UsageError("-o parquet writes the results table, one row per trial; for --curves use -o csv or -o json")
 			}
 			runs, id, err := resolveRun(ctx, f, args[0])
 			if err != nil {
@@ -74,13 +96,21 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 				if rows, err = whereRows(rows, where); err != nil {
 					return err
 				}
+				if output == "parquet" {
+					return writeFileAtomic(out, func(w io.Writer) error { return parquetout.Write(w, id, rows) })
+				}
 				t, records = results.ToTable(rows), results.Records(rows)
 			}
 			switch output {
-			case "csv":
-				return t.WriteCSV(f.IO.Out)
-			case "json":
-				return cmdutil.WriteJSON(f.IO.Out, records)
+			case "csv", "json":
+				write := func(w io.Writer) error { return t.WriteCSV(w) }
+				if output == "json" {
+					write = func(w io.Writer) error { return cmdutil.WriteJSON(w, records) }
+				}
+				if out != "" {
+					return writeFileAtomic(out, write)
+				}
+				return write(f.IO.Out)
 			}
 			var tb texttable.Table
 			head := make([]string, len(t.Columns))
@@ -101,7 +131,9 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 			return nil
 		},
 	}
-	cmdutil.FormatFlag(cmd, &output, "table", "csv", "json")
+	cmdutil.FormatFlag(cmd, &output, "table", "csv", "json", "parquet")
+	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output (required for -o parquet)")
+	_ = cmd.MarkFlagFilename("out")
 	cmd.Flags().BoolVar(&curves, "curves", false, "every logged value, one row per metrics.jsonl line (long format)")
 	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "with --curves: keep only this metric (repeatable)")
 	cmd.Flags().StringArrayVar(&where, "where", nil, "keep trials where COLUMN=VALUE, COLUMN!=VALUE or COLUMN<VALUE (<=, >, >=) (repeatable; all must hold)")
@@ -157,4 +189,29 @@ func whereCurves(cs []results.Curve, where []string) ([]results.Curve, error) {
 		}
 	}
 	return out, nil
+}
+
+// writeFileAtomic writes path through write, into a temporary file beside it renamed into place
+// once complete, so a failed write leaves no half file (and an older file stays as it was).
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename there is nothing left to remove
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it private; a result is not
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
