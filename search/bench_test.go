@@ -7,18 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
-
-// threadCPU is the CPU time the calling OS thread has used.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
-}
 
 // benchRequest is a search of dims floats in [-5, 5] with finished trials on a quadratic and
 // pending trials at random points.
