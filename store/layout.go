@@ -108,11 +108,15 @@ const (
 	// Pruned is a trial a search's pruner stopped early because its intermediate values were not
 	// promising: final, never retried, and neither a success nor a failure.
 	Pruned Status = "pruned"
+	// Eliminated is a pending trial a race dropped because a test found its configuration worse
+	// than the best (the reason names the test): final, never retried, and neither a success nor
+	// a failure.
+	Eliminated Status = "eliminated"
 )
 
 // Final reports whether a trial with this status will not run again in this runner.
 func (s Status) Final() bool {
-	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped || s == Pruned
+	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped || s == Pruned || s == Eliminated
 }
 
 // TrialRecord is a trial's journal entry, rewritten atomically on every change of state.

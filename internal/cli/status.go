@@ -244,7 +244,7 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				fmt.Fprintf(w, "code:       %s@%.12s%s\n", v.Code.Repo, v.Code.Head, dirty)
 			}
 			fmt.Fprintf(w, "trials:     %d total", v.Total)
-			for _, s := range []store.Status{store.Succeeded, store.Pruned, store.Failed, store.Skipped, store.Killed, store.Stopped, store.Running, store.Pending} {
+			for _, s := range []store.Status{store.Succeeded, store.Pruned, store.Eliminated, store.Failed, store.Skipped, store.Killed, store.Stopped, store.Running, store.Pending} {
 				if n := v.Counts[s]; n > 0 {
 					fmt.Fprintf(w, ", %d %s", n, s)
 				}
@@ -346,9 +346,9 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tEXPERIMENT\tSTATUS\tTRIALS\tSUCCEEDED\tPRUNED\tFAILED\tCREATED")
+			fmt.Fprintln(tw, "RUN\tEXPERIMENT\tSTATUS\tTRIALS\tSUCCEEDED\tPRUNED\tELIMINATED\tFAILED\tCREATED")
 			for _, v := range views {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", v.RunID, v.Experiment, v.Status, v.Total, v.Counts[store.Succeeded], v.Counts[store.Pruned], v.Counts[store.Failed]+v.Counts[store.Skipped], v.Created.Local().Format(time.DateTime))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", v.RunID, v.Experiment, v.Status, v.Total, v.Counts[store.Succeeded], v.Counts[store.Pruned], v.Counts[store.Eliminated], v.Counts[store.Failed]+v.Counts[store.Skipped], v.Created.Local().Format(time.DateTime))
 			}
 			return tw.Flush()
 		},

@@ -65,7 +65,8 @@ type Decision struct {
 	// (its pending record stored) before its first attempt starts. They may wait for trials of
 	// the plan to succeed (After), but not depend on them otherwise.
 	Add []experiment.Trial
-	// Drop are pending trials not to run, with why (recorded as skipped).
+	// Drop are pending trials not to run, with why (recorded as eliminated: final, not a
+	// failure).
 	Drop     []Drop
 	Complete bool
 	// Abort, with Complete, says why the plan cannot go on as it should (a search whose
@@ -108,7 +109,7 @@ func (c *Core) ask() {
 		if dr.Index >= 0 && dr.Index < len(c.ts) {
 			if t := c.ts[dr.Index]; t.ph == idle {
 				t.retrying = false
-				c.finish(t, store.Skipped, dr.Reason)
+				c.finish(t, store.Eliminated, dr.Reason)
 			}
 		}
 	}
