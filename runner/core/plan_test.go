@@ -69,13 +69,54 @@ func TestPlannerGrowsThePlan(t *testing.T) {
 	if fmt.Sprint(started) != "[a g-0 g-1 g-2]" {
 		t.Fatalf("started %v", started)
 	}
-	if r := c.Record(1); r.Status != store.Skipped || r.Reason != "eliminated by the test" {
+	if r := c.Record(1); r.Status != store.Eliminated || r.Reason != "eliminated by the test" {
 		t.Fatalf("dropped trial: %s %q", r.Status, r.Reason)
 	}
 	if r := c.Record(3); r.Index != 3 || r.Group != "g" || r.Values["v"] != 1 {
 		t.Fatalf("added trial's record: %+v", r)
 	}
-	if n := c.Counts(); n.Total != 5 || n.Succeeded != 4 || n.Skipped != 1 || c.Status() != store.Failed {
+	// An elimination is the plan working as meant: the run succeeds.
+	if n := c.Counts(); n.Total != 5 || n.Succeeded != 4 || n.Eliminated != 1 || n.Skipped != 0 || c.Status() != store.Succeeded {
+		t.Fatalf("counts %+v, status %s", n, c.Status())
+	}
+}
+
+// Eliminations do not hide a failure: a run with both ends failed.
+func TestEliminatedWithAFailureFails(t *testing.T) {
+	p := &steps{n: 1, drop: 1}
+	fixed := []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: experiment.Command{Shell: "true"}}}
+	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: p})
+	queue := c.Step(core.Begin{At: epoch})
+	for len(queue) > 0 {
+		a := queue[0]
+		queue = queue[1:]
+		switch a := a.(type) {
+		case core.Persist:
+			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
+		case core.StartAttempt:
+			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
+			queue = append(queue, c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Code: 1, At: epoch})...)
+		}
+	}
+	if n := c.Counts(); !c.Done() || n.Failed != 2 || n.Eliminated != 1 || c.Status() != store.Failed {
+		t.Fatalf("done %v, counts %+v, status %s", c.Done(), n, c.Status())
+	}
+}
+
+// A trial the journal shows eliminated is never run again, even when the planner does not keep
+// it: a resumed race keeps its eliminations.
+func TestEliminatedStaysFinalOnResume(t *testing.T) {
+	fixed := []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: experiment.Command{Shell: "true"}}}
+	journal := map[string]*store.TrialRecord{"b": {Name: "b", Index: 1, Status: store.Eliminated, Reason: "eliminated by the test"}}
+	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: idle{}, Journal: journal})
+	started := drive(t, c)
+	if fmt.Sprint(started) != "[a]" {
+		t.Fatalf("started %v", started)
+	}
+	if r := c.Record(1); r.Status != store.Eliminated || r.Reason != "eliminated by the test" {
+		t.Fatalf("eliminated trial after resume: %s %q", r.Status, r.Reason)
+	}
+	if n := c.Counts(); n.Succeeded != 1 || n.Eliminated != 1 || c.Status() != store.Succeeded {
 		t.Fatalf("counts %+v, status %s", n, c.Status())
 	}
 }
