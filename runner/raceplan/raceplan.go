@@ -151,7 +151,8 @@ func (r *race) decide(trials []Trial) (add []experiment.Trial, drop []Drop, done
 	dec, inPlan := r.replay(trials)
 	why := map[int]string{}
 	for _, e := range dec.Eliminated {
-		why[e.Config] = fmt.Sprintf("%s (best: %s)", e.Test, r.names[e.Best])
+		// The configuration is named so that a trial's reason alone says what was eliminated.
+		why[e.Config] = fmt.Sprintf("%s %s (best: %s)", r.names[e.Config], e.Test, r.names[e.Best])
 	}
 	for at, t := range inPlan {
 		if reason, out := why[r.config[at]]; out && t.Status == store.Pending {
