@@ -150,6 +150,9 @@ type TrialRecord struct {
 	// PrunedAt is, for a pruned trial, how many of its last attempt's live points the pruner
 	// had seen when it decided: the curve it was judged on, which a resumed search reads back.
 	PrunedAt int64 `json:"pruned_at,omitempty"`
+	// Eliminated is, for a trial that had started when a race eliminated its configuration, the
+	// test that did: the trial ran on to its end, and its status and values stand.
+	Eliminated string `json:"eliminated,omitempty"`
 	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial
 	// and WriteTrials.
 	Tool string `json:"tool,omitempty"`

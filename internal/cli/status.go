@@ -46,6 +46,8 @@ type trialView struct {
 	Devices []string `json:"devices,omitempty"`
 	// Notes are what the runner noticed about the last attempt.
 	Notes []string `json:"notes,omitempty"`
+	// Eliminated is the test that eliminated its configuration after it had started (a race).
+	Eliminated string `json:"eliminated,omitempty"`
 	// Queued is why a running trial's attempt still waits in its cluster's queue (Slurm's
 	// pending reason), as its runner last saw it.
 	Queued string `json:"queued,omitempty"`
@@ -92,6 +94,7 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 			if n := len(rec.Attempts); n > 0 {
 				tv.Notes = rec.Attempts[n-1].Notes
 			}
+			tv.Eliminated = rec.Eliminated
 			if c := rec.Compute; c != nil {
 				tv.Compute = c
 				if v.Compute == nil {
@@ -289,6 +292,9 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				}
 				for _, n := range t.Notes {
 					reason += " [" + n + "]"
+				}
+				if t.Eliminated != "" {
+					reason += " [after it started: " + t.Eliminated + "]"
 				}
 				if devices {
 					gpus := strings.Join(t.Devices, ",")

@@ -142,3 +142,67 @@ func TestIdlePlannerEnds(t *testing.T) {
 		t.Fatalf("planned %v, status %s", c.Planned(), c.Status())
 	}
 }
+
+// dropAll is a planner that names trial 0 to drop each time it is asked once it has started,
+// and adds trial "b" once, so that it is asked while trial 0 runs and after it has ended.
+type dropAll struct{}
+
+func (dropAll) Next(v core.View) core.Decision {
+	var d core.Decision
+	if v.Trials[0].Status != store.Pending {
+		d.Drop = []core.Drop{{Index: 0, Reason: "c=3 eliminated by the test"}}
+	}
+	if len(v.Trials) == 1 {
+		d.Add = []experiment.Trial{{Name: "b", Cmd: experiment.Command{Shell: "true"}}}
+	}
+	return d
+}
+
+// A trial that has started when the planner drops it runs on, and its record notes why, once:
+// its status and values stand, and no report says it changed.
+func TestDropOfAStartedTrialIsNoted(t *testing.T) {
+	c := core.New(core.Config{RunID: "r", Jobs: 2, Planner: dropAll{},
+		Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}}})
+	var reports, persists, notedRunning int
+	queue := c.Step(core.Begin{At: epoch})
+	var running []core.StartAttempt
+	for len(queue) > 0 || len(running) > 0 {
+		if len(queue) == 0 {
+			// The last started ends first: b ends while a runs.
+			a := running[len(running)-1]
+			running = running[:len(running)-1]
+			queue = c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Values: map[string]float64{"v": 1}, At: epoch})
+			continue
+		}
+		a := queue[0]
+		queue = queue[1:]
+		switch a := a.(type) {
+		case core.Persist:
+			if a.Trial == 0 {
+				persists++
+				if a.Record.Eliminated != "" && a.Record.Status == store.Running {
+					notedRunning++
+				}
+			}
+			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
+		case core.StartAttempt:
+			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
+			running = append(running, a)
+		case core.Report:
+			if a.Trial == 0 {
+				reports++
+			}
+		}
+	}
+	r := c.Record(0)
+	if !c.Done() || r.Status != store.Succeeded || r.Values["v"] != 1 || r.Eliminated != "c=3 eliminated by the test" {
+		t.Fatalf("done %v, record %+v", c.Done(), r)
+	}
+	if n := c.Counts(); n.Succeeded != 2 || n.Eliminated != 0 || c.Status() != store.Succeeded {
+		t.Fatalf("counts %+v, status %s", n, c.Status())
+	}
+	// Running, the note (while it runs), succeeded: the note is stored once and never reported.
+	if persists != 3 || reports != 2 || notedRunning != 1 {
+		t.Fatalf("trial 0 persisted %d times (noted while running: %d), reported %d times", persists, notedRunning, reports)
+	}
+}
