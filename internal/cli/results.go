@@ -26,7 +26,8 @@ func newResultsCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Print one row per trial: status, params, seed and final metrics",
 		Long: `Results prints RUN as one long table, a row per trial (services left out): trial, status, each
 param, seed, and each metric's final value (from result.json, else the last value the trial
-logged in metrics.jsonl). This table is what 'jikken compare' and notebooks consume.
+logged in metrics.jsonl). This table is what 'jikken compare' and notebooks consume. A race's
+eliminated configurations are listed under the table, each with the test that eliminated it.
 
 With --curves it prints every value each trial logged instead, one row per line of its
 metrics.jsonl (long format, for R, pandas or a spreadsheet): trial, status, each param, seed,
