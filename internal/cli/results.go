@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,7 +9,6 @@ import (
 	"github.com/jikken-dev/jikken/internal/texttable"
 	"github.com/jikken-dev/jikken/report"
 	"github.com/jikken-dev/jikken/results"
-	"github.com/jikken-dev/jikken/store"
 )
 
 func newResultsCmd(f *cmdutil.Factory) *cobra.Command {
@@ -100,14 +97,7 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 			if err := tb.Write(f.IO.Out); err != nil || curves {
 				return err
 			}
-			// A race's eliminated trials are its plan working, not failures: say which
-			// configurations went out, and the test that put each out.
-			if len(eliminated) > 0 {
-				fmt.Fprintf(f.IO.Out, "eliminated (%d configurations):\n", len(eliminated))
-				for _, why := range eliminated {
-					fmt.Fprintf(f.IO.Out, "  %s\n", why)
-				}
-			}
+			writeEliminations(f.IO.Out, eliminated)
 			// A search's best trial (or Pareto front) is what its results are read for.
 			if v, err := loadSearch(ctx, f, id); err == nil {
 				writeBest(f.IO.Out, v)
@@ -120,18 +110,6 @@ infinite values are the strings "NaN", "Infinity" and "-Infinity", as in metrics
 	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "with --curves: keep only this metric (repeatable)")
 	cmd.Flags().StringArrayVar(&where, "where", nil, "keep trials where COLUMN=VALUE, COLUMN!=VALUE or COLUMN<VALUE (<=, >, >=) (repeatable; all must hold)")
 	return cmd
-}
-
-// eliminations are the reasons of the eliminated rows, once each, in plan order: a race's
-// eliminations name the configuration and the test, and every trial of one shares its reason.
-func eliminations(rows []results.Row) []string {
-	var out []string
-	for _, r := range rows {
-		if r.Status == store.Eliminated && !slices.Contains(out, r.Reason) {
-			out = append(out, r.Reason)
-		}
-	}
-	return out
 }
 
 // whereRows keeps the rows whose line of the results table meets every condition.
