@@ -411,6 +411,9 @@ func metricOf(row []string, metric, status int, opts Options) (float64, kind, st
 			// Its search stopped it early on purpose: not a failure to rank worst, and its last
 			// value, taken from an unfinished curve, is not a result to rank either.
 			return 0, kindNone, "trial pruned early by its search, not a result", nil
+		case "eliminated":
+			// A race dropped it before it ran: it has no value, and is not a failure either.
+			return 0, kindNone, "trial eliminated by its race before it ran, not a result", nil
 		default:
 			return 0, kindNone, fmt.Sprintf("trial %s, not a result", st), nil
 		}

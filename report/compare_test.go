@@ -335,6 +335,21 @@ func TestCompareLeavesOutPrunedTrials(t *testing.T) {
 	}
 }
 
+// An eliminated trial (a race dropped it before it ran) is left out and listed, not ranked worst.
+func TestCompareLeavesOutEliminatedTrials(t *testing.T) {
+	for _, failed := range []string{FailedWorst, FailedDrop} {
+		c, err := Compare(table(t, "trial,status,g,v\nt1,succeeded,a,1\nt2,succeeded,a,2\nt3,succeeded,b,3\nt4,eliminated,b,\nt5,succeeded,b,4\n"),
+			Options{By: "g", Metric: "v", Direction: LowerIsBetter, Failed: failed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Dropped) != 1 || c.Dropped[0].String() != "row 4 (trial t4): trial eliminated by its race before it ran, not a result" || len(c.Worst) != 0 ||
+			c.Groups[0].N != 2 || c.Groups[1].N != 2 || c.failures() != 0 {
+			t.Errorf("--failed %s: dropped = %v, worst = %v, groups = %+v", failed, c.Dropped, c.Worst, c.Groups)
+		}
+	}
+}
+
 // R computes with a group of one observation; so does compare.
 func TestCompareSingleObservation(t *testing.T) {
 	c, err := Compare(table(t, "g,v\na,1\nb,3\nb,4\n"), Options{By: "g", Metric: "v"})

@@ -18,6 +18,8 @@ type Row struct {
 	Trial  string
 	Group  string
 	Status store.Status
+	// Reason is why a trial that did not succeed ended as it did (an eliminated one: the test).
+	Reason string
 	Params map[string]any
 	Seed   *int64
 	// Metrics are final values: from result.json, else the last value in metrics.jsonl.
@@ -51,7 +53,7 @@ func Load(ctx context.Context, runs store.Runs, run string) ([]Row, error) {
 		}
 		row := Row{Trial: t.Name, Group: t.Group, Status: store.Pending, Params: t.Params, Seed: t.Seed}
 		if rec := recs[t.Name]; rec != nil {
-			row.Status = rec.Status
+			row.Status, row.Reason = rec.Status, reasonOf(rec)
 		}
 		row.Metrics, err = finalMetrics(ctx, runs.Blob, run, t.Name)
 		if err != nil {
@@ -82,7 +84,7 @@ func fromSummary(ctx context.Context, runs store.Runs, m *store.Manifest, sum *s
 		}
 		row := Row{Trial: t.Name, Group: t.Group, Status: store.Pending, Params: t.Params, Seed: t.Seed}
 		if e := byName[t.Name]; e != nil {
-			row.Status, row.Metrics = e.Status, e.Metrics
+			row.Status, row.Reason, row.Metrics = e.Status, e.Reason, e.Metrics
 			if row.Metrics == nil {
 				row.Metrics = map[string]float64{}
 			}

@@ -29,7 +29,7 @@ func Summarize(ctx context.Context, runs store.Runs, run string, finished time.T
 			continue // as the notebook reader leaves such records out of a plan it cannot read
 		}
 		trials = append(trials, store.SummaryTrial{Name: rec.Name, Index: rec.Index, Group: rec.Group, Status: rec.Status,
-			Params: rec.Params, Seed: rec.Seed})
+			Reason: reasonOf(rec), Params: rec.Params, Seed: rec.Seed})
 	}
 	sort.Slice(trials, func(i, j int) bool {
 		if trials[i].Index != trials[j].Index {
@@ -53,4 +53,13 @@ func Summarize(ctx context.Context, runs store.Runs, run string, finished time.T
 		return nil, err
 	}
 	return &store.Summary{Finished: finished, Trials: trials}, nil
+}
+
+// reasonOf is the reason a summary keeps for a trial: none for one that succeeded, whose
+// record's reason (if any) is about an attempt, not its end.
+func reasonOf(rec *store.TrialRecord) string {
+	if rec.Status == store.Succeeded {
+		return ""
+	}
+	return rec.Reason
 }

@@ -70,7 +70,7 @@ func (r *Runner) Execute(ctx context.Context, m *store.Manifest, force bool) (*S
 	state.Status, state.Finished, state.Runner = sum.Status, &now, nil
 	c := sum.Counts
 	state.Counts = map[store.Status]int{store.Succeeded: c.Succeeded, store.Failed: c.Failed,
-		store.Skipped: c.Skipped, store.Killed: c.Killed, store.Stopped: c.Stopped, store.Pruned: c.Pruned, store.Pending: c.Pending}
+		store.Skipped: c.Skipped, store.Killed: c.Killed, store.Stopped: c.Stopped, store.Pruned: c.Pruned, store.Eliminated: c.Eliminated, store.Pending: c.Pending}
 	if ctx.Err() == nil {
 		// A run stopped by Ctrl-C ends at once; its readers read the trial files.
 		r.writeSummary(ctx, m.RunID, now)

@@ -108,11 +108,15 @@ const (
 	// Pruned is a trial a search's pruner stopped early because its intermediate values were not
 	// promising: final, never retried, and neither a success nor a failure.
 	Pruned Status = "pruned"
+	// Eliminated is a pending trial a race dropped because a test found its configuration worse
+	// than the best (the reason names the test): final, never retried, and neither a success nor
+	// a failure.
+	Eliminated Status = "eliminated"
 )
 
 // Final reports whether a trial with this status will not run again in this runner.
 func (s Status) Final() bool {
-	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped || s == Pruned
+	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped || s == Pruned || s == Eliminated
 }
 
 // TrialRecord is a trial's journal entry, rewritten atomically on every change of state.
@@ -146,6 +150,9 @@ type TrialRecord struct {
 	// PrunedAt is, for a pruned trial, how many of its last attempt's live points the pruner
 	// had seen when it decided: the curve it was judged on, which a resumed search reads back.
 	PrunedAt int64 `json:"pruned_at,omitempty"`
+	// Eliminated is, for a trial that had started when a race eliminated its configuration, the
+	// test that did: the trial ran on to its end, and its status and values stand.
+	Eliminated string `json:"eliminated,omitempty"`
 	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial
 	// and WriteTrials.
 	Tool string `json:"tool,omitempty"`

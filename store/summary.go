@@ -31,10 +31,12 @@ type Summary struct {
 // SummaryTrial is one trial's line of a Summary: its record's fields a results table shows and
 // its final metrics (result.json's numbers over each metric's last logged value).
 type SummaryTrial struct {
-	Name    string         `json:"name"`
-	Index   int            `json:"index"`
-	Group   string         `json:"group,omitempty"`
-	Status  Status         `json:"status"`
+	Name   string `json:"name"`
+	Index  int    `json:"index"`
+	Group  string `json:"group,omitempty"`
+	Status Status `json:"status"`
+	// Reason is why a trial that did not succeed ended as it did (an eliminated one: the test).
+	Reason  string         `json:"reason,omitempty"`
 	Params  map[string]any `json:"params,omitempty"`
 	Seed    *int64         `json:"seed,omitempty"`
 	Metrics Metrics        `json:"metrics,omitempty"`

@@ -142,7 +142,7 @@ var funcs = template.FuncMap{
 		return string(b), err
 	},
 	"statuses": func() []store.Status {
-		return []store.Status{store.Pending, store.Running, store.Succeeded, store.Pruned, store.Failed, store.Skipped, store.Killed, store.Stopped}
+		return []store.Status{store.Pending, store.Running, store.Succeeded, store.Pruned, store.Eliminated, store.Failed, store.Skipped, store.Killed, store.Stopped}
 	},
 }
 
@@ -194,7 +194,7 @@ func fmtMetric(v float64) string {
 
 func countsLine(s RunSummary) string {
 	var parts []string
-	for _, st := range []store.Status{store.Succeeded, store.Pruned, store.Failed, store.Running, store.Pending, store.Skipped, store.Killed, store.Stopped} {
+	for _, st := range []store.Status{store.Succeeded, store.Pruned, store.Eliminated, store.Failed, store.Running, store.Pending, store.Skipped, store.Killed, store.Stopped} {
 		if n := s.Counts[st]; n > 0 {
 			parts = append(parts, strconv.Itoa(n)+" "+string(st))
 		}

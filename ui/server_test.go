@@ -420,3 +420,48 @@ func TestAPrunedTrial(t *testing.T) {
 		}
 	}
 }
+
+// A trial a race eliminated has its own status where the browser shows one: the counts, its
+// badge (a colour of its own, the test that eliminated it as its title), the status filter, and
+// its page gives the reason.
+func TestAnEliminatedTrial(t *testing.T) {
+	runs, id := fixture(t)
+	ctx := context.Background()
+	end := time.Now()
+	why := "c=3 eliminated by F-race after 5 blocks: Friedman T = 16.5, p = 0.00244 (best: c=1)"
+	if err := runs.WriteTrial(ctx, &store.TrialRecord{Run: id, Name: "t-bad", Status: store.Eliminated, Reason: why, Finished: &end}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v RunView
+	if err := json.Unmarshal(get(t, s, "GET", "/api/runs/"+id).Body.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Counts[store.Eliminated] != 1 || v.Trials[1].Status != store.Eliminated {
+		t.Errorf("counts %v, trial %+v", v.Counts, v.Trials[1])
+	}
+	if got := countsLine(v.RunSummary); got != "1 succeeded · 1 eliminated · 1 running" {
+		t.Errorf("counts line %q", got)
+	}
+	page := get(t, s, "GET", "/runs/"+id).Body.String()
+	for _, want := range []string{`<span class="badge s-eliminated" title="c=3 eliminated by F-race`, `>eliminated</span>`, `<option>eliminated</option>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the run page lacks %s", want)
+		}
+	}
+	if page := get(t, s, "GET", "/runs/"+id+"/trials/t-bad").Body.String(); !strings.Contains(page, "eliminated by F-race after 5 blocks") {
+		t.Error("the trial page does not say what eliminated it")
+	}
+	css := get(t, s, "GET", "/static/app.css").Body.String()
+	if !strings.Contains(css, ".s-eliminated {") || !strings.Contains(css, ".p-eliminated {") {
+		t.Error("app.css has no colour for eliminated")
+	}
+	for _, file := range []string{"/static/app.js", "/static/live.js"} {
+		if js := get(t, s, "GET", file).Body.String(); !strings.Contains(js, `"eliminated"`) {
+			t.Errorf("%s does not know an eliminated trial has ended", file)
+		}
+	}
+}

@@ -97,6 +97,16 @@ class ReaderTest(unittest.TestCase):
         self.assertEqual([r["trial"] for r in self.load("20261128-140000-p", where="status=pruned")], ["p1"])
         self.assertEqual([r["step"] for r in self.load("20261128-140000-p", curves=True, where={"status": "pruned"})], [1, 3])
 
+    def test_eliminated(self):
+        # A trial its race dropped before it ran: status "eliminated", no values; where= keeps it.
+        make_run(self.root, "20261128-140000-e", [
+            ("e0", {"c": 1}, 1, "succeeded", '{"name":"cost","value":2}\n', None),
+            ("e1", {"c": 3}, 1, "eliminated", None, None),
+        ])
+        rows = self.load("20261128-140000-e")
+        self.assertEqual([(r["status"], r["cost"]) for r in rows], [("succeeded", 2), ("eliminated", None)])
+        self.assertEqual([r["trial"] for r in self.load("20261128-140000-e", where="status=eliminated")], ["e1"])
+
     def test_where_strings_as_the_cli(self):
         # The conditions of 'jikken results --where': text or numeric =, !=, and numeric comparisons
         # that a NaN or missing value never meets.

@@ -148,7 +148,7 @@ func printLogs(ctx context.Context, f *cmdutil.Factory, runs store.Runs, run, tr
 // ended reports whether a trial's record is final and names an attempt that ran.
 func ended(rec *store.TrialRecord) bool {
 	switch rec.Status {
-	case store.Succeeded, store.Failed, store.Killed, store.Pruned:
+	case store.Succeeded, store.Failed, store.Killed, store.Pruned, store.Eliminated:
 		return len(rec.Attempts) > 0
 	}
 	return false

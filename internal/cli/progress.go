@@ -64,11 +64,14 @@ func label(s store.Status) string {
 // status is the status line: a bar when there is room, counts, elapsed time and ETA.
 func (p *runProgress) status() string {
 	c := p.last
-	done := c.Succeeded + c.Failed + c.Skipped + c.Killed + c.Stopped + c.Pruned
+	done := c.Succeeded + c.Failed + c.Skipped + c.Killed + c.Stopped + c.Pruned + c.Eliminated
 	elapsed := time.Since(p.start)
 	pruned := ""
 	if c.Pruned > 0 {
 		pruned = fmt.Sprintf("  pruned %d", c.Pruned)
+	}
+	if c.Eliminated > 0 {
+		pruned += fmt.Sprintf("  eliminated %d", c.Eliminated)
 	}
 	s := fmt.Sprintf(" %d/%d  ok %d%s  failed %d  running %d  %s  ETA %s", done, c.Total, c.Succeeded, pruned, c.Failed+c.Skipped, c.Running,
 		progress.Clock(elapsed), progress.ETA(done, c.Total, elapsed))

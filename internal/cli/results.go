@@ -29,7 +29,8 @@ func newResultsCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Print one row per trial: status, params, seed and final metrics",
 		Long: `Results prints RUN as one long table, a row per trial (services left out): trial, status, each
 param, seed, and each metric's final value (from result.json, else the last value the trial
-logged in metrics.jsonl). This table is what 'jikken compare' and notebooks consume.
+logged in metrics.jsonl). This table is what 'jikken compare' and notebooks consume. A race's
+eliminated configurations are listed under the table, each with the test that eliminated it.
 
 With --curves it prints every value each trial logged instead, one row per line of its
 metrics.jsonl (long format, for R, pandas or a spreadsheet): trial, status, each param, seed,
@@ -76,8 +77,9 @@ takes the other formats, written to FILE instead of standard output.`,
 				return err
 			}
 			var (
-				t       *results.Table
-				records []map[string]any
+				t          *results.Table
+				records    []map[string]any
+				eliminated []string
 			)
 			if curves {
 				cs, err := results.LoadCurves(ctx, runs, id)
@@ -100,6 +102,7 @@ takes the other formats, written to FILE instead of standard output.`,
 					return writeFileAtomic(out, func(w io.Writer) error { return parquetout.Write(w, id, rows) })
 				}
 				t, records = results.ToTable(rows), results.Records(rows)
+				eliminated = eliminations(rows)
 			}
 			switch output {
 			case "csv", "json":
@@ -124,6 +127,7 @@ takes the other formats, written to FILE instead of standard output.`,
 			if err := tb.Write(f.IO.Out); err != nil || curves {
 				return err
 			}
+			writeEliminations(f.IO.Out, eliminated)
 			// A search's best trial (or Pareto front) is what its results are read for.
 			if v, err := loadSearch(ctx, f, id); err == nil {
 				writeBest(f.IO.Out, v)

@@ -350,7 +350,7 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 	for _, x := range []struct {
 		n    int
 		word string
-	}{{c.Failed, "failed"}, {c.Pruned, "pruned"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "stopped (services no trial needed any more)"}, {c.Pending, "not run"}} {
+	}{{c.Failed, "failed"}, {c.Pruned, "pruned"}, {c.Eliminated, "eliminated"}, {c.Skipped, "skipped"}, {c.Killed, "killed"}, {c.Stopped, "stopped (services no trial needed any more)"}, {c.Pending, "not run"}} {
 		if x.n > 0 {
 			fmt.Fprintf(w, ", %d %s", x.n, x.word)
 		}
@@ -361,7 +361,7 @@ func printSummary(w interface{ Write([]byte) (int, error) }, sum *runner.Summary
 	}
 	shown := 0
 	for _, rec := range sum.Trials {
-		if rec == nil || rec.Status == store.Succeeded || rec.Status == store.Stopped || rec.Status == store.Pruned {
+		if rec == nil || rec.Status == store.Succeeded || rec.Status == store.Stopped || rec.Status == store.Pruned || rec.Status == store.Eliminated {
 			continue
 		}
 		if shown == 10 {

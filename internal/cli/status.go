@@ -46,6 +46,8 @@ type trialView struct {
 	Devices []string `json:"devices,omitempty"`
 	// Notes are what the runner noticed about the last attempt.
 	Notes []string `json:"notes,omitempty"`
+	// Eliminated is the test that eliminated its configuration after it had started (a race).
+	Eliminated string `json:"eliminated,omitempty"`
 	// Queued is why a running trial's attempt still waits in its cluster's queue (Slurm's
 	// pending reason), as its runner last saw it.
 	Queued string `json:"queued,omitempty"`
@@ -92,6 +94,7 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 			if n := len(rec.Attempts); n > 0 {
 				tv.Notes = rec.Attempts[n-1].Notes
 			}
+			tv.Eliminated = rec.Eliminated
 			if c := rec.Compute; c != nil {
 				tv.Compute = c
 				if v.Compute == nil {
@@ -244,7 +247,7 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				fmt.Fprintf(w, "code:       %s@%.12s%s\n", v.Code.Repo, v.Code.Head, dirty)
 			}
 			fmt.Fprintf(w, "trials:     %d total", v.Total)
-			for _, s := range []store.Status{store.Succeeded, store.Pruned, store.Failed, store.Skipped, store.Killed, store.Stopped, store.Running, store.Pending} {
+			for _, s := range []store.Status{store.Succeeded, store.Pruned, store.Eliminated, store.Failed, store.Skipped, store.Killed, store.Stopped, store.Running, store.Pending} {
 				if n := v.Counts[s]; n > 0 {
 					fmt.Fprintf(w, ", %d %s", n, s)
 				}
@@ -289,6 +292,9 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 				}
 				for _, n := range t.Notes {
 					reason += " [" + n + "]"
+				}
+				if t.Eliminated != "" {
+					reason += " [after it started: " + t.Eliminated + "]"
 				}
 				if devices {
 					gpus := strings.Join(t.Devices, ",")
@@ -346,9 +352,9 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tEXPERIMENT\tSTATUS\tTRIALS\tSUCCEEDED\tPRUNED\tFAILED\tCREATED")
+			fmt.Fprintln(tw, "RUN\tEXPERIMENT\tSTATUS\tTRIALS\tSUCCEEDED\tPRUNED\tELIMINATED\tFAILED\tCREATED")
 			for _, v := range views {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", v.RunID, v.Experiment, v.Status, v.Total, v.Counts[store.Succeeded], v.Counts[store.Pruned], v.Counts[store.Failed]+v.Counts[store.Skipped], v.Created.Local().Format(time.DateTime))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", v.RunID, v.Experiment, v.Status, v.Total, v.Counts[store.Succeeded], v.Counts[store.Pruned], v.Counts[store.Eliminated], v.Counts[store.Failed]+v.Counts[store.Skipped], v.Created.Local().Format(time.DateTime))
 			}
 			return tw.Flush()
 		},

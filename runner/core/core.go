@@ -225,8 +225,8 @@ func New(cfg Config) *Core {
 		switch {
 		case t.rec.Status == store.Succeeded && !t.svc:
 			t.ph, t.okDurable = final, true
-		case (t.rec.Status == store.Pruned || cfg.Kept[spec.Name] && t.rec.Status.Final() && t.rec.Status != store.Killed) && !t.svc:
-			// A pruned trial is never run again: its record says why it stopped.
+		case (t.rec.Status == store.Pruned || t.rec.Status == store.Eliminated || cfg.Kept[spec.Name] && t.rec.Status.Final() && t.rec.Status != store.Killed) && !t.svc:
+			// A pruned or eliminated trial is never run again: its record says why.
 			t.ph = final
 		case t.rec.Status.Final() && t.svc:
 			t.journalFinal = true
@@ -356,7 +356,7 @@ func (c *Core) Done() bool {
 	if c.halted {
 		return true
 	}
-	return c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed+c.counts.Stopped+c.counts.Pruned == c.counts.Total
+	return c.counts.Succeeded+c.counts.Failed+c.counts.Skipped+c.counts.Killed+c.counts.Stopped+c.counts.Pruned+c.counts.Eliminated == c.counts.Total
 }
 
 // Counts returns the trials by state.
@@ -372,7 +372,8 @@ func (c *Core) Fault() string { return c.fault }
 func (c *Core) Interrupted() bool { return c.interrupted }
 
 // Status is how the run ended (or stands): killed when it was halted with work left, failed
-// when a trial failed or was skipped, else succeeded.
+// when a trial failed or was skipped, else succeeded (pruned and eliminated trials ended as
+// their plan meant them to).
 func (c *Core) Status() store.Status {
 	n := c.counts
 	switch {
@@ -1367,6 +1368,8 @@ func (c *Core) place(t *trial) {
 		b = &c.counts.Stopped
 	case t.rec.Status == store.Pruned:
 		b = &c.counts.Pruned
+	case t.rec.Status == store.Eliminated:
+		b = &c.counts.Eliminated
 	default:
 		b = &c.counts.Killed
 	}

@@ -244,5 +244,5 @@ const (
 
 // Counts are the run's trials by state.
 type Counts struct {
-	Total, Pending, Running, Succeeded, Failed, Skipped, Killed, Stopped, Pruned int
+	Total, Pending, Running, Succeeded, Failed, Skipped, Killed, Stopped, Pruned, Eliminated int
 }

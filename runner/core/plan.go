@@ -65,7 +65,8 @@ type Decision struct {
 	// (its pending record stored) before its first attempt starts. They may wait for trials of
 	// the plan to succeed (After), but not depend on them otherwise.
 	Add []experiment.Trial
-	// Drop are pending trials not to run, with why (recorded as skipped).
+	// Drop are trials not to run, with why: a pending one ends eliminated (final, not a
+	// failure); one that has started runs on, and its record notes why (Eliminated).
 	Drop     []Drop
 	Complete bool
 	// Abort, with Complete, says why the plan cannot go on as it should (a search whose
@@ -73,7 +74,7 @@ type Decision struct {
 	Abort string
 }
 
-// Drop names a pending trial a planner gives up, and why.
+// Drop names a trial a planner gives up, and why.
 type Drop struct {
 	Index  int
 	Reason string
@@ -106,9 +107,16 @@ func (c *Core) ask() {
 	d := c.cfg.Planner.Next(View{Trials: c.view, Now: c.now, Began: c.began, Slots: c.cfg.Jobs})
 	for _, dr := range d.Drop {
 		if dr.Index >= 0 && dr.Index < len(c.ts) {
-			if t := c.ts[dr.Index]; t.ph == idle {
+			switch t := c.ts[dr.Index]; {
+			case t.ph == idle:
 				t.retrying = false
-				c.finish(t, store.Skipped, dr.Reason)
+				c.finish(t, store.Eliminated, dr.Reason)
+			case t.rec.Status != store.Eliminated && t.rec.Eliminated == "" && !t.svc:
+				// Started already: noted once (a planner may name it again), not reported,
+				// since its state did not change.
+				t.rec.Eliminated = dr.Reason
+				c.persist(t)
+				t.unreported = t.unreported[:len(t.unreported)-1]
 			}
 		}
 	}

@@ -69,13 +69,54 @@ func TestPlannerGrowsThePlan(t *testing.T) {
 	if fmt.Sprint(started) != "[a g-0 g-1 g-2]" {
 		t.Fatalf("started %v", started)
 	}
-	if r := c.Record(1); r.Status != store.Skipped || r.Reason != "eliminated by the test" {
+	if r := c.Record(1); r.Status != store.Eliminated || r.Reason != "eliminated by the test" {
 		t.Fatalf("dropped trial: %s %q", r.Status, r.Reason)
 	}
 	if r := c.Record(3); r.Index != 3 || r.Group != "g" || r.Values["v"] != 1 {
 		t.Fatalf("added trial's record: %+v", r)
 	}
-	if n := c.Counts(); n.Total != 5 || n.Succeeded != 4 || n.Skipped != 1 || c.Status() != store.Failed {
+	// An elimination is the plan working as meant: the run succeeds.
+	if n := c.Counts(); n.Total != 5 || n.Succeeded != 4 || n.Eliminated != 1 || n.Skipped != 0 || c.Status() != store.Succeeded {
+		t.Fatalf("counts %+v, status %s", n, c.Status())
+	}
+}
+
+// Eliminations do not hide a failure: a run with both ends failed.
+func TestEliminatedWithAFailureFails(t *testing.T) {
+	p := &steps{n: 1, drop: 1}
+	fixed := []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: experiment.Command{Shell: "true"}}}
+	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: p})
+	queue := c.Step(core.Begin{At: epoch})
+	for len(queue) > 0 {
+		a := queue[0]
+		queue = queue[1:]
+		switch a := a.(type) {
+		case core.Persist:
+			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
+		case core.StartAttempt:
+			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
+			queue = append(queue, c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Code: 1, At: epoch})...)
+		}
+	}
+	if n := c.Counts(); !c.Done() || n.Failed != 2 || n.Eliminated != 1 || c.Status() != store.Failed {
+		t.Fatalf("done %v, counts %+v, status %s", c.Done(), n, c.Status())
+	}
+}
+
+// A trial the journal shows eliminated is never run again, even when the planner does not keep
+// it: a resumed race keeps its eliminations.
+func TestEliminatedStaysFinalOnResume(t *testing.T) {
+	fixed := []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: experiment.Command{Shell: "true"}}}
+	journal := map[string]*store.TrialRecord{"b": {Name: "b", Index: 1, Status: store.Eliminated, Reason: "eliminated by the test"}}
+	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: idle{}, Journal: journal})
+	started := drive(t, c)
+	if fmt.Sprint(started) != "[a]" {
+		t.Fatalf("started %v", started)
+	}
+	if r := c.Record(1); r.Status != store.Eliminated || r.Reason != "eliminated by the test" {
+		t.Fatalf("eliminated trial after resume: %s %q", r.Status, r.Reason)
+	}
+	if n := c.Counts(); n.Succeeded != 1 || n.Eliminated != 1 || c.Status() != store.Succeeded {
 		t.Fatalf("counts %+v, status %s", n, c.Status())
 	}
 }
@@ -99,5 +140,69 @@ func TestIdlePlannerEnds(t *testing.T) {
 	drive(t, c)
 	if !c.Planned() || c.Status() != store.Succeeded {
 		t.Fatalf("planned %v, status %s", c.Planned(), c.Status())
+	}
+}
+
+// dropAll is a planner that names trial 0 to drop each time it is asked once it has started,
+// and adds trial "b" once, so that it is asked while trial 0 runs and after it has ended.
+type dropAll struct{}
+
+func (dropAll) Next(v core.View) core.Decision {
+	var d core.Decision
+	if v.Trials[0].Status != store.Pending {
+		d.Drop = []core.Drop{{Index: 0, Reason: "c=3 eliminated by the test"}}
+	}
+	if len(v.Trials) == 1 {
+		d.Add = []experiment.Trial{{Name: "b", Cmd: experiment.Command{Shell: "true"}}}
+	}
+	return d
+}
+
+// A trial that has started when the planner drops it runs on, and its record notes why, once:
+// its status and values stand, and no report says it changed.
+func TestDropOfAStartedTrialIsNoted(t *testing.T) {
+	c := core.New(core.Config{RunID: "r", Jobs: 2, Planner: dropAll{},
+		Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}}})
+	var reports, persists, notedRunning int
+	queue := c.Step(core.Begin{At: epoch})
+	var running []core.StartAttempt
+	for len(queue) > 0 || len(running) > 0 {
+		if len(queue) == 0 {
+			// The last started ends first: b ends while a runs.
+			a := running[len(running)-1]
+			running = running[:len(running)-1]
+			queue = c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Values: map[string]float64{"v": 1}, At: epoch})
+			continue
+		}
+		a := queue[0]
+		queue = queue[1:]
+		switch a := a.(type) {
+		case core.Persist:
+			if a.Trial == 0 {
+				persists++
+				if a.Record.Eliminated != "" && a.Record.Status == store.Running {
+					notedRunning++
+				}
+			}
+			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
+		case core.StartAttempt:
+			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
+			running = append(running, a)
+		case core.Report:
+			if a.Trial == 0 {
+				reports++
+			}
+		}
+	}
+	r := c.Record(0)
+	if !c.Done() || r.Status != store.Succeeded || r.Values["v"] != 1 || r.Eliminated != "c=3 eliminated by the test" {
+		t.Fatalf("done %v, record %+v", c.Done(), r)
+	}
+	if n := c.Counts(); n.Succeeded != 2 || n.Eliminated != 0 || c.Status() != store.Succeeded {
+		t.Fatalf("counts %+v, status %s", n, c.Status())
+	}
+	// Running, the note (while it runs), succeeded: the note is stored once and never reported.
+	if persists != 3 || reports != 2 || notedRunning != 1 {
+		t.Fatalf("trial 0 persisted %d times (noted while running: %d), reported %d times", persists, notedRunning, reports)
 	}
 }

@@ -35,7 +35,8 @@ type Trial struct {
 	Values map[string]float64
 }
 
-// Drop is a pending trial to give up, and why.
+// Drop is a trial of an eliminated configuration, and why: a pending one is not run, one that
+// has started keeps its result and notes why.
 type Drop struct {
 	Index  int
 	Reason string
@@ -151,10 +152,12 @@ func (r *race) decide(trials []Trial) (add []experiment.Trial, drop []Drop, done
 	dec, inPlan := r.replay(trials)
 	why := map[int]string{}
 	for _, e := range dec.Eliminated {
-		why[e.Config] = fmt.Sprintf("%s (best: %s)", e.Test, r.names[e.Best])
+		// The configuration is named so that a trial's reason alone says what was eliminated.
+		why[e.Config] = fmt.Sprintf("%s %s (best: %s)", r.names[e.Config], e.Test, r.names[e.Best])
 	}
 	for at, t := range inPlan {
-		if reason, out := why[r.config[at]]; out && t.Status == store.Pending {
+		// Started ones too: the core lets them run on and notes the test on their records.
+		if reason, out := why[r.config[at]]; out && t.Status != store.Eliminated {
 			drop = append(drop, Drop{Index: t.Index, Reason: reason})
 		}
 	}

@@ -53,7 +53,9 @@ func TestRaceEliminatesAndRecords(t *testing.T) {
 		}
 		d := p.Decide(view)
 		for _, dr := range d.Drop {
-			status[dr.Index], reasons[plan[dr.Index].Name] = store.Skipped, dr.Reason
+			if status[dr.Index] == store.Pending {
+				status[dr.Index], reasons[plan[dr.Index].Name] = store.Eliminated, dr.Reason
+			}
 		}
 		for _, a := range d.Add {
 			plan = append(plan, a)

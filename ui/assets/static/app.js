@@ -31,7 +31,7 @@ function badge(status) {
   return b;
 }
 
-const order = ["succeeded", "pruned", "failed", "running", "pending", "skipped", "killed"];
+const order = ["succeeded", "pruned", "eliminated", "failed", "running", "pending", "skipped", "killed"];
 
 function countsText(counts) {
   const parts = [];
@@ -248,7 +248,7 @@ function followLog(pre) {
     if (s && st) { s.textContent = st; s.className = "badge big s-" + st; }
     // Keep asking until the log stops growing and the trial has ended: the runner may clear
     // the live attempt a moment before it records the end.
-    return res.headers.get("X-Log-Live") === "true" || !["succeeded", "failed", "skipped", "killed", "pruned"].includes(st);
+    return res.headers.get("X-Log-Live") === "true" || !["succeeded", "failed", "skipped", "killed", "pruned", "eliminated"].includes(st);
   }, 1000);
 }
 

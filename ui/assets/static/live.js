@@ -153,7 +153,7 @@
   function runCurves(box) {
     const c = chart(box), every = Number(box.dataset.interval) || 2000;
     const cursors = new Map(); // trial -> {attempt, after, metric}
-    const over = ["succeeded", "failed", "killed", "skipped", "pruned"];
+    const over = ["succeeded", "failed", "killed", "skipped", "pruned", "eliminated"];
     async function poll() {
       for (const tr of document.querySelectorAll('#trials tr[data-status="running"]')) {
         if (!cursors.has(tr.dataset.trial)) cursors.set(tr.dataset.trial, { attempt: 0, after: 0, metric: "" });
