@@ -17,15 +17,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
-
 	"github.com/jikken-dev/jikken/backend/local"
+	"github.com/jikken-dev/jikken/bench/s3bench"
 	"github.com/jikken-dev/jikken/executor"
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/runner"
@@ -139,7 +136,7 @@ func run() error {
 		if cfg, err = s3.LoadConfig(os.Getenv); err != nil {
 			return err
 		}
-		if err := makeBucket(ctx, cfg, *bucket); err != nil {
+		if _, err := s3bench.Plain(ctx, cfg, *bucket); err != nil {
 			return err
 		}
 	}
@@ -329,20 +326,4 @@ func quantile(xs []float64, q float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(q*float64(len(s))))]
-}
-
-// makeBucket creates the bucket on the server cfg names, unless it exists.
-func makeBucket(ctx context.Context, cfg s3.Config, bucket string) error {
-	host := strings.TrimPrefix(strings.TrimPrefix(cfg.Endpoint, "http://"), "https://")
-	c, err := minio.New(host, &minio.Options{
-		Creds:  credentials.NewStaticV4(cfg.AccessKeyID, string(cfg.SecretAccessKey), ""),
-		Secure: strings.HasPrefix(cfg.Endpoint, "https://"), Region: cfg.Region, BucketLookup: minio.BucketLookupPath,
-	})
-	if err != nil {
-		return err
-	}
-	if ok, err := c.BucketExists(ctx, bucket); err != nil || ok {
-		return err
-	}
-	return c.MakeBucket(ctx, bucket, minio.MakeBucketOptions{})
 }

@@ -14,13 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/jikken-dev/jikken/bench/s3bench"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/store/s3"
 )
@@ -44,20 +43,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	host := strings.TrimPrefix(strings.TrimPrefix(cfg.Endpoint, "http://"), "https://")
-	plain, err := minio.New(host, &minio.Options{
-		Creds:  credentials.NewStaticV4(cfg.AccessKeyID, string(cfg.SecretAccessKey), ""),
-		Secure: strings.HasPrefix(cfg.Endpoint, "https://"), Region: cfg.Region, BucketLookup: minio.BucketLookupPath,
-	})
+	plain, err := s3bench.Plain(ctx, cfg, *bucket)
 	if err != nil {
 		return err
-	}
-	if ok, err := plain.BucketExists(ctx, *bucket); err != nil {
-		return err
-	} else if !ok {
-		if err := plain.MakeBucket(ctx, *bucket, minio.MakeBucketOptions{}); err != nil {
-			return err
-		}
 	}
 	js, err := s3.New(ctx, "s3://"+*bucket+"/jikken", cfg)
 	if err != nil {
