@@ -87,7 +87,9 @@ func PutCopy(ctx context.Context, b Blob, key, p string) error {
 	if err != nil {
 		return err
 	}
-	return b.Put(ctx, key, io.LimitReader(f, st.Size()), st.Size())
+	// A section of the file, not a LimitReader: a store that may retry reads it again in place
+	// instead of copying it aside first (the S3 store does for bodies it cannot seek).
+	return b.Put(ctx, key, io.NewSectionReader(f, 0, st.Size()), st.Size())
 }
 
 // kindOf says what a non-regular output file is, for the trial's notes.
