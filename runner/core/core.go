@@ -536,9 +536,10 @@ func (c *Core) wakeServices() {
 }
 
 // stalled fails the trials that can never start: nothing but services runs, nothing is due,
-// and what waits does not fit beside what the services hold.
+// and what waits does not fit beside what the services hold. A record on its way to the store
+// is due: the trials that wait for it (after, depends: completed) may start once it is stored.
 func (c *Core) stalled() {
-	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() {
+	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() || c.unsettled > 0 {
 		return
 	}
 	var holders []string

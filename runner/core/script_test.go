@@ -173,7 +173,9 @@ func (s *scriptRun) fatalf(format string, args ...any) {
 	s.t.Fatalf("%s:%d: %s", s.file, s.line, fmt.Sprintf(format, args...))
 }
 
-func (s *scriptRun) printf(format string, args ...any) { s.out = append(s.out, fmt.Sprintf(format, args...)) }
+func (s *scriptRun) printf(format string, args ...any) {
+	s.out = append(s.out, fmt.Sprintf(format, args...))
+}
 
 func (s *scriptRun) at() time.Time { return epoch.Add(s.now) }
 
