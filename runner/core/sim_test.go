@@ -327,6 +327,11 @@ func (w *world) apply(a core.Action) string {
 			!strings.Contains(a.Reason, " ended while this trial needed it: ") {
 			return fmt.Sprintf("%s, a service implied by depends, stopped by the runner: %q", t.Name, a.Reason)
 		}
+		// A pause is for trials that wait for resources alone: none while a record, which other
+		// trials may be waiting for, is on its way to the store.
+		if strings.HasPrefix(a.Reason, "paused: ") && len(w.persists) > 0 {
+			return fmt.Sprintf("%s paused while %d records are on their way to the store", w.p.trials[a.Trial].Name, len(w.persists))
+		}
 		if t := w.p.trials[a.Trial]; t.DeclaredService() && a.Reason == "stopped after its dependants ended" {
 			// A service is stopped for being idle only once no trial needs it.
 			for i, u := range w.p.trials {
