@@ -33,10 +33,10 @@ var update = flag.Bool("update", false, "rewrite the expected output of testdata
 //	experiment            input: an experiment as jikken reads it (JSON, any form); prints the
 //	                      trials as the parser understood them
 //	run [jobs=N] [fail-fast] [cpu=C] [memory=Q] [gpus=N] [mig=PROFILE:N]
-//	    [store=manual] [reports] [prune=METRIC>VALUE] [adopt=NAME:N,...]
+//	    [store=manual] [reports] [prune=METRIC>VALUE] [adopt=NAME:N,...] [hold]
 //	                      refuses a plan the host can never run, as the runner does, or builds
 //	                      the core (from the store's records after a crash: a resume) and
-//	                      sends Begin
+//	                      sends Begin (with hold, the begin command does)
 //	started NAME...       the current attempt of each trial started (NAME#N: attempt N);
 //	                      [health-check] the engine has one of its own, [checkpoint=N]
 //	exit NAME [code=N] [reason=S] [err=S] [interrupted=preempted|node-lost|time-limit]
@@ -200,6 +200,8 @@ func (s *scriptRun) do(line string, input []string) {
 		s.experiment(strings.Join(input, "\n"))
 	case "run":
 		s.run(pos, kv)
+	case "begin":
+		s.step(core.Begin{At: s.at()})
 	case "started":
 		for _, name := range pos {
 			if name == "health-check" {
@@ -374,7 +376,9 @@ func (s *scriptRun) run(pos []string, kv map[string]string) {
 		}
 	}
 	s.c = core.New(cfg)
-	s.step(core.Begin{At: s.at()})
+	if !slices.Contains(pos, "hold") {
+		s.step(core.Begin{At: s.at()})
+	}
 }
 
 func (s *scriptRun) capacity(kv map[string]string) *core.Capacity {
@@ -528,6 +532,9 @@ func (s *scriptRun) print(a core.Action) {
 		if r.Eliminated != "" {
 			line += fmt.Sprintf(" (eliminated %q)", r.Eliminated)
 		}
+		if r.Live != nil && r.Live.Queued != "" {
+			line += fmt.Sprintf(" (queued %q)", r.Live.Queued)
+		}
 		s.printf("%s", line)
 	case core.Report:
 		if !s.reports {
@@ -549,10 +556,14 @@ func (s *scriptRun) records(names []string) {
 			continue
 		}
 		var r store.TrialRecord
-		if s.c != nil {
+		switch st := s.stored[t.Name]; {
+		case s.c != nil:
 			r = s.c.Record(i)
-		} else if st := s.stored[t.Name]; st != nil {
+		case st != nil:
 			r = *st
+		default:
+			s.printf("%s: no record", t.Name)
+			continue
 		}
 		line := fmt.Sprintf("%s: %s", t.Name, r.Status)
 		if r.Reason != "" {
@@ -562,6 +573,9 @@ func (s *scriptRun) records(names []string) {
 			line += fmt.Sprintf(" (exit %d)", *r.ExitCode)
 		}
 		s.printf("%s", line)
+		if c := r.Compute; c != nil && c.Lost > 0 {
+			s.printf("  compute: %gs spent, %gs lost", c.Spent, c.Lost)
+		}
 		for _, a := range r.Attempts {
 			l := fmt.Sprintf("  attempt %d: %s-", a.N, a.Started.Sub(epoch))
 			if !a.Finished.IsZero() {
