@@ -405,7 +405,7 @@ func (c *Core) begin() {
 		}
 		c.markDirty(t)
 	}
-	c.report(-1)
+	c.emit(Report{Trial: -1, Counts: c.counts})
 	c.ask()
 }
 
@@ -421,16 +421,15 @@ func (c *Core) schedule() {
 			t.inDirty = false
 			c.evaluate(t)
 		}
-		if !c.fill() {
-			if len(c.dirty) == 0 {
-				c.stalled()
-			}
-			if len(c.dirty) == 0 {
-				c.waitsOnServers()
-			}
-			if len(c.dirty) == 0 {
-				return
-			}
+		c.fill()
+		if len(c.dirty) == 0 {
+			c.stalled()
+		}
+		if len(c.dirty) == 0 {
+			c.waitsOnServers()
+		}
+		if len(c.dirty) == 0 {
+			return
 		}
 	}
 }
@@ -553,9 +552,10 @@ func (c *Core) stalled() {
 			holders = append(holders, t.spec.Name)
 		}
 	}
-	if len(holders) == 0 {
-		return
-	}
+	// Services hold something here: admission (Unfit) makes every trial fit an empty host
+	// beside its services, so with nothing running, nothing due and no device held elsewhere,
+	// what waits can only wait for what running services hold.
+	//
 	// First, pause the services no running trial uses: they start again when a trial needs
 	// them and fits beside them.
 	paused := false
@@ -595,9 +595,8 @@ func (c *Core) stalled() {
 	}
 	why := fmt.Sprintf("cannot start: the host's resources are held by services that other trials still need (%s); give the services fewer resources, or run these trials apart", strings.Join(holders, ", "))
 	for _, t := range stuck {
-		if t.ph == idle {
-			c.finish(t, store.Failed, why)
-		}
+		// Failing one changes no other's phase (a fail-fast halt leaves idle trials idle).
+		c.finish(t, store.Failed, why)
 	}
 }
 
@@ -663,10 +662,8 @@ func (c *Core) waitsOnServers() {
 }
 
 // fill starts queued trials, in plan order among those whose resources fit, services first,
-// then other trials while slots are free; it reports whether it changed anything that may let
-// other trials move.
-func (c *Core) fill() bool {
-	changed := false
+// then other trials while slots are free.
+func (c *Core) fill() {
 	for _, qs := range []*queues{&c.services, &c.waiting} {
 		for !c.halted && (qs == &c.services || c.running < c.cfg.Jobs) {
 			i, ok := qs.next(c.pool.fits)
@@ -678,27 +675,21 @@ func (c *Core) fill() bool {
 			if t.ph != idle || t.retrying {
 				continue
 			}
-			if t.svc && !c.needed(t) {
-				c.finishUnneeded(t)
-				changed = true
-				continue
-			}
 			// Services started before this one in the same pass may have taken what the trial
 			// that wanted it needs.
 			if t.svc && c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
 				continue
 			}
-			ok, why := c.depsState(t)
-			switch {
-			case why != "":
-				c.finish(t, store.Skipped, why)
-				changed = true
-			case ok:
+			// evaluate saw t after its dependencies last changed (each change marks it dirty,
+			// and the dirty are evaluated before fill), and starting trials neither ends a
+			// dependency nor makes a service unneeded: t is needed and has no reason to be
+			// skipped. A service it needs may have been asked to stop since: then it waits to
+			// be marked dirty again.
+			if ok, _ := c.depsState(t); ok {
 				c.start(t)
 			}
 		}
 	}
-	return changed && len(c.dirty) > 0
 }
 
 // needed reports whether a service still has a trial to serve.
@@ -769,13 +760,8 @@ func depReason(u *trial) string {
 }
 
 func (c *Core) start(t *trial) {
-	g, ok := c.pool.take(t.req)
-	if !ok {
-		// fill only starts what fits; a trial that does not waits in its queue.
-		t.inReady = true
-		c.waiting.push(t.req, t.i)
-		return
-	}
+	// fill starts only what fits now, and nothing is taken in between: the take succeeds.
+	g, _ := c.pool.take(t.req)
 	t.grant = g
 	t.before = copyRecord(&t.rec)
 	clear := len(t.rec.Attempts) > 0
@@ -823,10 +809,8 @@ func (c *Core) start(t *trial) {
 }
 
 // current returns trial i if its attempt n is in one of the phases, else nil (a stale event).
+// Events name trials by the index the core's actions gave them.
 func (c *Core) current(i, n int, phases ...phase) *trial {
-	if i < 0 || i >= len(c.ts) {
-		return nil
-	}
 	t := c.ts[i]
 	if t.attempt != n || !slices.Contains(phases, t.ph) {
 		return nil
@@ -1018,8 +1002,9 @@ func (c *Core) exited(e Exited) {
 		retry = true
 	default:
 		switch {
-		case service && c.needed(t):
-			// A service ended on its own while trials still need it.
+		case service:
+			// A service ended on its own while trials still need it: one that no trial needs
+			// any more was asked to stop (idle), and starts only while needed.
 			if clean {
 				reason = "ended by itself (exit status 0) while trials still needed it"
 			}
@@ -1027,9 +1012,6 @@ func (c *Core) exited(e Exited) {
 			status = store.Failed
 		case clean:
 			status, reason = store.Succeeded, ""
-		case service:
-			// It failed by itself once no trial needed it: not restarted, and not a success.
-			status = store.Failed
 		default:
 			retry = true
 		}
@@ -1154,18 +1136,17 @@ func exitReason(e Exited) string {
 	return fmt.Sprintf("exit status %d", e.Code)
 }
 
+// backoff is how long attempt attempt waits before the next: base doubled attempt-1 times,
+// at most a minute. It doubles only below the cap, so it never overflows.
 func backoff(base time.Duration, attempt int) time.Duration {
 	if base <= 0 {
 		base = time.Second
 	}
-	if attempt > 30 {
-		return time.Minute
+	d := base
+	for n := 1; n < attempt && d < time.Minute; n++ {
+		d *= 2
 	}
-	d := base << (attempt - 1)
-	if d > time.Minute || d <= 0 {
-		d = time.Minute
-	}
-	return d
+	return min(d, time.Minute)
 }
 
 // finish ends a trial that has no attempt running.
@@ -1268,9 +1249,6 @@ func (c *Core) halt(reason string, interrupt bool) {
 }
 
 func (c *Core) persisted(i, v int) {
-	if i < 0 || i >= len(c.ts) {
-		return
-	}
 	t := c.ts[i]
 	if v <= t.durable || v > t.ver {
 		return
@@ -1322,15 +1300,6 @@ func (c *Core) persist(t *trial) {
 type versioned struct {
 	Version int
 	Report  Report
-}
-
-func (c *Core) report(i int) {
-	r := Report{Trial: i, Counts: c.counts}
-	if i >= 0 {
-		t := c.ts[i]
-		r.Name, r.Status, r.Attempt, r.Reason = t.spec.Name, t.rec.Status, len(t.rec.Attempts), t.rec.Reason
-	}
-	c.emit(r)
 }
 
 func (c *Core) emit(a Action) { c.acts = append(c.acts, a) }

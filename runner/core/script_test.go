@@ -38,14 +38,19 @@ var update = flag.Bool("update", false, "rewrite the expected output of testdata
 //	                      the core (from the store's records after a crash: a resume) and
 //	                      sends Begin (with hold, the begin command does)
 //	started NAME...       the current attempt of each trial started (NAME#N: attempt N);
-//	                      [health-check] the engine has one of its own, [checkpoint=N]
+//	                      [health-check] the engine has one of its own, [checkpoint=N],
+//	                      [digest=D] the image the engine resolved (exit takes it too)
 //	exit NAME [code=N] [reason=S] [err=S] [interrupted=preempted|node-lost|time-limit]
+//	    [checkpoint=N]    the attempt ended (after saving checkpoint N, now)
 //	healthy NAME, unhealthy NAME reason=S, queued NAME [reason=S], busy NAME devices=ID,...
 //	metrics NAME METRIC=VALUE    a live point of the current attempt, for a pruning planner
 //	stop [reason=S]       the user asks the run to stop
 //	persisted [NAME]      with store=manual: the store acknowledges the records asked for
+//	persisted again       the last acknowledgement comes a second time
 //	persist-failed NAME err=S    the store refuses trial NAME's oldest record asked for
-//	advance DURATION      time passes; the timers due fire in order
+//	advance DURATION      time passes; the timers due fire in order (after a crash, a negative
+//	                      one makes the next runner's clock behind the last one's)
+//	begin                 sends Begin again, or after run hold
 //	crash                 the runner dies: its core and timers are gone, the store stays
 //	records [NAME...]     the records as the core holds them; state: counts and the run's status
 //
@@ -66,7 +71,8 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			s := &scriptRun{t: t, file: file, stored: map[string]*store.TrialRecord{}}
+			s := &scriptRun{t: t, file: file, stored: map[string]*store.TrialRecord{},
+				points: map[string][]core.MetricPoint{}, pointsOf: map[string]int{}}
 			for i := range blocks {
 				b := &blocks[i]
 				s.line = b.line
@@ -160,6 +166,12 @@ type scriptRun struct {
 	// store: each trial's latest acknowledged record, by name.
 	asked  []core.Persist
 	stored map[string]*store.TrialRecord
+	// lastAck is the last acknowledgement sent, for a driver that sends one twice.
+	lastAck core.Persisted
+	// points are the live points of each trial's latest attempt that reported any (pointsOf),
+	// by name: the curves a resumed pruning planner judges against.
+	points   map[string][]core.MetricPoint
+	pointsOf map[string]int
 }
 
 type scriptTimer struct {
@@ -192,7 +204,7 @@ func (s *scriptRun) do(line string, input []string) {
 			pos = append(pos, w)
 		}
 	}
-	if cmd != "experiment" && cmd != "run" && s.c == nil && cmd != "records" {
+	if s.c == nil && !slices.Contains([]string{"experiment", "run", "records", "advance"}, cmd) {
 		s.fatalf("%s before run", cmd)
 	}
 	switch cmd {
@@ -209,12 +221,12 @@ func (s *scriptRun) do(line string, input []string) {
 			}
 			i, n := s.target(name)
 			s.step(core.Started{Trial: i, Attempt: n, Handle: "h", HealthCheck: slices.Contains(pos, "health-check"),
-				Checkpoint: s.intArg(kv, "checkpoint", 0), At: s.at()})
+				Checkpoint: s.intArg(kv, "checkpoint", 0), ImageDigest: kv["digest"], At: s.at()})
 		}
 	case "exit":
 		i, n := s.target(one(s, pos))
 		e := core.Exited{Trial: i, Attempt: n, Code: s.intArg(kv, "code", 0), Reason: kv["reason"], Err: kv["err"],
-			Checkpoint: s.intArg(kv, "checkpoint", 0), At: s.at()}
+			Checkpoint: s.intArg(kv, "checkpoint", 0), ImageDigest: kv["digest"], At: s.at()}
 		if e.Checkpoint > 0 {
 			e.CheckpointAt = s.at()
 		}
@@ -253,10 +265,19 @@ func (s *scriptRun) do(line string, input []string) {
 			}
 			pts = append(pts, core.MetricPoint{Metric: k, Step: s.c.Metrics(i).UpTo + 1, Value: f})
 		}
+		name := s.trials[i].Name
+		if s.pointsOf[name] != n {
+			s.points[name], s.pointsOf[name] = nil, n
+		}
+		s.points[name] = append(s.points[name], pts...)
 		s.step(core.MetricsReported{Trial: i, Attempt: n, UpTo: s.c.Metrics(i).UpTo + int64(len(pts)), Points: pts, At: s.at()})
 	case "stop":
 		s.step(core.StopRequested{Reason: kv["reason"], At: s.at()})
 	case "persisted":
+		if slices.Equal(pos, []string{"again"}) {
+			s.step(s.lastAck)
+			break
+		}
 		s.acknowledge(pos)
 	case "persist-failed":
 		i, _ := s.target(one(s, pos))
@@ -368,6 +389,7 @@ func (s *scriptRun) run(pos []string, kv map[string]string) {
 			s.fatalf("prune=%s: want METRIC>VALUE", p)
 		}
 		cfg.Planner = pruneAbove{metric: metric, limit: limit}
+		cfg.Curves = maps.Clone(s.points)
 	}
 	s.attempt = map[int]int{}
 	for name, r := range cfg.Journal {
@@ -459,7 +481,8 @@ func (s *scriptRun) acknowledge(names []string) {
 	for _, i := range order {
 		p := latest[i]
 		s.store(p)
-		s.step(core.Persisted{Trial: i, Version: p.Version, At: s.at()})
+		s.lastAck = core.Persisted{Trial: i, Version: p.Version, At: s.at()}
+		s.step(s.lastAck)
 	}
 }
 
@@ -571,6 +594,9 @@ func (s *scriptRun) records(names []string) {
 		}
 		if r.ExitCode != nil {
 			line += fmt.Sprintf(" (exit %d)", *r.ExitCode)
+		}
+		if r.ImageDigest != "" {
+			line += " image " + r.ImageDigest
 		}
 		s.printf("%s", line)
 		if c := r.Compute; c != nil && c.Lost > 0 {
@@ -741,8 +767,15 @@ func (pruneAbove) Next(core.View) core.Decision { return core.Decision{Complete:
 func (p pruneAbove) Prune(_ core.View, trial int, curves map[int][]core.MetricPoint) (bool, string) {
 	pts := curves[trial]
 	last := pts[len(pts)-1]
-	if last.Metric == p.metric && last.Value > p.limit {
-		return true, fmt.Sprintf("%s %g above %g", p.metric, last.Value, p.limit)
+	if last.Metric != p.metric || last.Value <= p.limit {
+		return false, ""
 	}
-	return false, ""
+	// The other curves it was given, so that a script shows what a resumed planner knows.
+	others := 0
+	for i, c := range curves {
+		if i != trial && len(c) > 0 {
+			others++
+		}
+	}
+	return true, fmt.Sprintf("%s %g above %g (%d other curves)", p.metric, last.Value, p.limit, others)
 }

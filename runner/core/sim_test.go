@@ -642,6 +642,9 @@ func (w *world) next() (string, bool) {
 		if at.exited {
 			return fmt.Sprintf("%s attempt %d ended twice", w.p.trials[e.Trial].Name, e.Attempt), true
 		}
+		if t := w.p.trials[e.Trial]; t.DeclaredService() && at.started && !at.stopAsked && !w.needed(e.Trial) {
+			return fmt.Sprintf("service %s runs on, not asked to stop, although no trial needs it", t.Name), true
+		}
 		at.exited = true
 		e.At = w.now
 		if at.started && w.p.trials[e.Trial].Checkpointed() && w.rng.IntN(2) == 0 {
@@ -778,4 +781,30 @@ func (w *world) checkEnd() string {
 func (w *world) lostService(i int) bool {
 	rec := w.c.Record(i)
 	return len(rec.Attempts) > 0 && strings.Contains(rec.Attempts[len(rec.Attempts)-1].Reason, "ended while this trial needed it")
+}
+
+// needed reports whether a declared service has a trial to serve, as the records show: one
+// that depends on it is not final, or, for a service nothing depends on, a trial that is no
+// declared service is not final.
+func (w *world) needed(svc int) bool {
+	name, alone := w.p.trials[svc].Name, true
+	for i, t := range w.p.trials {
+		for _, d := range t.Depends {
+			if d.Trial == name {
+				alone = false
+				if !w.c.Record(i).Status.Final() {
+					return true
+				}
+			}
+		}
+	}
+	if !alone {
+		return false
+	}
+	for i, t := range w.p.trials {
+		if !t.DeclaredService() && !w.c.Record(i).Status.Final() {
+			return true
+		}
+	}
+	return false
 }
