@@ -110,23 +110,6 @@ func TestEachGPUTrialGetsItsOwnDevice(t *testing.T) {
 	}
 }
 
-// Half a GPU each: 8 at once, two per device.
-func TestHalfGPUTrialsShareADeviceByTwo(t *testing.T) {
-	dir := t.TempDir()
-	sum := runGPUs(t, gpuTrial(0.5, 2), &lease.Book{Dir: t.TempDir()}, dir)
-	if sum.Status != store.Succeeded {
-		for _, rec := range sum.Trials {
-			if rec.Status != store.Succeeded {
-				out, _ := os.ReadFile(filepath.Join(dir, "peaks"))
-				t.Fatalf("%s %s: %s (devices %v) %s", rec.Name, rec.Status, rec.Reason, rec.Devices, out)
-			}
-		}
-	}
-	if p := peak(t, dir); p != 8 {
-		t.Errorf("at most %d half-GPU trials ran at once on 4 GPUs at -j 8, want 8", p)
-	}
-}
-
 // Two runs started together on one host never hold the same device at once: the lease book
 // shares the host between them.
 func TestTwoRunsOnOneHostNeverShareADevice(t *testing.T) {

@@ -76,37 +76,6 @@ func TestDependsWaitsForHealthyServiceAndStopsIt(t *testing.T) {
 	}
 }
 
-func TestCompletedConditionRunsAfterFailure(t *testing.T) {
-	spec := `[
-	  {"name":"a","cmd":"exit 3"},
-	  {"name":"cleanup","cmd":"true","depends":[{"trial":"a","condition":"completed"}]},
-	  {"name":"next","cmd":"true","after":["a"]}
-	]`
-	sum, _, _ := run(t, spec, nil)
-	st := statuses(sum)
-	if st["a"] != store.Failed || st["cleanup"] != store.Succeeded || st["next"] != store.Skipped {
-		t.Fatalf("statuses = %v", st)
-	}
-	if sum.Status != store.Failed || sum.Counts.Failed != 1 || sum.Counts.Skipped != 1 {
-		t.Fatalf("summary = %+v", sum)
-	}
-}
-
-func TestCapLimitsConcurrency(t *testing.T) {
-	// Each trial records how many trials hold the "slot" folder at once.
-	spec := `{"matrix":{"params":{"i":[1,2,3,4,5,6]},"cmd":"mkdir -p slots; touch slots/$JIKKEN_TRIAL; ls slots | wc -l >> peaks; sleep 0.15; rm slots/$JIKKEN_TRIAL"}}`
-	_, _, dir := run(t, spec, func(r *runner.Runner) { r.Jobs = 2 })
-	data, err := os.ReadFile(filepath.Join(dir, "peaks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Fields(string(data)) {
-		if line != "1" && line != "2" {
-			t.Fatalf("%s trials ran at once with -j 2 (peaks %q)", line, data)
-		}
-	}
-}
-
 func TestFailFastStopsTheRest(t *testing.T) {
 	spec := `[{"name":"bad","cmd":"exit 1"},{"name":"long","cmd":"sleep 30"},{"name":"later","cmd":"true","after":["long"]}]`
 	start := time.Now()
@@ -194,21 +163,6 @@ func TestSoonerRetryIsNotHeldBehindALaterOne(t *testing.T) {
 	// Held behind slow's timer, quick's retry would start together with slow's.
 	if !quick.Attempts[1].Finished.Before(slow.Attempts[1].Started) {
 		t.Fatalf("quick's retry ended at %s, after slow's retry started at %s", quick.Attempts[1].Finished, slow.Attempts[1].Started)
-	}
-}
-
-func TestSkipReachesTrialsDeclaredBeforeTheirDependencies(t *testing.T) {
-	// summary comes first in the plan but waits for b, which waits for a, which fails: the
-	// skips must reach summary, and the run must end.
-	spec := `[
-	  {"name":"summary","cmd":"true","after":["b"]},
-	  {"name":"a","cmd":"exit 1"},
-	  {"name":"b","cmd":"true","after":["a"]}
-	]`
-	sum, _, _ := run(t, spec, nil)
-	st := statuses(sum)
-	if st["a"] != store.Failed || st["b"] != store.Skipped || st["summary"] != store.Skipped || sum.Interrupted {
-		t.Fatalf("statuses = %v, interrupted %v", st, sum.Interrupted)
 	}
 }
 

@@ -4,43 +4,15 @@ package runner_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/jikken-dev/jikken/runner"
-	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
 )
-
-// A service whose health check never passes fails after health.timeout with the reason, and
-// its dependants are skipped with that reason: the run ends (it used to wait forever).
-func TestServiceThatNeverBecomesHealthyFailsAfterItsTimeout(t *testing.T) {
-	spec := `[
-	  {"name":"svc","cmd":"sleep 60","service":true,"health":{"tcp":"127.0.0.1:1","interval":0.05,"timeout":1}},
-	  {"name":"client","cmd":"true","depends":["svc"]}
-	]`
-	start := time.Now()
-	sum, _, _ := run(t, spec, nil)
-	st := statuses(sum)
-	if st["svc"] != store.Failed || st["client"] != store.Skipped || sum.Status != store.Failed {
-		t.Fatalf("statuses = %v, run %s", st, sum.Status)
-	}
-	if r := sum.Trials[0].Reason; !strings.Contains(r, "not healthy after 1s (health check: tcp 127.0.0.1:1)") {
-		t.Fatalf("service reason = %q", r)
-	}
-	if r := sum.Trials[1].Reason; !strings.HasPrefix(r, "depends: svc failed: not healthy after 1s") {
-		t.Fatalf("client reason = %q", r)
-	}
-	if took := time.Since(start); took > 30*time.Second {
-		t.Fatalf("the run took %s", took)
-	}
-}
 
 // A health probe command that hangs does not hold the check past its deadline.
 func TestHangingHealthProbeDoesNotHangTheRun(t *testing.T) {
@@ -51,23 +23,6 @@ func TestHangingHealthProbeDoesNotHangTheRun(t *testing.T) {
 	sum, _, _ := run(t, spec, nil)
 	if st := statuses(sum); st["svc"] != store.Failed || st["client"] != store.Skipped {
 		t.Fatalf("statuses = %v", st)
-	}
-}
-
-// A service that exits while a dependant still runs fails that dependant, naming the service:
-// the dependant does not go on against a dead service, and the run does not report success.
-func TestServiceThatEndsFailsItsRunningDependants(t *testing.T) {
-	spec := `[
-	  {"name":"svc","cmd":"sleep 0.3","service":true},
-	  {"name":"client","cmd":"sleep 20","depends":["svc"]}
-	]`
-	sum, _, _ := run(t, spec, nil)
-	st := statuses(sum)
-	if st["svc"] != store.Failed || st["client"] != store.Failed || sum.Status != store.Failed {
-		t.Fatalf("statuses = %v, run %s", st, sum.Status)
-	}
-	if r := sum.Trials[1].Reason; !strings.HasPrefix(r, "svc ended while this trial needed it: ended by itself (exit status 0)") {
-		t.Fatalf("client reason = %q", r)
 	}
 }
 
@@ -86,58 +41,6 @@ func TestServiceRestartsOnFailure(t *testing.T) {
 	}
 	if n := len(sum.Trials[0].Attempts); n != 2 {
 		t.Fatalf("service attempts = %d", n)
-	}
-}
-
-// restart: on-failure restarts a service while its only dependant still runs, each time
-// after a longer backoff: one that dies twice during the dependant's 8 s is started 3 times,
-// on a host whose resources are counted (as jikken run's are), where the restart used to wait
-// for a dependant about to start.
-func TestServiceRestartsWhileItsOnlyDependantRuns(t *testing.T) {
-	spec := `[
-	  {"name":"svc","cmd":"test $JIKKEN_ATTEMPT -ge 3 || { sleep 0.5; exit 1; }; exec sleep 60","service":true,"restart":"on-failure","backoff":0.2},
-	  {"name":"client","cmd":"sleep 8","depends":["svc"]}
-	]`
-	sum, _, _ := run(t, spec, func(r *runner.Runner) { r.Capacity = &core.Capacity{CPU: 2, Memory: 4 << 30} })
-	st := statuses(sum)
-	if st["svc"] != store.Stopped || st["client"] != store.Succeeded {
-		t.Fatalf("statuses = %v (svc: %q)", st, sum.Trials[0].Reason)
-	}
-	if n := len(sum.Trials[0].Attempts); n != 3 {
-		t.Fatalf("service started %d times, want 3: %+v", n, sum.Trials[0].Attempts)
-	}
-}
-
-// defaults.timeout applies to a service only when the service sets it itself: a 1s default
-// does not kill the cache its dependants need.
-func TestDefaultTimeoutDoesNotStopServices(t *testing.T) {
-	spec := `{"defaults":{"timeout":1},"trials":[
-	  {"name":"cache","cmd":"sleep 60","service":true},
-	  {"name":"a","cmd":"sleep 1.5; echo done","depends":["cache"],"timeout":"10s"},
-	  {"name":"b","cmd":"true","depends":["cache"]}
-	]}`
-	sum, _, _ := run(t, spec, nil)
-	if st := statuses(sum); st["cache"] != store.Stopped || st["a"] != store.Succeeded || st["b"] != store.Succeeded {
-		t.Fatalf("statuses = %v (cache: %q)", st, sum.Trials[0].Reason)
-	}
-}
-
-// combu's loader: a trial others depend on without service: true. The runner never stops it:
-// it ends by itself after its dependants, and succeeds (it used to be stopped, and recorded
-// succeeded with exit 143).
-func TestTrialOthersDependOnIsNeverStopped(t *testing.T) {
-	spec := `[
-	  {"name":"loader","cmd":"sleep 1.5"},
-	  {"name":"sim-1","cmd":"true","depends":["loader"]},
-	  {"name":"sim-2","cmd":"true","depends":["loader"]}
-	]`
-	sum, _, _ := run(t, spec, nil)
-	st := statuses(sum)
-	if st["loader"] != store.Succeeded || st["sim-1"] != store.Succeeded || sum.Status != store.Succeeded {
-		t.Fatalf("statuses = %v, run %s", st, sum.Status)
-	}
-	if code := sum.Trials[0].ExitCode; code == nil || *code != 0 || sum.Trials[0].Reason != "" {
-		t.Fatalf("loader: exit %v, reason %q", code, sum.Trials[0].Reason)
 	}
 }
 
@@ -259,25 +162,5 @@ func TestHTTPHealthCheck(t *testing.T) {
 	}
 	if r := sum.Trials[0].Reason; !strings.Contains(r, "(health check: http http://127.0.0.1:47314/missing)") {
 		t.Fatalf("web reason = %q", r)
-	}
-}
-
-// combu's complex-dep layout on the local backend: a loader, four hard runs that depend on it,
-// and four soft runs that depend on the loader and on their hard run. Every trial runs its
-// command to its end (none is stopped), and each succeeds, the loader included.
-func TestCombuComplexDependsRunAsCombuDoes(t *testing.T) {
-	spec := `[{"name":"mzld","cmd":"sleep 2"}`
-	for i := 0; i < 4; i++ {
-		spec += fmt.Sprintf(`,{"name":"irl-hard-%d","cmd":"sleep 0.2","depends":["mzld"]}`, i)
-		spec += fmt.Sprintf(`,{"name":"irl-soft-%d","cmd":"sleep 0.2","depends":["mzld","irl-hard-%d"]}`, i, i)
-	}
-	sum, _, _ := run(t, spec+"]", nil)
-	if sum.Status != store.Succeeded || sum.Counts.Succeeded != 9 {
-		t.Fatalf("run %s: %+v", sum.Status, sum.Counts)
-	}
-	for _, rec := range sum.Trials {
-		if code := rec.ExitCode; code == nil || *code != 0 || len(rec.Attempts) != 1 {
-			t.Errorf("%s: exit %v after %d attempts (%q)", rec.Name, code, len(rec.Attempts), rec.Reason)
-		}
 	}
 }
