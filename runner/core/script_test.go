@@ -207,6 +207,13 @@ func (s *scriptRun) do(line string, input []string) {
 	if s.c == nil && !slices.Contains([]string{"experiment", "run", "records", "advance"}, cmd) {
 		s.fatalf("%s before run", cmd)
 	}
+	if known, ok := scriptKeys[cmd]; ok {
+		for k := range kv {
+			if !slices.Contains(known, k) {
+				s.fatalf("%s takes no %s= (it takes %s)", cmd, k, strings.Join(known, "=, ")+"=")
+			}
+		}
+	}
 	switch cmd {
 	case "experiment":
 		s.experiment(strings.Join(input, "\n"))
@@ -224,7 +231,7 @@ func (s *scriptRun) do(line string, input []string) {
 				Checkpoint: s.intArg(kv, "checkpoint", 0), ImageDigest: kv["digest"], At: s.at()})
 		}
 	case "exit":
-		i, n := s.target(one(s, pos))
+		i, n := s.target(s.one(pos))
 		e := core.Exited{Trial: i, Attempt: n, Code: s.intArg(kv, "code", 0), Reason: kv["reason"], Err: kv["err"],
 			Checkpoint: s.intArg(kv, "checkpoint", 0), ImageDigest: kv["digest"], At: s.at()}
 		if e.Checkpoint > 0 {
@@ -243,19 +250,19 @@ func (s *scriptRun) do(line string, input []string) {
 		}
 		s.step(e)
 	case "healthy":
-		i, n := s.target(one(s, pos))
+		i, n := s.target(s.one(pos))
 		s.step(core.Healthy{Trial: i, Attempt: n, At: s.at()})
 	case "unhealthy":
-		i, n := s.target(one(s, pos))
+		i, n := s.target(s.one(pos))
 		s.step(core.Unhealthy{Trial: i, Attempt: n, Reason: kv["reason"], At: s.at()})
 	case "queued":
-		i, n := s.target(one(s, pos))
+		i, n := s.target(s.one(pos))
 		s.step(core.Queued{Trial: i, Attempt: n, Reason: kv["reason"], At: s.at()})
 	case "busy":
-		i, n := s.target(one(s, pos))
+		i, n := s.target(s.one(pos))
 		s.step(core.DevicesBusy{Trial: i, Attempt: n, Devices: strings.Split(kv["devices"], ","), At: s.at()})
 	case "metrics":
-		i, n := s.target(one(s, pos))
+		i, n := s.target(s.one(pos))
 		var pts []core.MetricPoint
 		for _, k := range slices.Sorted(maps.Keys(kv)) {
 			v := kv[k]
@@ -280,7 +287,7 @@ func (s *scriptRun) do(line string, input []string) {
 		}
 		s.acknowledge(pos)
 	case "persist-failed":
-		i, _ := s.target(one(s, pos))
+		i, _ := s.target(s.one(pos))
 		k := slices.IndexFunc(s.asked, func(p core.Persist) bool { return p.Trial == i })
 		if k < 0 {
 			s.fatalf("no record of %s is waiting for the store", pos[0])
@@ -289,7 +296,7 @@ func (s *scriptRun) do(line string, input []string) {
 		s.asked = slices.Delete(s.asked, k, k+1)
 		s.step(core.PersistFailed{Trial: i, Version: p.Version, Err: kv["err"], At: s.at()})
 	case "advance":
-		d, err := time.ParseDuration(one(s, pos))
+		d, err := time.ParseDuration(s.one(pos))
 		if err != nil {
 			s.fatalf("advance: %v", err)
 		}
@@ -305,7 +312,17 @@ func (s *scriptRun) do(line string, input []string) {
 	}
 }
 
-func one(s *scriptRun, pos []string) string {
+// scriptKeys are the key=value arguments each command takes (metrics takes any: the metrics).
+var scriptKeys = map[string][]string{
+	"run":     {"jobs", "cpu", "memory", "gpus", "mig", "store", "prune", "adopt"},
+	"started": {"checkpoint", "digest"},
+	"exit":    {"code", "reason", "err", "interrupted", "checkpoint", "digest"},
+	"healthy": {}, "unhealthy": {"reason"}, "queued": {"reason"}, "busy": {"devices"},
+	"stop": {"reason"}, "persisted": {}, "persist-failed": {"err"}, "advance": {}, "begin": {},
+	"crash": {}, "records": {}, "state": {}, "experiment": {},
+}
+
+func (s *scriptRun) one(pos []string) string {
 	if len(pos) != 1 {
 		s.fatalf("want one trial, got %v", pos)
 	}
@@ -355,6 +372,11 @@ func (s *scriptRun) experiment(src string) {
 }
 
 func (s *scriptRun) run(pos []string, kv map[string]string) {
+	for _, p := range pos {
+		if !slices.Contains([]string{"fail-fast", "reports", "hold"}, p) {
+			s.fatalf("run takes no %s (it takes fail-fast, reports, hold)", p)
+		}
+	}
 	cfg := core.Config{RunID: "run", Backend: "script", Host: "host", Trials: s.trials, Jobs: s.intArg(kv, "jobs", 1),
 		FailFast: slices.Contains(pos, "fail-fast")}
 	s.manual = kv["store"] == "manual"
