@@ -41,6 +41,18 @@ type ParetoPlot struct {
 	Completed int `json:"completed"`
 }
 
+// Better says where the plot's better trials lie: the corner both axes' directions point to.
+func (p *ParetoPlot) Better() string {
+	v, h := "lower", "left"
+	if p.Y.Max {
+		v = "upper"
+	}
+	if p.X.Max {
+		h = "right"
+	}
+	return v + " " + h
+}
+
 // ParetoAxis is an objective and, on an axis, the range its dots span.
 type ParetoAxis struct {
 	Metric string  `json:"metric"`
