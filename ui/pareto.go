@@ -36,6 +36,8 @@ type ParetoPlot struct {
 	// Infeasible is true when no trial met the constraints: the front is of the trials that
 	// violate them least.
 	Infeasible bool `json:"infeasible,omitempty"`
+	// Breaking counts the dots of trials that break a constraint.
+	Breaking int `json:"breaking"`
 	// Completed counts the completed trials: those without a finite value of both axes'
 	// metrics are in the table only.
 	Completed int `json:"completed"`
@@ -157,6 +159,9 @@ func paretoPlot(s *experiment.Search, recs map[string]*store.TrialRecord) *Paret
 		}
 		if vx, vy := o.Values[0], o.Values[1]; finite(vx) && finite(vy) {
 			p.Dots = append(p.Dots, ParetoDot{Trial: e.Name, VX: vx, VY: vy, Front: onFront[e.Number], Feasible: o.Feasible()})
+			if !o.Feasible() {
+				p.Breaking++
+			}
 			p.X.Low, p.X.High = min(p.X.Low, vx), max(p.X.High, vx)
 			p.Y.Low, p.Y.High = min(p.Y.Low, vy), max(p.Y.High, vy)
 		}

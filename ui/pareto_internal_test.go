@@ -40,8 +40,8 @@ func TestParetoPlot(t *testing.T) {
 	if strings.Join(front, " ") != "s-0 s-2" || p.Infeasible || p.Completed != 4 || len(p.Dots) != 4 {
 		t.Fatalf("front %v, plot %+v", front, p)
 	}
-	if d := p.Dots[3]; d.Trial != "s-3" || d.Feasible || d.Front {
-		t.Errorf("the infeasible dot %+v", d)
+	if d := p.Dots[3]; d.Trial != "s-3" || d.Feasible || d.Front || p.Breaking != 1 || d.Cross() != "M74.5 10.5L81.5 17.5M74.5 17.5L81.5 10.5" {
+		t.Errorf("the infeasible dot %+v (%d breaking): %s", d, p.Breaking, d.Cross())
 	}
 	// loss spans 0..3 over x 78..584, acc 0.4..1 over y 330..14. From s-0 (best loss) the step
 	// keeps its acc until s-2's loss, then climbs to s-2.
