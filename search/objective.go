@@ -94,6 +94,10 @@ func violation(o *Observation) float64 {
 	return v
 }
 
+// Feasible reports whether o meets its constraints (each <= 0; none logged counts as not met),
+// the rule Best applies before comparing objectives.
+func (o *Observation) Feasible() bool { return violation(o) == 0 }
+
 // usable reports whether o carries a value for every objective.
 func usable(objs []Objective, o *Observation) bool {
 	if o.State == Failed || len(o.Values) < max(len(objs), 1) {

@@ -416,6 +416,8 @@ type RunView struct {
 	Live bool `json:"live"`
 	// Search is the history of the run's search, when it has one.
 	Search *SearchPlot `json:"search,omitempty"`
+	// Pareto is the trials of a search of several objectives on its first two, and its front.
+	Pareto *ParetoPlot `json:"pareto,omitempty"`
 }
 
 // run reads a run's page: from memory for a run that ended as it had when last read, since
@@ -454,7 +456,7 @@ func (r *reader) readRun(ctx context.Context, id string) (*RunView, error) {
 	}
 	v := &RunView{RunSummary: r.summary(ctx, id), File: m.File, Tool: m.Tool, Trials: []TrialView{}}
 	if s, err := experiment.SearchOf(m.File, m.Evaluated); err == nil && s != nil {
-		v.Search = searchPlot(s, recs)
+		v.Search, v.Pareto = searchPlot(s, recs), paretoPlot(s, recs)
 	}
 	for _, t := range store.Planned(m, recs) {
 		if t.DeclaredService() {

@@ -68,6 +68,7 @@ func searchPlot(s *experiment.Search, recs map[string]*store.TrialRecord) *Searc
 		p.Low, p.High = min(p.Low, v), max(p.High, v)
 	}
 	if len(pts) == 0 {
+		p.Low, p.High = 0, 0 // JSON has no infinities: the live page's poll would get nothing
 		return p
 	}
 	span := p.High - p.Low

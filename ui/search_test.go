@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -32,5 +34,23 @@ func TestSearchPlot(t *testing.T) {
 	// The best so far: 3 from s-0 until s-3 brings 1, then flat to the last trial.
 	if p.Best != "60.0,100.0 590.0,100.0 590.0,190.0 590.0,190.0" {
 		t.Fatalf("best line %q", p.Best)
+	}
+}
+
+// A search whose trials have no value yet is still JSON: the live run page polls it, and one
+// infinity in the answer would void all of it.
+func TestSearchPlotWithoutValuesIsJSON(t *testing.T) {
+	s, err := experiment.SearchOf("x.jsonnet", []byte(`{"search": {"name": "s", "cmd": "echo {{x}}", "space": {"x": {"low": 0, "high": 1}},
+		"objectives": ["loss", {"metric": "acc", "direction": "max"}], "trials": 9}}`))
+	if err != nil || s == nil {
+		t.Fatal(s, err)
+	}
+	recs := map[string]*store.TrialRecord{"s-0": {Name: "s-0", Status: store.Running}}
+	for _, v := range []any{searchPlot(s, recs), paretoPlot(s, recs)} {
+		if b, err := json.Marshal(v); err != nil {
+			t.Errorf("%T: %v", v, err)
+		} else if !bytes.Contains(b, []byte(`"low":0`)) {
+			t.Errorf("%s", b)
+		}
 	}
 }

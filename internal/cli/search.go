@@ -180,7 +180,7 @@ func searchView(run string, s *experiment.Search, hist []plan.Entry) *searchShow
 		}
 	}
 	front := map[int]bool{}
-	for _, n := range search.Best(s.Objectives, obs) {
+	for _, n := range plan.Best(s, hist) {
 		front[n] = true
 	}
 	var best *float64

@@ -337,3 +337,17 @@ func History(s *experiment.Search, recs map[string]*store.TrialRecord) []Entry {
 		out = append(out, Entry{Number: n, Name: rec.Name, Status: rec.Status, Reason: rec.Reason, Observation: p.observe(n, &tv)})
 	}
 }
+
+// Best returns the numbers of a search's best trials from its history, in increasing order: the
+// best one with one objective, the Pareto front with several (search.Best over the trials that
+// have ended). 'jikken results', 'jikken search show' and the browser's run page all ask it, so
+// they name the same trials.
+func Best(s *experiment.Search, hist []Entry) []int {
+	var obs []search.Observation
+	for _, e := range hist {
+		if e.Status.Final() {
+			obs = append(obs, e.Observation)
+		}
+	}
+	return search.Best(s.Objectives, obs)
+}
