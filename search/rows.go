@@ -3,6 +3,8 @@ package search
 import (
 	"math"
 	"reflect"
+	"slices"
+	"unsafe"
 )
 
 // rowCache keeps the internal coordinates of history observations between calls, so that a
@@ -12,44 +14,48 @@ import (
 // rows are exactly what decoding would give, so a warm cache never changes an answer. The
 // cache holds the maps it saw, which keeps their addresses from being reused by new maps.
 type rowCache struct {
-	space Space
-	rows  []cachedRow
-	view  [][]float64 // the slice coords returns, reused
+	space    Space
+	rows     []cachedRow
+	view     [][]float64 // the slice coords returns, reused
+	fullView []bool      // likewise
 }
 
 type cachedRow struct {
 	params Params
 	number int
 	coords []float64
+	full   bool // no NaN in coords: every param present
 }
 
 // coords returns one row per observation: the internal coordinate of each param, NaN where
-// the param is absent or its value does not belong to the space. The slice is reused by the
-// next call; the rows are never changed.
-func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) [][]float64 {
+// the param is absent or its value does not belong to the space, and for each row whether it
+// has no NaN (so that a caller need not look at every coordinate of 10,000 rows to learn that
+// they are all present). The slices are reused by the next call; the rows are never changed.
+func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) ([][]float64, []bool) {
 	if !reflect.DeepEqual(c.space, sp) {
 		c.space, c.rows = cloneSpace(sp), nil
 	}
 	if len(c.rows) > len(hist) {
 		c.rows = c.rows[:len(hist)]
 	}
-	out := c.view[:0]
+	out, full := c.view[:0], c.fullView[:0]
 	for i := range hist {
 		o := &hist[i]
 		if i < len(c.rows) && c.rows[i].number == o.Number && sameMap(c.rows[i].params, o.Params) {
-			out = append(out, c.rows[i].coords)
+			out, full = append(out, c.rows[i].coords), append(full, c.rows[i].full)
 			continue
 		}
 		row := cachedRow{params: o.Params, number: o.Number, coords: decode(g, o.Params)}
+		row.full = !slices.ContainsFunc(row.coords, math.IsNaN)
 		if i < len(c.rows) {
 			c.rows[i] = row
 		} else {
 			c.rows = append(c.rows, row)
 		}
-		out = append(out, row.coords)
+		out, full = append(out, row.coords), append(full, row.full)
 	}
-	c.view = out
-	return out
+	c.view, c.fullView = out, full
+	return out, full
 }
 
 // cloneSpace copies the slices of a space so that a caller reusing its own does not change the
@@ -68,8 +74,11 @@ func cloneSpace(sp Space) Space {
 	return Space{Params: ps}
 }
 
+// sameMap reports whether a and b are the same map. A map value is a pointer to the map's
+// header, so comparing those pointers is what reflect's UnsafePointer does, without its cost
+// (a few per cent of a suggestion from 10,000 trials went to reflect here).
 func sameMap(a, b Params) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
 }
 
 // decode is the row of one set of params; a param present but inactive (its condition does not

@@ -40,7 +40,7 @@ type tpe struct {
 	scratch                            struct {
 		cands, above []int
 		isBelow      []bool
-		high         parzen // the above group's estimator, its arrays reused
+		low, high    parzen // the groups' estimators, their arrays reused
 	}
 }
 
@@ -81,7 +81,7 @@ func (t *tpe) Suggest(r Request) (Params, error) {
 	if usable < t.startup {
 		return haltonParams(g, r.Seed, r.Number), nil
 	}
-	rows := t.rows.coords(r.Space, g, r.History)
+	rows, full := t.rows.coords(r.Space, g, r.History)
 	pend := make([][]float64, len(r.Pending))
 	if t.liar {
 		for i, p := range r.Pending {
@@ -97,7 +97,7 @@ func (t *tpe) Suggest(r Request) (Params, error) {
 		if !g.active(grp[0], out) {
 			continue
 		}
-		t.suggestGroup(g, grp, r, rows, pend, sub, out)
+		t.suggestGroup(g, grp, r, rows, full, pend, sub, out)
 	}
 	return out, nil
 }
@@ -136,7 +136,8 @@ func groups(g *geometry) [][]int {
 }
 
 // suggestGroup fills out with the group's params.
-func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]float64, rnd *rand.Rand, out Params) {
+// full[i] says that rows[i] has every param.
+func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows [][]float64, full []bool, pend [][]float64, rnd *rand.Rand, out Params) {
 	// Params with a single possible value take no part in the model.
 	var dims []*dim
 	var cols []int
@@ -163,7 +164,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 	sc := &t.scratch
 	sc.cands = sc.cands[:0] // history positions with the group present
 	for i := range r.History {
-		if r.History[i].State != Failed && has(rows[i]) {
+		if r.History[i].State != Failed && (full[i] || has(rows[i])) {
 			sc.cands = append(sc.cands, i)
 		}
 	}
@@ -232,7 +233,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 		highPts[j] = pick(ref)
 	}
 	_, lowW := thin(below, len(below)) // all kept: only the weights
-	low := new(parzen).fit(dims, lowPts, lowW, t.priorWeight, t.neighbours)
+	low := sc.low.fit(dims, lowPts, lowW, t.priorWeight, t.neighbours)
 	high := sc.high.fit(dims, highPts, highW, t.priorWeight, t.neighbours)
 
 	dens := make([]float64, max(low.kernels, high.kernels))
@@ -332,7 +333,14 @@ func (t *tpe) bestSingle(r Request, cands []int, n int, class func(*Observation)
 		pos   int
 	}
 	less := func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.v, b.v), cmp.Compare(a.num, b.num))
+		// cmp.Or would compare all three fields every time; most candidates lose on the first.
+		if c := cmp.Compare(a.class, b.class); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.v, b.v); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.num, b.num)
 	}
 	top := make([]key, 0, n+1)
 	for _, i := range cands {
