@@ -82,11 +82,9 @@ func (t *tpe) Suggest(r Request) (Params, error) {
 		return haltonParams(g, r.Seed, r.Number), nil
 	}
 	rows, full := t.rows.coords(r.Space, g, r.History)
-	pend := make([][]float64, len(r.Pending))
+	var pend [][]float64
 	if t.liar {
-		for i, p := range r.Pending {
-			pend[i] = decode(g, p)
-		}
+		pend = t.rows.pendingCoords(g, r.Pending)
 	}
 	rnd := rng(r.Seed, r.Number, streamTPE)
 	out := make(Params, len(g.dims))
@@ -270,15 +268,6 @@ func (t *tpe) put(dims []*dim, x []float64, out Params) {
 // trials first (by objective, or by non-domination and crowding for several), then pruned
 // ones by their last values, then infeasible ones by violation; ties go to the lower Number.
 func (t *tpe) best(r Request, cands []int, n int) []int {
-	class := func(o *Observation) int {
-		switch {
-		case o.State == Pruned:
-			return 1
-		case violation(o) > 0:
-			return 2
-		}
-		return 0
-	}
 	if len(r.Objectives) > 1 {
 		var feasible []scored
 		var rest []int
@@ -315,14 +304,25 @@ func (t *tpe) best(r Request, cands []int, n int) []int {
 			}
 		}
 		slices.Sort(out)
-		return append(out, t.bestSingle(r, rest, n-len(out), class)...)
+		return append(out, t.bestSingle(r, rest, n-len(out))...)
 	}
-	return t.bestSingle(r, cands, n, class)
+	return t.bestSingle(r, cands, n)
+}
+
+// class ranks an observation's kind for best: complete feasible (0), pruned (1), infeasible (2).
+func class(o *Observation) int {
+	switch {
+	case o.State == Pruned:
+		return 1
+	case violation(o) > 0:
+		return 2
+	}
+	return 0
 }
 
 // bestSingle selects the n best of cands by (class, first objective or violation, Number)
 // with a bounded insertion: linear in the history for the small n TPE uses.
-func (t *tpe) bestSingle(r Request, cands []int, n int, class func(*Observation) int) []int {
+func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 	if n <= 0 {
 		return nil
 	}
