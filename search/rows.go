@@ -14,10 +14,8 @@ import (
 // rows are exactly what decoding would give, so a warm cache never changes an answer. The
 // cache holds the maps it saw, which keeps their addresses from being reused by new maps.
 type rowCache struct {
-	space    Space
-	rows     []cachedRow
-	view     [][]float64 // the slice coords returns, reused
-	fullView []bool      // likewise
+	space Space
+	rows  []cachedRow
 	// The pending trials' rows by map: those of the last call, and the next call's, filled
 	// from them. Pending trials leave the list as they finish, so their positions shift.
 	pending, nextPending map[unsafe.Pointer]cachedRow
@@ -32,10 +30,11 @@ type cachedRow struct {
 }
 
 // coords returns one row per observation: the internal coordinate of each param, NaN where
-// the param is absent or its value does not belong to the space, and for each row whether it
-// has no NaN (so that a caller need not look at every coordinate of 10,000 rows to learn that
-// they are all present). The slices are reused by the next call; the rows are never changed.
-func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) ([][]float64, []bool) {
+// the param is absent or its value does not belong to the space, and whether the row has no
+// NaN (so that a caller need not look at every coordinate of 10,000 rows to learn that they
+// are all present). The slice is the cache's own, valid until the next call; the rows'
+// coordinates are never changed.
+func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) []cachedRow {
 	if !reflect.DeepEqual(c.space, sp) {
 		c.space, c.rows = cloneSpace(sp), nil
 		clear(c.pending)
@@ -43,11 +42,9 @@ func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) ([][]float6
 	if len(c.rows) > len(hist) {
 		c.rows = c.rows[:len(hist)]
 	}
-	out, full := c.view[:0], c.fullView[:0]
 	for i := range hist {
 		o := &hist[i]
 		if i < len(c.rows) && c.rows[i].number == o.Number && sameMap(c.rows[i].params, o.Params) {
-			out, full = append(out, c.rows[i].coords), append(full, c.rows[i].full)
 			continue
 		}
 		row := cachedRow{params: o.Params, number: o.Number, coords: decode(g, o.Params)}
@@ -57,10 +54,8 @@ func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) ([][]float6
 		} else {
 			c.rows = append(c.rows, row)
 		}
-		out, full = append(out, row.coords), append(full, row.full)
 	}
-	c.view, c.fullView = out, full
-	return out, full
+	return c.rows
 }
 
 // pendingCoords returns the rows of the pending trials' params, as coords does for the

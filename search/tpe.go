@@ -81,7 +81,7 @@ func (t *tpe) Suggest(r Request) (Params, error) {
 	if usable < t.startup {
 		return haltonParams(g, r.Seed, r.Number), nil
 	}
-	rows, full := t.rows.coords(r.Space, g, r.History)
+	rows := t.rows.coords(r.Space, g, r.History)
 	var pend [][]float64
 	if t.liar {
 		pend = t.rows.pendingCoords(g, r.Pending)
@@ -95,7 +95,7 @@ func (t *tpe) Suggest(r Request) (Params, error) {
 		if !g.active(grp[0], out) {
 			continue
 		}
-		t.suggestGroup(g, grp, r, rows, full, pend, sub, out)
+		t.suggestGroup(g, grp, r, rows, pend, sub, out)
 	}
 	return out, nil
 }
@@ -134,8 +134,7 @@ func groups(g *geometry) [][]int {
 }
 
 // suggestGroup fills out with the group's params.
-// full[i] says that rows[i] has every param.
-func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows [][]float64, full []bool, pend [][]float64, rnd *rand.Rand, out Params) {
+func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, pend [][]float64, rnd *rand.Rand, out Params) {
 	// Params with a single possible value take no part in the model.
 	var dims []*dim
 	var cols []int
@@ -162,7 +161,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows [][]float64, 
 	sc := &t.scratch
 	sc.cands = sc.cands[:0] // history positions with the group present
 	for i := range r.History {
-		if r.History[i].State != Failed && (full[i] || has(rows[i])) {
+		if r.History[i].State != Failed && (rows[i].full || has(rows[i].coords)) {
 			sc.cands = append(sc.cands, i)
 		}
 	}
@@ -207,7 +206,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows [][]float64, 
 		if ref < 0 {
 			return pend[-1-ref]
 		}
-		return rows[ref]
+		return rows[ref].coords
 	}
 	// The model's columns are usually the whole row (no conditions, no constant params): then
 	// the rows are used as they are, and otherwise copied.
