@@ -38,9 +38,12 @@ type tpe struct {
 	liar, neighbours, marginals, blend bool
 	rows                               rowCache
 	scratch                            struct {
-		cands, above []int
-		isBelow      []bool
-		low, high    parzen // the groups' estimators, their arrays reused
+		cands, above          []int
+		isBelow               []bool
+		low, high             parzen // the groups' estimators, their arrays reused
+		lowPts, highPts       [][]float64
+		keep                  []int
+		highW, dens, x, bestX []float64
 	}
 }
 
@@ -220,29 +223,29 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, 
 		}
 		return x
 	}
-	lowPts := make([][]float64, len(below))
-	for j, i := range below {
-		lowPts[j] = pick(i)
+	sc.lowPts = sc.lowPts[:0]
+	for _, i := range below {
+		sc.lowPts = append(sc.lowPts, pick(i))
 	}
-	keep, highW := thin(sc.above, t.maxAbove)
-	highPts := make([][]float64, len(keep))
-	for j, ref := range keep {
-		highPts[j] = pick(ref)
+	sc.keep, sc.highW = thin(sc.above, t.maxAbove, sc.keep[:0], sc.highW[:0])
+	sc.highPts = sc.highPts[:0]
+	for _, ref := range sc.keep {
+		sc.highPts = append(sc.highPts, pick(ref))
 	}
-	_, lowW := thin(below, len(below)) // all kept: only the weights
-	low := sc.low.fit(dims, lowPts, lowW, t.priorWeight, t.neighbours)
-	high := sc.high.fit(dims, highPts, highW, t.priorWeight, t.neighbours)
+	_, lowW := thin(below, len(below), nil, nil) // all kept: only the weights
+	low := sc.low.fit(dims, sc.lowPts, lowW, t.priorWeight, t.neighbours)
+	high := sc.high.fit(dims, sc.highPts, sc.highW, t.priorWeight, t.neighbours)
 
-	dens := make([]float64, max(low.kernels, high.kernels))
-	x := make([]float64, len(dims))
-	bestX := make([]float64, len(dims))
+	dens := grow(sc.dens, max(low.kernels, high.kernels))
+	x, bestX := grow(sc.x, len(dims)), grow(sc.bestX, len(dims))
+	sc.dens, sc.x, sc.bestX = dens, x, bestX
 	bestScore := math.Inf(-1)
 	for c := range t.ncand {
 		low.sample(rnd, x, t.marginals)
 		// Score the point the trial will actually run: on the grid, within the bounds.
 		for j, d := range dims {
 			if d.p.Kind != Categorical {
-				x[j], _ = d.coord(d.value(x[j]))
+				x[j] = d.snap(x[j])
 			}
 		}
 		s := low.logDensity(x, dens) - high.logDensity(x, dens)
@@ -400,21 +403,19 @@ func weightSum(lo, hi, n int) float64 {
 // and cuts the older ones into consecutive blocks, each kept as its middle member carrying the
 // block's total weight (systematic sampling in Number order, which keeps the mass the weights
 // give each stretch of the history), so a suggestion from 10,000 trials costs about as much as
-// from limit.
-func thin(refs []int, limit int) ([]int, []float64) {
+// from limit. The results are appended to keep and w, which may be nil and must not share an
+// array with refs.
+func thin(refs []int, limit int, keep []int, w []float64) ([]int, []float64) {
 	n := len(refs)
 	if n <= limit {
-		w := make([]float64, n)
-		for i := range w {
-			w[i] = weight(i, n)
+		for i := range n {
+			w = append(w, weight(i, n))
 		}
-		return refs, w
+		return append(keep, refs...), w
 	}
 	recent := limit / 4
 	old := n - recent
 	blocks := limit - recent
-	keep := make([]int, 0, limit)
-	w := make([]float64, 0, limit)
 	for b := range blocks {
 		lo, hi := b*old/blocks, (b+1)*old/blocks
 		keep = append(keep, refs[(lo+hi)/2])
