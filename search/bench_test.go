@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,15 +44,14 @@ func benchRequest(dims, finished, pending int) Request {
 // history maps each time) and reports the median and 99th percentile latency, in wall time and
 // in the CPU time of the suggesting thread (which a loaded machine inflates less).
 func BenchmarkSuggest(b *testing.B) {
-	for _, name := range []string{"tpe", "tpe-2obj", "cmaes", "random"} {
+	for _, name := range []string{"tpe", "tpe-2obj", "cmaes", "nsga2-2obj", "random"} {
 		for _, finished := range []int{1000, 10000} {
 			for _, dims := range []int{2, 10} {
 				b.Run(fmt.Sprintf("%s/history=%d/pending=64/dims=%d", name, finished, dims), func(b *testing.B) {
 					req := benchRequest(dims, finished, 64)
-					sampler := name
-					if name == "tpe-2obj" {
+					sampler, twoObjectives := strings.CutSuffix(name, "-2obj")
+					if twoObjectives {
 						// A second objective at odds with the first: a long Pareto front.
-						sampler = "tpe"
 						req.Objectives = append(req.Objectives, Objective{Metric: "other"})
 						for i := range req.History {
 							o := &req.History[i]

@@ -26,6 +26,7 @@ func TestSuggestionsGolden(t *testing.T) {
 		options               map[string]any
 		dims, history, pend   int
 		twoObjectives, pruned bool
+		constrained           bool
 	}{
 		{name: "tpe 10 dims 1000 finished", sampler: "tpe", dims: 10, history: 1000, pend: 64},
 		{name: "tpe 10 dims 10000 finished", sampler: "tpe", dims: 10, history: 10000, pend: 64},
@@ -35,6 +36,10 @@ func TestSuggestionsGolden(t *testing.T) {
 		{name: "tpe 2 objectives", sampler: "tpe", dims: 4, history: 1000, pend: 16, twoObjectives: true},
 		{name: "cmaes 10 dims 2000 finished", sampler: "cmaes", dims: 10, history: 2000, pend: 8},
 		{name: "nsga2 2 objectives", sampler: "nsga2", dims: 4, history: 600, pend: 8, twoObjectives: true},
+		{name: "tpe 2 objectives 10000 finished", sampler: "tpe", dims: 3, history: 10000, pend: 8, twoObjectives: true},
+		{name: "tpe 2 objectives constrained", sampler: "tpe", dims: 3, history: 2000, pend: 8, twoObjectives: true, constrained: true},
+		{name: "tpe 1 objective constrained", sampler: "tpe", dims: 3, history: 2000, pend: 8, constrained: true},
+		{name: "nsga2 2 objectives constrained", sampler: "nsga2", dims: 3, history: 600, pend: 8, twoObjectives: true, constrained: true},
 	} {
 		req := benchRequest(c.dims, c.history, c.pend)
 		if c.twoObjectives {
@@ -42,6 +47,16 @@ func TestSuggestionsGolden(t *testing.T) {
 			for i := range req.History {
 				o := &req.History[i]
 				o.Values = append(o.Values, o.Values[0]-float64(i%5))
+			}
+		}
+		if c.constrained {
+			// Some trials infeasible by different amounts, some with a tied second objective.
+			for i := range req.History {
+				o := &req.History[i]
+				o.Constraints = []float64{float64(i%11) - 8, []float64{-1, 0.5, 2}[i%3]}
+				if c.twoObjectives && i%4 == 0 {
+					o.Values[1] = math.Round(o.Values[1])
+				}
 			}
 		}
 		if c.pruned {
