@@ -271,19 +271,22 @@ func (t *tpe) put(dims []*dim, x []float64, out Params) {
 // ones by their last values, then infeasible ones by violation; ties go to the lower Number.
 func (t *tpe) best(r Request, cands []int, n int) []int {
 	if len(r.Objectives) > 1 {
+		// feasible[j] is History[pos[j]]; their scores share one array.
 		var feasible []scored
-		var rest []int
+		var pos, rest []int
+		scores := make([]float64, 0, len(cands)*len(r.Objectives))
 		for _, i := range cands {
 			o := &r.History[i]
-			if class(o) == 0 && usable(r.Objectives, o) {
-				feasible = append(feasible, prepare(r.Objectives, o))
-			} else {
+			if class(o) != 0 || !usable(r.Objectives, o) {
 				rest = append(rest, i)
+				continue
 			}
-		}
-		pos := make(map[*Observation]int, len(cands))
-		for _, i := range cands {
-			pos[&r.History[i]] = i
+			at := len(scores)
+			for k := range r.Objectives {
+				scores = append(scores, score(r.Objectives, o, k))
+			}
+			feasible = append(feasible, scored{obs: o, scores: scores[at:len(scores):len(scores)], violation: violation(o)})
+			pos = append(pos, i)
 		}
 		var out []int
 		for _, f := range firstFronts(feasible, n) {
@@ -297,12 +300,12 @@ func (t *tpe) best(r Request, cands []int, n int) []int {
 					return cmp.Or(cmp.Compare(cd[b], cd[a]), cmp.Compare(feasible[f[a]].obs.Number, feasible[f[b]].obs.Number))
 				})
 				for _, o := range order[:n-len(out)] {
-					out = append(out, pos[feasible[f[o]].obs])
+					out = append(out, pos[f[o]])
 				}
 				break
 			}
 			for _, k := range f {
-				out = append(out, pos[feasible[k].obs])
+				out = append(out, pos[k])
 			}
 		}
 		slices.Sort(out)
