@@ -220,11 +220,11 @@ func firstFronts2(pts []scored, need int) [][]int {
 		v, a, b float64
 		i       int
 	}
-	keys := make([]key, len(pts))
+	rest := make([]key, len(pts))
 	for i := range pts {
-		keys[i] = key{pts[i].violation, pts[i].scores[0], pts[i].scores[1], i}
+		rest[i] = key{pts[i].violation, pts[i].scores[0], pts[i].scores[1], i}
 	}
-	slices.SortFunc(keys, func(x, y key) int {
+	slices.SortFunc(rest, func(x, y key) int {
 		switch {
 		case x.v != y.v:
 			return cmp.Compare(x.v, y.v)
@@ -235,29 +235,25 @@ func firstFronts2(pts []scored, need int) [][]int {
 		}
 		return x.i - y.i
 	})
-	rest := make([]int, len(pts))
-	for j, k := range keys {
-		rest[j] = k.i
-	}
 	var out [][]int
 	got := 0
 	for len(rest) > 0 && (got < need || len(out) == 0) {
 		var front []int
 		left := rest[:0] // filtered in place: it never overtakes the reading position
-		v := pts[rest[0]].violation
+		v := rest[0].v
 		prevMin, hasPrev := 0.0, false // the least second score of smaller first scores
 		i := 0
-		for i < len(rest) && pts[rest[i]].violation == v {
-			first, least := pts[rest[i]].scores[0], pts[rest[i]].scores[1]
+		for i < len(rest) && rest[i].v == v {
+			first, least := rest[i].a, rest[i].b
 			j := i
-			for j < len(rest) && pts[rest[j]].violation == v && pts[rest[j]].scores[0] == first {
+			for j < len(rest) && rest[j].v == v && rest[j].a == first {
 				j++
 			}
-			for _, p := range rest[i:j] {
-				if s := pts[p].scores[1]; s == least && (!hasPrev || s < prevMin) {
-					front = append(front, p)
+			for _, k := range rest[i:j] {
+				if k.b == least && (!hasPrev || k.b < prevMin) {
+					front = append(front, k.i)
 				} else {
-					left = append(left, p)
+					left = append(left, k)
 				}
 			}
 			if !hasPrev || least < prevMin {

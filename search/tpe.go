@@ -44,6 +44,9 @@ type tpe struct {
 		lowPts, highPts       [][]float64
 		keep                  []int
 		highW, dens, x, bestX []float64
+		feasible              []scored // best's, with several objectives
+		pos                   []int
+		scores                []float64
 	}
 }
 
@@ -272,9 +275,11 @@ func (t *tpe) put(dims []*dim, x []float64, out Params) {
 func (t *tpe) best(r Request, cands []int, n int) []int {
 	if len(r.Objectives) > 1 {
 		// feasible[j] is History[pos[j]]; their scores share one array.
-		var feasible []scored
-		var pos, rest []int
-		scores := make([]float64, 0, len(cands)*len(r.Objectives))
+		sc := &t.scratch
+		sc.feasible, sc.pos = slices.Grow(sc.feasible[:0], len(cands)), slices.Grow(sc.pos[:0], len(cands))
+		sc.scores = slices.Grow(sc.scores[:0], len(cands)*len(r.Objectives))
+		feasible, pos, scores := sc.feasible, sc.pos, sc.scores // large enough: never reallocated below
+		var rest []int
 		for _, i := range cands {
 			o := &r.History[i]
 			if class(o) != 0 || !usable(r.Objectives, o) {
