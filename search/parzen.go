@@ -34,6 +34,7 @@ type parzen struct {
 	sortedMu, sortedInv, sortedConst []float64
 	priorAt                          []int
 	xs                               []float64 // logDensity's numeric coordinates of x
+	bucket                           bucketScratch
 	// Categorical dims: logp[k*catStride+catOff[j]+c] is log P(choice c) in kernel k.
 	logp      []float64
 	catOff    []int
@@ -54,7 +55,7 @@ const (
 // It reuses z's arrays.
 func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64, neighbours bool) *parzen {
 	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, norm: z.norm, sorted: z.sorted[:0],
-		num: z.num[:0], cat: z.cat[:0], catOff: z.catOff[:0], widest: z.widest, sortedMu: z.sortedMu, sortedInv: z.sortedInv, sortedConst: z.sortedConst, priorAt: z.priorAt[:0], xs: z.xs}
+		num: z.num[:0], cat: z.cat[:0], catOff: z.catOff[:0], widest: z.widest, sortedMu: z.sortedMu, sortedInv: z.sortedInv, sortedConst: z.sortedConst, priorAt: z.priorAt[:0], xs: z.xs, bucket: z.bucket}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
 			z.catOff = append(z.catOff, z.catStride)
@@ -173,7 +174,7 @@ func (z *parzen) sortCentres() {
 		for k := range z.kernels {
 			z.sorted = append(z.sorted, centre{z.mu[k*nn+j], k})
 		}
-		sortCentres(z.sorted[at:])
+		bucketCentres(z.sorted[at:], &z.bucket)
 	}
 }
 
@@ -208,6 +209,63 @@ func compareCentres(a, b centre) int {
 }
 
 func lessCentre(a, b centre) bool { return a.mu < b.mu || (a.mu == b.mu && a.k < b.k) }
+
+// bucketCentres sorts s by compareCentres, as sortCentres does, in expected linear time: the
+// centres are spread over len(s)/4 buckets of equal width between the least and the largest
+// (a monotone map, so the buckets are in order), and each bucket is then sorted on its own.
+// Sorting the kernels' centres took a seventh of a suggestion from 10,000 trials, most of it
+// in mispredicted branches, which the buckets avoid.
+func bucketCentres(s []centre, sc *bucketScratch) {
+	n := len(s)
+	if n < 64 {
+		sortCentres(s)
+		return
+	}
+	lo, hi := s[0].mu, s[0].mu
+	for _, c := range s[1:] {
+		lo, hi = min(lo, c.mu), max(hi, c.mu)
+	}
+	nb := n / 4
+	scale := float64(nb) / (hi - lo)
+	if hi == lo || math.IsInf(hi-lo, 0) || math.IsInf(scale, 0) {
+		sortCentres(s)
+		return
+	}
+	if cap(sc.at) < nb+1 {
+		sc.at = make([]int32, nb+1)
+	}
+	at := sc.at[:nb+1] // at[b+1] counts bucket b, then at[b] is where bucket b starts
+	clear(at)
+	bucketOf := func(mu float64) int { return min(int((mu-lo)*scale), nb-1) }
+	for _, c := range s {
+		at[bucketOf(c.mu)+1]++
+	}
+	for b := 1; b <= nb; b++ {
+		at[b] += at[b-1]
+	}
+	if cap(sc.tmp) < n {
+		sc.tmp = make([]centre, n)
+	}
+	tmp := sc.tmp[:n]
+	for _, c := range s {
+		b := bucketOf(c.mu)
+		tmp[at[b]] = c
+		at[b]++
+	}
+	// at[b] is now where bucket b ends.
+	copy(s, tmp)
+	from := int32(0)
+	for _, end := range at[:nb] {
+		sortCentres(s[from:end])
+		from = end
+	}
+}
+
+// bucketScratch holds bucketCentres' arrays between calls.
+type bucketScratch struct {
+	at  []int32
+	tmp []centre
+}
 
 // sortCentres sorts by compareCentres. It is a quicksort with the comparison written inline:
 // with the comparison behind a function value (slices.SortFunc) sorting 257 kernels in each
