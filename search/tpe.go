@@ -343,7 +343,6 @@ func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 		pos   int
 	}
 	less := func(a, b key) int {
-		// cmp.Or would compare all three fields every time; most candidates lose on the first.
 		if c := cmp.Compare(a.class, b.class); c != 0 {
 			return c
 		}
@@ -361,8 +360,12 @@ func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 		} else {
 			k.v = score(r.Objectives, o, 0)
 		}
-		if len(top) == n && less(k, top[n-1]) >= 0 {
-			continue
+		// Most candidates lose to the last of the top: less(k, top[n-1]) >= 0, written out with
+		// plain comparisons (v is never NaN: score and violation give +Inf instead).
+		if len(top) == n {
+			if w := &top[n-1]; k.class > w.class || k.class == w.class && (k.v > w.v || k.v == w.v && k.num >= w.num) {
+				continue
+			}
 		}
 		at, _ := slices.BinarySearchFunc(top, k, less)
 		top = slices.Insert(top, at, k)
