@@ -462,3 +462,38 @@ func TestFirstFronts2(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryOrder: CMA-ES and NSGA-II read the history in Number order, so a history passed in
+// another order gives the same suggestion as the sorted one (the sorted one is read in place).
+func TestHistoryOrder(t *testing.T) {
+	for _, name := range []string{"cmaes", "nsga2"} {
+		req := benchRequest(3, 300, 4)
+		want, err := mustNew(t, name).Suggest(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		shuffled := slices.Clone(req.History)
+		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		req.History = shuffled
+		got, err := mustNew(t, name).Suggest(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: shuffled history gives %v, sorted %v", name, got, want)
+		}
+		if slices.IsSortedFunc(req.History, func(a, b Observation) int { return a.Number - b.Number }) {
+			t.Fatalf("%s: the caller's history was sorted in place", name)
+		}
+	}
+}
+
+func mustNew(t *testing.T, name string) Sampler {
+	t.Helper()
+	s, err := New(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"reflect"
 	"slices"
@@ -79,6 +80,20 @@ func (c *rowCache) pendingCoords(g *geometry, pending []Params) [][]float64 {
 	clear(c.nextPending)
 	c.pendingView = out
 	return out
+}
+
+// byNumber returns hist in Number order (stable), for reading only: hist itself when it is in
+// that order already, as a runner passes it, so that a history of 10,000 trials is neither
+// copied nor sorted on every suggestion; otherwise a sorted copy.
+func byNumber(hist []Observation) []Observation {
+	for i := 1; i < len(hist); i++ {
+		if hist[i].Number < hist[i-1].Number {
+			hist = slices.Clone(hist)
+			slices.SortStableFunc(hist, func(a, b Observation) int { return cmp.Compare(a.Number, b.Number) })
+			return hist
+		}
+	}
+	return hist
 }
 
 // cloneSpace copies the slices of a space so that a caller reusing its own does not change the
