@@ -35,6 +35,7 @@ type parzen struct {
 	priorAt                          []int
 	xs                               []float64 // logDensity's numeric coordinates of x
 	bucket                           bucketScratch
+	last                             []widthLogs // fit's scratch
 	// Categorical dims: logp[k*catStride+catOff[j]+c] is log P(choice c) in kernel k.
 	logp      []float64
 	catOff    []int
@@ -55,7 +56,7 @@ const (
 // It reuses z's arrays.
 func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64, neighbours bool) *parzen {
 	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, norm: z.norm, sorted: z.sorted[:0],
-		num: z.num[:0], cat: z.cat[:0], catOff: z.catOff[:0], widest: z.widest, sortedMu: z.sortedMu, sortedInv: z.sortedInv, sortedConst: z.sortedConst, priorAt: z.priorAt[:0], xs: z.xs, bucket: z.bucket}
+		num: z.num[:0], cat: z.cat[:0], catOff: z.catOff[:0], widest: z.widest, sortedMu: z.sortedMu, sortedInv: z.sortedInv, sortedConst: z.sortedConst, priorAt: z.priorAt[:0], xs: z.xs, bucket: z.bucket, last: z.last}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
 			z.catOff = append(z.catOff, z.catStride)
@@ -107,12 +108,23 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 		}
 	}
 	logTotal := math.Log(total)
+	// Most kernels of a large group share a width (the clip below) and most weights are 1, so
+	// the log and inverse of the last width in each dim, and the log of the last weight, are
+	// kept: the same input gives the same result, without most of the logs.
+	z.last = slices.Grow(z.last[:0], nn)[:nn]
+	for j := range z.last {
+		z.last[j] = widthLogs{sig: math.NaN()}
+	}
+	lastW, lastLogW := math.NaN(), 0.0
 	for k := range z.kernels {
 		w := priorWeight
 		if k < n {
 			w = weights[k]
 		}
-		c := math.Log(w) - logTotal
+		if w != lastW {
+			lastW, lastLogW = w, math.Log(w)
+		}
+		c := lastLogW - logTotal
 		z.logw[k] = c
 		for j, pos := range z.num {
 			d := dims[pos]
@@ -122,8 +134,12 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 				sig = min(max(sig, width/min(100, 1+float64(z.kernels))), maxPriorScale*width)
 			}
 			mu := z.mu[k*nn+j]
-			z.sigma[k*nn+j], z.invSigma[k*nn+j] = sig, 1/sig
-			nm := math.Log(sig) + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
+			l := &z.last[j]
+			if sig != l.sig {
+				*l = widthLogs{sig: sig, log: math.Log(sig), inv: 1 / sig}
+			}
+			z.sigma[k*nn+j], z.invSigma[k*nn+j] = sig, l.inv
+			nm := l.log + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
 			z.norm[k*nn+j] = -nm
 			c -= nm
 		}
@@ -158,6 +174,9 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	}
 	return z
 }
+
+// widthLogs is a kernel width with its log and inverse.
+type widthLogs struct{ sig, log, inv float64 }
 
 // centre is a kernel's centre in one dim.
 type centre struct {
