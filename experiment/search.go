@@ -29,7 +29,8 @@ type Search struct {
 	// Parallel is how many trials run at once, and so how many are suggested before the
 	// results of earlier ones are known (0: the run's -j).
 	Parallel int
-	// Wall, when set, stops suggesting once the run has lasted this long.
+	// Wall, when set, stops suggesting once the run has lasted this long, counted from its
+	// creation or latest extension across resumes (runner/plan.Began).
 	Wall Duration
 	Seed uint64
 

@@ -183,7 +183,7 @@ func (r *Runner) planner(m *store.Manifest, prior map[string]*store.TrialRecord)
 	}
 	switch {
 	case r.Search != nil:
-		return plan.Resume(r.Search, m.Options.Jobs, prior)
+		return plan.Resume(r.Search, m.Options.Jobs, plan.Began(m), prior)
 	case len(r.Sequential) > 0:
 		p, err := seqplan.New(m.File, m.Evaluated, r.Sequential)
 		if err != nil {

@@ -432,3 +432,68 @@ func TestTPEConditional(t *testing.T) {
 		t.Errorf("tpe median best %.4g, random %.4g", median(tpeBest), median(randomBest))
 	}
 }
+
+// TestFirstFronts2: the sweep for two objectives finds the same fronts as peeling, with ties,
+// infinities, signed zeros and constraint violations.
+func TestFirstFronts2(t *testing.T) {
+	values := []float64{math.Inf(-1), -1, negZero, 0, 0.5, 1, 2, math.Inf(1)}
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 5))
+		n := 1 + r.IntN(80)
+		obs := make([]Observation, n)
+		pts := make([]scored, n)
+		draw := func() float64 {
+			if r.IntN(3) == 0 {
+				return r.Float64()
+			}
+			return values[r.IntN(len(values))]
+		}
+		for i := range obs {
+			obs[i] = Observation{Number: i, Values: []float64{draw(), draw()}}
+			if r.IntN(5) == 0 {
+				obs[i].Constraints = []float64{float64(r.IntN(3)), math.Inf(r.IntN(2)*2 - 1)}
+			}
+			pts[i] = prepare([]Objective{{}, {Direction: Maximize}}, &obs[i])
+		}
+		need := r.IntN(n + 2)
+		want, got := peelFronts(pts, need), firstFronts2(pts, need)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d, need %d: firstFronts2 %v, peelFronts %v", seed, need, got, want)
+		}
+	}
+}
+
+// TestHistoryOrder: CMA-ES and NSGA-II read the history in Number order, so a history passed in
+// another order gives the same suggestion as the sorted one (the sorted one is read in place).
+func TestHistoryOrder(t *testing.T) {
+	for _, name := range []string{"cmaes", "nsga2"} {
+		req := benchRequest(3, 300, 4)
+		want, err := mustNew(t, name).Suggest(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		shuffled := slices.Clone(req.History)
+		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		req.History = shuffled
+		got, err := mustNew(t, name).Suggest(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: shuffled history gives %v, sorted %v", name, got, want)
+		}
+		if slices.IsSortedFunc(req.History, func(a, b Observation) int { return a.Number - b.Number }) {
+			t.Fatalf("%s: the caller's history was sorted in place", name)
+		}
+	}
+}
+
+func mustNew(t *testing.T, name string) Sampler {
+	t.Helper()
+	s, err := New(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -84,8 +84,7 @@ func (c *cmaes) Suggest(r Request) (Params, error) {
 // replay returns the state after the complete generations of the history, reusing the cached
 // state when the history still starts with the observations it consumed.
 func (c *cmaes) replay(r Request, g *geometry, dims []int, lambda int) *cmaState {
-	hist := slices.Clone(r.History)
-	slices.SortStableFunc(hist, func(a, b Observation) int { return cmp.Compare(a.Number, b.Number) })
+	hist := byNumber(r.History)
 	cc := &c.cache
 	if !reflect.DeepEqual(cc.space, r.Space) || cc.popsize != lambda || !sameObservations(cc.members, hist) {
 		*cc = cmaCache{space: cloneSpace(r.Space), popsize: lambda, state: newCMAState(len(dims), lambda, c.sigma0)}

@@ -89,6 +89,16 @@ func (d *dim) value(t float64) any {
 		i := int(t)
 		return p.Choices[min(max(i, 0), d.n-1)]
 	}
+	x := d.numeric(t)
+	if p.Kind == Int {
+		return int64(math.Round(x))
+	}
+	return x
+}
+
+// numeric is value for a numeric param before an Int's rounding: on the grid, within bounds.
+func (d *dim) numeric(t float64) float64 {
+	p := d.p
 	x := t
 	if p.Log {
 		x = math.Exp(t)
@@ -97,9 +107,21 @@ func (d *dim) value(t float64) any {
 		k := math.Round((x - p.Low) / d.step)
 		x = p.Low + k*d.step
 	}
-	x = min(max(x, p.Low), d.top)
-	if p.Kind == Int {
-		return int64(math.Round(x))
+	return min(max(x, p.Low), d.top)
+}
+
+// snap is coord(value(t)) for a numeric param, without boxing the value: the coordinate of the
+// value a trial would run, 0 where coord would reject it.
+func (d *dim) snap(t float64) float64 {
+	x := d.numeric(t)
+	if d.p.Kind == Int {
+		x = float64(int64(math.Round(x)))
+	}
+	if math.IsNaN(x) || (d.p.Log && x <= 0) {
+		return 0
+	}
+	if d.p.Log {
+		return math.Log(x)
 	}
 	return x
 }

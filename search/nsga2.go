@@ -175,8 +175,7 @@ func inherit(d *dim, o *Observation) (float64, bool) {
 
 // parents returns the elite that generation gen breeds from.
 func (s *nsga2) parents(r Request, gen int) []Observation {
-	hist := slices.Clone(r.History)
-	slices.SortStableFunc(hist, func(a, b Observation) int { return cmp.Compare(a.Number, b.Number) })
+	hist := byNumber(r.History)
 	c := &s.cache
 	if !reflect.DeepEqual(c.space, r.Space) || !reflect.DeepEqual(c.objs, r.Objectives) || c.pop != s.pop ||
 		!sameObservations(c.members, hist) {

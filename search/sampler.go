@@ -11,9 +11,9 @@ import (
 
 // Request is everything a suggestion may depend on; the answer is a pure function of it.
 //
-// Samplers keep decoded history rows between calls, keyed by the identity of each
-// observation's Params map: a caller must not change a Params map it has passed before (pass a
-// new map instead). Passing the same maps on every call keeps that cache warm.
+// Samplers keep decoded rows between calls, keyed by the identity of each observation's and
+// each pending trial's Params map: a caller must not change a Params map it has passed before
+// (pass a new map instead). Passing the same maps on every call keeps that cache warm.
 type Request struct {
 	Space      Space
 	Objectives []Objective

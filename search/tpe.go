@@ -38,9 +38,15 @@ type tpe struct {
 	liar, neighbours, marginals, blend bool
 	rows                               rowCache
 	scratch                            struct {
-		cands, above []int
-		isBelow      []bool
-		high         parzen // the above group's estimator, its arrays reused
+		cands, above          []int
+		isBelow               []bool
+		low, high             parzen // the groups' estimators, their arrays reused
+		lowPts, highPts       [][]float64
+		keep                  []int
+		highW, dens, x, bestX []float64
+		feasible              []scored // best's, with several objectives
+		pos                   []int
+		scores                []float64
 	}
 }
 
@@ -82,11 +88,9 @@ func (t *tpe) Suggest(r Request) (Params, error) {
 		return haltonParams(g, r.Seed, r.Number), nil
 	}
 	rows := t.rows.coords(r.Space, g, r.History)
-	pend := make([][]float64, len(r.Pending))
+	var pend [][]float64
 	if t.liar {
-		for i, p := range r.Pending {
-			pend[i] = decode(g, p)
-		}
+		pend = t.rows.pendingCoords(g, r.Pending)
 	}
 	rnd := rng(r.Seed, r.Number, streamTPE)
 	out := make(Params, len(g.dims))
@@ -136,7 +140,7 @@ func groups(g *geometry) [][]int {
 }
 
 // suggestGroup fills out with the group's params.
-func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]float64, rnd *rand.Rand, out Params) {
+func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, pend [][]float64, rnd *rand.Rand, out Params) {
 	// Params with a single possible value take no part in the model.
 	var dims []*dim
 	var cols []int
@@ -163,7 +167,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 	sc := &t.scratch
 	sc.cands = sc.cands[:0] // history positions with the group present
 	for i := range r.History {
-		if r.History[i].State != Failed && has(rows[i]) {
+		if r.History[i].State != Failed && (rows[i].full || has(rows[i].coords)) {
 			sc.cands = append(sc.cands, i)
 		}
 	}
@@ -208,7 +212,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 		if ref < 0 {
 			return pend[-1-ref]
 		}
-		return rows[ref]
+		return rows[ref].coords
 	}
 	// The model's columns are usually the whole row (no conditions, no constant params): then
 	// the rows are used as they are, and otherwise copied.
@@ -222,29 +226,29 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows, pend [][]flo
 		}
 		return x
 	}
-	lowPts := make([][]float64, len(below))
-	for j, i := range below {
-		lowPts[j] = pick(i)
+	sc.lowPts = sc.lowPts[:0]
+	for _, i := range below {
+		sc.lowPts = append(sc.lowPts, pick(i))
 	}
-	keep, highW := thin(sc.above, t.maxAbove)
-	highPts := make([][]float64, len(keep))
-	for j, ref := range keep {
-		highPts[j] = pick(ref)
+	sc.keep, sc.highW = thin(sc.above, t.maxAbove, sc.keep[:0], sc.highW[:0])
+	sc.highPts = sc.highPts[:0]
+	for _, ref := range sc.keep {
+		sc.highPts = append(sc.highPts, pick(ref))
 	}
-	_, lowW := thin(below, len(below)) // all kept: only the weights
-	low := new(parzen).fit(dims, lowPts, lowW, t.priorWeight, t.neighbours)
-	high := sc.high.fit(dims, highPts, highW, t.priorWeight, t.neighbours)
+	_, lowW := thin(below, len(below), nil, nil) // all kept: only the weights
+	low := sc.low.fit(dims, sc.lowPts, lowW, t.priorWeight, t.neighbours)
+	high := sc.high.fit(dims, sc.highPts, sc.highW, t.priorWeight, t.neighbours)
 
-	dens := make([]float64, max(low.kernels, high.kernels))
-	x := make([]float64, len(dims))
-	bestX := make([]float64, len(dims))
+	dens := grow(sc.dens, max(low.kernels, high.kernels))
+	x, bestX := grow(sc.x, len(dims)), grow(sc.bestX, len(dims))
+	sc.dens, sc.x, sc.bestX = dens, x, bestX
 	bestScore := math.Inf(-1)
 	for c := range t.ncand {
 		low.sample(rnd, x, t.marginals)
 		// Score the point the trial will actually run: on the grid, within the bounds.
 		for j, d := range dims {
 			if d.p.Kind != Categorical {
-				x[j], _ = d.coord(d.value(x[j]))
+				x[j] = d.snap(x[j])
 			}
 		}
 		s := low.logDensity(x, dens) - high.logDensity(x, dens)
@@ -269,29 +273,25 @@ func (t *tpe) put(dims []*dim, x []float64, out Params) {
 // trials first (by objective, or by non-domination and crowding for several), then pruned
 // ones by their last values, then infeasible ones by violation; ties go to the lower Number.
 func (t *tpe) best(r Request, cands []int, n int) []int {
-	class := func(o *Observation) int {
-		switch {
-		case o.State == Pruned:
-			return 1
-		case violation(o) > 0:
-			return 2
-		}
-		return 0
-	}
 	if len(r.Objectives) > 1 {
-		var feasible []scored
+		// feasible[j] is History[pos[j]]; their scores share one array.
+		sc := &t.scratch
+		sc.feasible, sc.pos = slices.Grow(sc.feasible[:0], len(cands)), slices.Grow(sc.pos[:0], len(cands))
+		sc.scores = slices.Grow(sc.scores[:0], len(cands)*len(r.Objectives))
+		feasible, pos, scores := sc.feasible, sc.pos, sc.scores // large enough: never reallocated below
 		var rest []int
 		for _, i := range cands {
 			o := &r.History[i]
-			if class(o) == 0 && usable(r.Objectives, o) {
-				feasible = append(feasible, prepare(r.Objectives, o))
-			} else {
+			if class(o) != 0 || !usable(r.Objectives, o) {
 				rest = append(rest, i)
+				continue
 			}
-		}
-		pos := make(map[*Observation]int, len(cands))
-		for _, i := range cands {
-			pos[&r.History[i]] = i
+			at := len(scores)
+			for k := range r.Objectives {
+				scores = append(scores, score(r.Objectives, o, k))
+			}
+			feasible = append(feasible, scored{obs: o, scores: scores[at:len(scores):len(scores)], violation: violation(o)})
+			pos = append(pos, i)
 		}
 		var out []int
 		for _, f := range firstFronts(feasible, n) {
@@ -305,23 +305,34 @@ func (t *tpe) best(r Request, cands []int, n int) []int {
 					return cmp.Or(cmp.Compare(cd[b], cd[a]), cmp.Compare(feasible[f[a]].obs.Number, feasible[f[b]].obs.Number))
 				})
 				for _, o := range order[:n-len(out)] {
-					out = append(out, pos[feasible[f[o]].obs])
+					out = append(out, pos[f[o]])
 				}
 				break
 			}
 			for _, k := range f {
-				out = append(out, pos[feasible[k].obs])
+				out = append(out, pos[k])
 			}
 		}
 		slices.Sort(out)
-		return append(out, t.bestSingle(r, rest, n-len(out), class)...)
+		return append(out, t.bestSingle(r, rest, n-len(out))...)
 	}
-	return t.bestSingle(r, cands, n, class)
+	return t.bestSingle(r, cands, n)
+}
+
+// class ranks an observation's kind for best: complete feasible (0), pruned (1), infeasible (2).
+func class(o *Observation) int {
+	switch {
+	case o.State == Pruned:
+		return 1
+	case violation(o) > 0:
+		return 2
+	}
+	return 0
 }
 
 // bestSingle selects the n best of cands by (class, first objective or violation, Number)
 // with a bounded insertion: linear in the history for the small n TPE uses.
-func (t *tpe) bestSingle(r Request, cands []int, n int, class func(*Observation) int) []int {
+func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 	if n <= 0 {
 		return nil
 	}
@@ -332,7 +343,13 @@ func (t *tpe) bestSingle(r Request, cands []int, n int, class func(*Observation)
 		pos   int
 	}
 	less := func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.v, b.v), cmp.Compare(a.num, b.num))
+		if c := cmp.Compare(a.class, b.class); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.v, b.v); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.num, b.num)
 	}
 	top := make([]key, 0, n+1)
 	for _, i := range cands {
@@ -343,8 +360,12 @@ func (t *tpe) bestSingle(r Request, cands []int, n int, class func(*Observation)
 		} else {
 			k.v = score(r.Objectives, o, 0)
 		}
-		if len(top) == n && less(k, top[n-1]) >= 0 {
-			continue
+		// Most candidates lose to the last of the top: less(k, top[n-1]) >= 0, written out with
+		// plain comparisons (v is never NaN: score and violation give +Inf instead).
+		if len(top) == n {
+			if w := &top[n-1]; k.class > w.class || k.class == w.class && (k.v > w.v || k.v == w.v && k.num >= w.num) {
+				continue
+			}
 		}
 		at, _ := slices.BinarySearchFunc(top, k, less)
 		top = slices.Insert(top, at, k)
@@ -393,21 +414,19 @@ func weightSum(lo, hi, n int) float64 {
 // and cuts the older ones into consecutive blocks, each kept as its middle member carrying the
 // block's total weight (systematic sampling in Number order, which keeps the mass the weights
 // give each stretch of the history), so a suggestion from 10,000 trials costs about as much as
-// from limit.
-func thin(refs []int, limit int) ([]int, []float64) {
+// from limit. The results are appended to keep and w, which may be nil and must not share an
+// array with refs.
+func thin(refs []int, limit int, keep []int, w []float64) ([]int, []float64) {
 	n := len(refs)
 	if n <= limit {
-		w := make([]float64, n)
-		for i := range w {
-			w[i] = weight(i, n)
+		for i := range n {
+			w = append(w, weight(i, n))
 		}
-		return refs, w
+		return append(keep, refs...), w
 	}
 	recent := limit / 4
 	old := n - recent
 	blocks := limit - recent
-	keep := make([]int, 0, limit)
-	w := make([]float64, 0, limit)
 	for b := range blocks {
 		lo, hi := b*old/blocks, (b+1)*old/blocks
 		keep = append(keep, refs[(lo+hi)/2])

@@ -31,6 +31,8 @@ type Search struct {
 	spec    *experiment.Search
 	sampler search.Sampler
 	window  int
+	// began is when the run's wall budget started (see Began); zero: the runner's start.
+	began time.Time
 	// numbers maps a search trial's number to its index in the plan, as far as the view has
 	// been read (views only grow).
 	numbers []int
@@ -56,6 +58,10 @@ type pruning struct {
 // New builds the planner of search s for a run whose cap is jobs (the window when s sets no
 // parallel). It returns a core.Planner, which also implements core.Pruning when s has a pruner.
 func New(s *experiment.Search, jobs int) (core.Planner, error) {
+	return newPlanner(s, jobs, time.Time{})
+}
+
+func newPlanner(s *experiment.Search, jobs int, began time.Time) (core.Planner, error) {
 	sp, err := search.New(s.Sampler.Name, s.Sampler.Options)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: sampler: %w", s.Name, err)
@@ -64,7 +70,7 @@ func New(s *experiment.Search, jobs int) (core.Planner, error) {
 	if w < 1 {
 		w = max(1, jobs)
 	}
-	p := &Search{spec: s, sampler: sp, window: w}
+	p := &Search{spec: s, sampler: sp, window: w, began: began}
 	if s.Pruner.Name == "" || s.Pruner.Name == "none" {
 		return p, nil
 	}
@@ -77,9 +83,11 @@ func New(s *experiment.Search, jobs int) (core.Planner, error) {
 
 // Resume builds the planner of search s as New does, and the trials it had added before, rebuilt
 // from their records (journal: an earlier runner's records by trial name), in number order. A
-// number missing from the journal ends the list: trials after it were never stored.
-func Resume(s *experiment.Search, jobs int, journal map[string]*store.TrialRecord) (core.Planner, []experiment.Trial, error) {
-	p, err := New(s, jobs)
+// number missing from the journal ends the list: trials after it were never stored. The
+// search's wall budget counts from began (see Began; zero: from this runner's start), so that a
+// resumed run does not get the whole budget again.
+func Resume(s *experiment.Search, jobs int, began time.Time, journal map[string]*store.TrialRecord) (core.Planner, []experiment.Trial, error) {
+	p, err := newPlanner(s, jobs, began)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,6 +104,20 @@ func Resume(s *experiment.Search, jobs int, journal map[string]*store.TrialRecor
 		trials = append(trials, t)
 	}
 	return p, trials, nil
+}
+
+// Began is when the wall budget of run m's search started: the run's creation, or its latest
+// extension ('jikken extend' asks for more of a search, so it gets a budget of its own). Time
+// the run spent stopped between an interruption and its resume counts: the budget is the
+// researcher's wall clock, not the runners' up time.
+func Began(m *store.Manifest) time.Time {
+	t := m.Created
+	for _, e := range m.Extensions {
+		if e.At.After(t) {
+			t = e.At
+		}
+	}
+	return t
 }
 
 // MinChecked is how many trials at least a search looks at before it stops for want of its
@@ -118,7 +140,7 @@ func (p *Search) Next(v core.View) core.Decision {
 		p.aborted = why
 		return core.Decision{Complete: true, Abort: why}
 	}
-	if p.spec.Wall > 0 && v.Now.Sub(v.Began) >= time.Duration(p.spec.Wall) {
+	if p.spec.Wall > 0 && v.Now.Sub(p.wallStart(v)) >= time.Duration(p.spec.Wall) {
 		return core.Decision{Complete: true}
 	}
 	var d core.Decision
@@ -149,6 +171,14 @@ func (p *Search) Next(v core.View) core.Decision {
 		d.Complete = true
 	}
 	return d
+}
+
+// wallStart is when the wall budget started: the run's start if known, else this runner's.
+func (p *Search) wallStart(v core.View) time.Time {
+	if p.began.IsZero() {
+		return v.Began
+	}
+	return p.began
 }
 
 // read notes the search trials the view holds beyond those seen.

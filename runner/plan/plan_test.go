@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/runner/core"
@@ -60,5 +61,19 @@ func TestCoerce(t *testing.T) {
 	want := search.Params{"x": 1.0, "n": int64(4), "c": true}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %#v, want %#v", got, want)
+	}
+}
+
+// The wall budget starts when the run was created, or when it was last extended.
+func TestBegan(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m := &store.Manifest{Created: created}
+	if got := Began(m); !got.Equal(created) {
+		t.Fatalf("no extension: %v, want %v", got, created)
+	}
+	later := created.Add(3 * time.Hour)
+	m.Extensions = []store.Extension{{At: later}, {At: created.Add(time.Hour)}}
+	if got := Began(m); !got.Equal(later) {
+		t.Fatalf("extended: %v, want %v", got, later)
 	}
 }

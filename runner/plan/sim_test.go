@@ -76,6 +76,8 @@ type world struct {
 	window int
 	c      *core.Core
 	now    time.Time
+	// began is when the run was created; grew when the plan last gained a trial.
+	began, grew time.Time
 
 	store    map[string]*store.TrialRecord // the journal: each trial's last stored record
 	live     map[string][]core.MetricPoint // stored points by trial@attempt
@@ -87,7 +89,8 @@ type world struct {
 }
 
 func newWorld(rng *rand.Rand, s *experiment.Search, jobs int) *world {
-	w := &world{rng: rng, s: s, jobs: jobs, now: time.Unix(1_700_000_000, 0), store: map[string]*store.TrialRecord{},
+	start := time.Unix(1_700_000_000, 0)
+	w := &world{rng: rng, s: s, jobs: jobs, now: start, began: start, store: map[string]*store.TrialRecord{},
 		live: map[string][]core.MetricPoint{}, started: map[string]int{}}
 	w.boot()
 	return w
@@ -95,7 +98,7 @@ func newWorld(rng *rand.Rand, s *experiment.Search, jobs int) *world {
 
 // boot builds a core from the journal, as a new or resumed runner does.
 func (w *world) boot() {
-	p, added, err := plan.Resume(w.s, w.jobs, w.store)
+	p, added, err := plan.Resume(w.s, w.jobs, w.began, w.store)
 	if err != nil {
 		panic(err)
 	}
@@ -125,10 +128,14 @@ func (w *world) boot() {
 
 func (w *world) step(ev core.Event) error {
 	w.steps++
+	planned := w.c.Len()
 	for _, a := range w.c.Step(ev) {
 		if err := w.apply(a); err != nil {
 			return err
 		}
+	}
+	if w.c.Len() > planned {
+		w.grew = w.now
 	}
 	return w.check()
 }
@@ -252,11 +259,16 @@ func (w *world) next() (bool, error) {
 
 // run steps until the core is done, or until stopAt steps (0: no limit).
 func (w *world) run(stopAt int) error {
+	return w.runUntil(func() bool { return stopAt > 0 && w.steps >= stopAt })
+}
+
+// runUntil steps until the core is done or stop says so.
+func (w *world) runUntil(stop func() bool) error {
 	if err := w.step(core.Begin{At: w.now}); err != nil {
 		return err
 	}
 	for !w.c.Done() {
-		if stopAt > 0 && w.steps >= stopAt {
+		if stop() {
 			return nil
 		}
 		moved, err := w.next()
@@ -385,6 +397,40 @@ func TestWindowOrder(t *testing.T) {
 				}
 			}
 			obs = append(obs, o)
+		}
+	}
+}
+
+// TestWallAcrossResume: a search's wall budget counts from the run's start, so a runner killed
+// part way and resumed after a while adds no trial once the budget is spent, however long it
+// has itself been up; a runner that counted from its own start would go on for a second
+// budget.
+func TestWallAcrossResume(t *testing.T) {
+	src, _ := json.Marshal(map[string]any{"search": map[string]any{"name": "s", "cmd": "f {{x}} {{y}}", "objective": "loss", "sampler": "random",
+		"space":  map[string]any{"x": map[string]any{"low": -5, "high": 5}, "y": map[string]any{"low": -5, "high": 5}},
+		"trials": 100_000, "parallel": 2, "wall": "100s"}})
+	exp, err := experiment.Parse("wall.jsonnet", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wall = 100 * time.Second
+	for seed := range uint64(20) {
+		w := newWorld(rand.New(rand.NewPCG(seed, 9)), exp.Search, 2)
+		killAt := time.Duration(30+3*seed) * time.Second
+		if err := w.runUntil(func() bool { return w.now.Sub(w.began) >= killAt }); err != nil {
+			t.Fatalf("seed %d, before the kill: %v", seed, err)
+		}
+		w.now = w.now.Add(time.Duration(seed%3) * 5 * time.Second) // the run stays stopped a while
+		w.boot()
+		if err := w.run(0); err != nil {
+			t.Fatalf("seed %d, resumed: %v", seed, err)
+		}
+		if w.grew.Sub(w.began) >= wall {
+			t.Fatalf("seed %d: killed at %v, the plan gained a trial %v after the run began; the wall budget is %v",
+				seed, killAt, w.grew.Sub(w.began), wall)
+		}
+		if _, err := w.history(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
 }
