@@ -1233,19 +1233,26 @@ func (c *Core) idle(s *trial) {
 	}
 }
 
-// halt stops every attempt; trials not started stay pending.
+// halt stops every attempt, and ends as killed the trials waiting to retry (their records said
+// they would); trials not started stay pending.
 func (c *Core) halt(reason string, interrupt bool) {
 	if c.halted {
 		return
 	}
 	c.halted, c.haltReason = true, reason
 	c.interrupted = interrupt
+	why := "killed: " + reason
 	for _, t := range c.ts {
-		switch t.ph {
-		case starting, running:
-			c.stopAttempt(t, stopHalt, "killed: "+reason)
-		case idle:
+		if t.ph == starting || t.ph == running {
+			c.stopAttempt(t, stopHalt, why)
+		}
+	}
+	// Once every attempt is asked to stop: ending a trial makes the services it needed idle,
+	// which must not ask one still running to stop a second time, for another cause.
+	for _, t := range c.ts {
+		if t.ph == idle && t.retrying {
 			t.retrying = false
+			c.finish(t, store.Killed, why)
 		}
 	}
 	c.waiting.clear()
