@@ -320,7 +320,7 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 			out = append(out, fmt.Sprintf("service %s %s", t.Name, unfit(trials, []int{i}, c)))
 		default:
 			out = append(out, fmt.Sprintf("service %s, which runs all along, asks for %s: that does not fit in what the services placed before it leave free (%s), as the run starts them in plan order, each on the same devices every time (%s); give those services fewer resources",
-				t.Name, describeResources(t.Resources), describeFree(&p), strings.Join(held, "; ")))
+				t.Name, describeResources(t.Resources), describeFree(&p, []request{requestOf(t.Resources)}), strings.Join(held, "; ")))
 		}
 	}
 	// The services a trial runs beside, other than those pinned: those it depends on (and
@@ -384,7 +384,7 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 				ask += ", with the services it runs beside (" + strings.Join(beside, "; ") + ")"
 			}
 			out = append(out, fmt.Sprintf("trial %s asks for %s: that does not fit in what the services that run all along leave free (%s), as the run starts them first, each on the same devices every time (%s); give those services fewer resources, or run %s in a run of its own",
-				t.Name, ask, describeFree(&p), strings.Join(held, "; "), t.Name))
+				t.Name, ask, describeFree(&p, reqs), strings.Join(held, "; "), t.Name))
 		}
 	}
 	return out
@@ -420,17 +420,25 @@ func describeHeld(t experiment.Trial, g *grant, p *pool) string {
 	return s
 }
 
-// describeFree writes what p has free ("GPU-0 0.3, GPU-1 0.4, cpu 2").
-func describeFree(p *pool) string {
+// describeFree writes what p has free of the kinds reqs ask for ("GPU-0 0.3, GPU-1 0.4, cpu 2").
+func describeFree(p *pool, reqs []request) string {
+	var gpu, cpu, mem bool
+	for _, q := range reqs {
+		gpu = gpu || q.whole > 0 || q.share > 0 || q.mig != ""
+		cpu, mem = cpu || q.cpu > 0, mem || q.mem > 0
+	}
 	var parts []string
 	for i, d := range p.devs {
-		parts = append(parts, fmt.Sprintf("%s %g", d.ID, float64(p.free[i])/gpuUnit))
+		if gpu {
+			parts = append(parts, fmt.Sprintf("%s %g", d.ID, float64(p.free[i])/gpuUnit))
+		}
 	}
-	if p.cpu >= 0 {
+	if cpu && p.cpu >= 0 {
 		parts = append(parts, fmt.Sprintf("cpu %g", float64(p.cpu)/1000))
 	}
-	if p.mem >= 0 {
-		parts = append(parts, "memory "+quantity(p.mem))
+	if mem && p.mem >= 0 {
+		// In whole MiB: a host's memory is seldom a round number of bytes.
+		parts = append(parts, "memory "+quantity(p.mem&^(1<<20-1)))
 	}
 	if len(parts) == 0 {
 		return "nothing"
