@@ -440,9 +440,7 @@ func describeFree(p *pool, reqs []request) string {
 		// In whole MiB: a host's memory is seldom a round number of bytes.
 		parts = append(parts, "memory "+quantity(p.mem&^(1<<20-1)))
 	}
-	if len(parts) == 0 {
-		return "nothing"
-	}
+	// Not empty: what asks for nothing of a kind the host counts fits anywhere.
 	return strings.Join(parts, ", ")
 }
 
