@@ -304,10 +304,6 @@ func New(cfg Config) *Core {
 			// One that does not fit stays unpinned: admission refuses such a plan.
 			if t := c.ts[i]; g != nil {
 				t.pin, t.req = g, request{}
-			}
-		}
-		for i, t := range c.ts {
-			if t.pin != nil {
 				c.pinned = append(c.pinned, i)
 			}
 		}

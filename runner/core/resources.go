@@ -278,17 +278,15 @@ func alwaysOn(trials []experiment.Trial) []int {
 }
 
 // pinAlwaysOn takes from p, in plan order, what each service that runs all along asks for, and
-// returns the grant each got (nil for one that does not fit). These grants are held for the
-// whole run, whether the service runs, waits to restart or has not started yet: a restart on
-// other devices could leave the GPUs in pieces no waiting trial fits in, and admission (Unfit)
-// checks each trial against exactly what these grants leave.
-func pinAlwaysOn(trials []experiment.Trial, p *pool) map[int]*grant {
-	pins := map[int]*grant{}
+// returns the grant each got, by trial (nil for other trials, and for one that does not fit).
+// These grants are held for the whole run, whether the service runs, waits to restart or has
+// not started yet: a restart on other devices could leave the GPUs in pieces no waiting trial
+// fits in, and admission (Unfit) checks each trial against exactly what these grants leave.
+func pinAlwaysOn(trials []experiment.Trial, p *pool) []*grant {
+	pins := make([]*grant, len(trials))
 	for _, i := range alwaysOn(trials) {
 		if g, ok := p.take(requestOf(trials[i].Resources)); ok {
 			pins[i] = &g
-		} else {
-			pins[i] = nil
 		}
 	}
 	return pins
@@ -308,14 +306,15 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 	}
 	p := newPool(c)
 	pins := pinAlwaysOn(trials, &p)
+	always := make([]bool, len(trials))
 	var out []string
 	var held []string // the services placed, each with what it holds where
 	for _, i := range alwaysOn(trials) {
+		always[i] = true
 		t := trials[i]
-		g := pins[i]
 		switch {
-		case g != nil:
-			held = append(held, describeHeld(t, g, &p))
+		case pins[i] != nil:
+			held = append(held, describeHeld(t, pins[i], &p))
 		case unfit(trials, []int{i}, c) != "":
 			out = append(out, fmt.Sprintf("service %s %s", t.Name, unfit(trials, []int{i}, c)))
 		default:
@@ -323,25 +322,26 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 				t.Name, describeResources(t.Resources), describeFree(&p, []request{requestOf(t.Resources)}), strings.Join(held, "; ")))
 		}
 	}
-	// The services a trial runs beside, other than those pinned: those it depends on (and
-	// theirs), and the services implied by depends that pinned ones need (trials of their own).
+	// The services a trial runs beside, other than those that run all along: those it depends
+	// on (and theirs), and the services implied by depends that those that run all along need
+	// (trials of their own).
 	var visit func(j int, with map[int]bool)
 	visit = func(j int, with map[int]bool) {
 		for _, d := range trials[j].Depends {
-			if k := index[d.Trial]; trials[k].Service && !with[k] {
-				if _, pinned := pins[k]; !pinned {
-					with[k] = true
-					visit(k, with)
-				}
+			if k := index[d.Trial]; trials[k].Service && !always[k] && !with[k] {
+				with[k] = true
+				visit(k, with)
 			}
 		}
 	}
 	base := map[int]bool{}
-	for i := range pins {
-		visit(i, base)
+	for i := range trials {
+		if always[i] {
+			visit(i, base)
+		}
 	}
 	for i, t := range trials {
-		if _, pinned := pins[i]; pinned {
+		if always[i] {
 			continue
 		}
 		with := maps.Clone(base)
@@ -358,7 +358,7 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 		if t.DeclaredService() {
 			// A service trials depend on runs beside them: their lines say what does not fit,
 			// unless it cannot fit even an empty host.
-			if why := unfit(trials, group, c); why != "" && len(group) == 1 {
+			if why := unfit(trials, []int{i}, c); why != "" {
 				out = append(out, fmt.Sprintf("service %s %s", t.Name, why))
 			}
 			continue
