@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/internal/cmdutil"
 	"github.com/jikken-dev/jikken/lease"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/runner/core"
@@ -25,6 +27,11 @@ func admit(ctx context.Context, backend runner.Backend, trials []experiment.Tria
 		return nil, err
 	}
 	if err := runner.Admit(ctx, backend, trials, capacity); err != nil {
+		if errors.Is(err, runner.ErrUnfit) {
+			// The plan, not the host, is to change (the message says how): exit 2, as for
+			// any input that cannot run, before anything has started.
+			return nil, &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+		}
 		return nil, err
 	}
 	return &admission{capacity: capacity, leases: leases}, nil

@@ -80,6 +80,8 @@ type Core struct {
 	standalone []int
 	// lazy are the services trials depend on: with counted resources, they start on demand.
 	lazy []int
+	// pinned are the services that hold a pin, in plan order: fill starts them on it.
+	pinned []int
 	// live is how far each trial's live metrics are stored (metrics.go); nil until reported.
 	live []LiveMetrics
 
@@ -184,6 +186,10 @@ type trial struct {
 
 	req   request
 	grant grant
+	// pin is what a service that runs all along holds for the whole run, from New until it
+	// ends (pinAlwaysOn): each of its attempts starts on those devices, and its req is zero,
+	// as the pool already counts it.
+	pin *grant
 	// before is the record as it was before the attempt starting now, put back when the
 	// attempt cannot have its devices.
 	before store.TrialRecord
@@ -292,6 +298,15 @@ func New(cfg Config) *Core {
 			c.lazy = append(c.lazy, i)
 		}
 		c.place(t)
+	}
+	if c.pool.limited {
+		for i, g := range pinAlwaysOn(cfg.Trials, &c.pool) {
+			// One that does not fit stays unpinned: admission refuses such a plan.
+			if t := c.ts[i]; g != nil {
+				t.pin, t.req = g, request{}
+				c.pinned = append(c.pinned, i)
+			}
+		}
 	}
 	return c
 }
@@ -455,6 +470,10 @@ func (c *Core) evaluate(t *trial) {
 			}
 		}
 	case t.inReady:
+	case t.pin != nil:
+		// Its resources are held already: fill starts it once its devices are not held by
+		// another run.
+		t.inReady = true
 	case t.svc:
 		if c.pool.limited && len(t.depDeps) > 0 && !c.demanded(t) {
 			return
@@ -534,69 +553,32 @@ func (c *Core) wakeServices() {
 	}
 }
 
-// stalled fails the trials that can never start: nothing but services runs, nothing is due,
-// and what waits does not fit beside what the services hold. A record on its way to the store
-// is due: the trials that wait for it (after, depends: completed) may start once it is stored.
+// stalled pauses the services no running trial uses when nothing but services runs and nothing
+// is due, so that what waits for their resources can start. A record on its way to the store is
+// due: the trials that wait for it (after, depends: completed) may start once it is stored.
+//
+// Nothing more is needed for every trial to start at some point: once those services have
+// stopped, the pool is the host less the pins of the services that run all along (pinAlwaysOn;
+// whatever else held resources has ended), and admission (Unfit) made each trial fit there
+// beside the services it needs. (This once also failed the trials that still could not start,
+// with "cannot start": the services that run all along then took whatever devices were free
+// when they started or restarted, and could leave the GPUs in pieces no trial fit in.)
 func (c *Core) stalled() {
 	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() || c.unsettled > 0 {
 		return
 	}
-	var holders []string
 	for _, t := range c.ts {
 		switch {
 		case t.retrying:
 			return
 		case t.ph == starting || (t.ph == running && (!t.healthy || t.stop != noStop)):
 			return // something is still to happen
-		case t.ph == running:
-			holders = append(holders, t.spec.Name)
 		}
 	}
-	// Services hold something here: admission (Unfit) makes every trial fit an empty host
-	// beside its services, so with nothing running, nothing due and no device held elsewhere,
-	// what waits can only wait for what running services hold.
-	//
-	// First, pause the services no running trial uses: they start again when a trial needs
-	// them and fits beside them.
-	paused := false
 	for _, t := range c.ts {
-		if t.svc && t.ph == running && len(t.depDeps) > 0 && !c.inUse(t) {
+		if t.svc && t.pin == nil && t.ph == running && len(t.depDeps) > 0 && !c.inUse(t) {
 			c.stopAttempt(t, stopPause, "paused: no trial uses it now, and others need its resources; it starts again when needed")
-			paused = true
 		}
-	}
-	if paused {
-		return
-	}
-	// The trials that wait for resources alone: queued, or waiting only for services that
-	// could start but do not fit beside them.
-	var stuck []*trial
-	for _, t := range c.ts {
-		if t.svc || t.ph != idle {
-			continue
-		}
-		if t.inReady {
-			stuck = append(stuck, t)
-			continue
-		}
-		if ok, blocked := c.depsStateBesides(t, true); !ok || blocked != "" {
-			continue
-		}
-		startable := true
-		for _, i := range t.services {
-			if s := c.ts[i]; s.ph != running {
-				ok, blocked := c.depsState(s)
-				startable = startable && ok && blocked == ""
-			}
-		}
-		if startable {
-			stuck = append(stuck, t)
-		}
-	}
-	why := fmt.Sprintf("cannot start: the host's resources are held by services that other trials still need (%s); give the services fewer resources, or run these trials apart", strings.Join(holders, ", "))
-	for _, t := range stuck {
-		// Failing one changes no other's phase (a fail-fast halt leaves idle trials idle).
-		c.finish(t, store.Failed, why)
 	}
 }
 
@@ -664,6 +646,18 @@ func (c *Core) waitsOnServers() {
 // fill starts queued trials, in plan order among those whose resources fit, services first,
 // then other trials while slots are free.
 func (c *Core) fill() {
+	for _, i := range c.pinned {
+		t := c.ts[i]
+		if c.halted || t.pin == nil || !t.inReady || t.ph != idle || t.retrying || c.pool.heldElsewhere(*t.pin) {
+			continue
+		}
+		// Like a queued trial (below): evaluate saw t since its dependencies last changed, but
+		// a service it needs may have been asked to stop since; it stays ready until then.
+		if ok, _ := c.depsState(t); ok {
+			t.inReady = false
+			c.start(t)
+		}
+	}
 	for _, qs := range []*queues{&c.services, &c.waiting} {
 		for !c.halted && (qs == &c.services || c.running < c.cfg.Jobs) {
 			i, ok := qs.next(c.pool.fits)
@@ -760,9 +754,13 @@ func depReason(u *trial) string {
 }
 
 func (c *Core) start(t *trial) {
-	// fill starts only what fits now, and nothing is taken in between: the take succeeds.
+	// fill starts only what fits now, and nothing is taken in between: the take succeeds. A
+	// pinned service takes nothing (its req is zero) and starts on its pin.
 	g, _ := c.pool.take(t.req)
 	t.grant = g
+	if t.pin != nil {
+		g = *t.pin
+	}
 	t.before = copyRecord(&t.rec)
 	clear := len(t.rec.Attempts) > 0
 	t.attempt = 1
@@ -1168,6 +1166,11 @@ func (c *Core) ended(t *trial) {
 	st := t.rec.Status
 	t.ph, t.retrying = final, false
 	c.place(t)
+	if t.pin != nil {
+		c.pool.give(*t.pin)
+		t.pin = nil
+		c.wakeServices()
+	}
 	if !t.svc {
 		c.open--
 		if c.open == 0 {
@@ -1226,19 +1229,26 @@ func (c *Core) idle(s *trial) {
 	}
 }
 
-// halt stops every attempt; trials not started stay pending.
+// halt stops every attempt, and ends as killed the trials waiting to retry (their records said
+// they would); trials not started stay pending.
 func (c *Core) halt(reason string, interrupt bool) {
 	if c.halted {
 		return
 	}
 	c.halted, c.haltReason = true, reason
 	c.interrupted = interrupt
+	why := "killed: " + reason
 	for _, t := range c.ts {
-		switch t.ph {
-		case starting, running:
-			c.stopAttempt(t, stopHalt, "killed: "+reason)
-		case idle:
+		if t.ph == starting || t.ph == running {
+			c.stopAttempt(t, stopHalt, why)
+		}
+	}
+	// Once every attempt is asked to stop: ending a trial makes the services it needed idle,
+	// which must not ask one still running to stop a second time, for another cause.
+	for _, t := range c.ts {
+		if t.ph == idle && t.retrying {
 			t.retrying = false
+			c.finish(t, store.Killed, why)
 		}
 	}
 	c.waiting.clear()

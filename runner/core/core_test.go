@@ -69,6 +69,31 @@ func TestInterleavings(t *testing.T) {
 	})
 }
 
+// TestCrowdedHost runs plans whose services crowd the host's GPUs, in random interleavings: a
+// plan admission accepts must run to its end with every trial started at some point (none
+// fails for want of room), however the services restart and whatever other runs hold.
+func TestCrowdedHost(t *testing.T) {
+	n := *rounds / 5
+	if testing.Short() {
+		n = 2_000
+	}
+	forSeeds(t, "TestCrowdedHost", n, func(seed uint64, trace bool) (string, []string) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		p := genCrowded(rng)
+		w := newWorld(rng, p, nil, nil, epoch)
+		w.tracing = trace
+		v := w.run(-1)
+		if v == "" && w.c.Status() != store.Killed {
+			for i, spec := range p.trials {
+				if rec := w.c.Record(i); !spec.Service && rec.Status != store.Skipped && len(rec.Attempts) == 0 {
+					v = fmt.Sprintf("%s ended %s (%q) without ever starting", spec.Name, rec.Status, rec.Reason)
+				}
+			}
+		}
+		return v, append([]string{fmt.Sprintf("plan: jobs %d fail-fast %v", p.jobs, p.failFast), describePlan(p)}, w.trace...)
+	})
+}
+
 // TestResumeFromAnyPrefix runs a plan to its end, then, for a prefix of its journal (the store
 // after k records were written, as a runner killed at that moment leaves it), resumes the run
 // in a new core and another interleaving, re-attaching to some of the attempts left open: it

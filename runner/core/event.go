@@ -111,8 +111,8 @@ type TimerFired struct {
 	At    time.Time
 }
 
-// StopRequested asks the run to stop: running attempts are stopped and recorded as killed,
-// trials that have not started stay pending for a resume.
+// StopRequested asks the run to stop: running attempts are stopped and recorded as killed, as
+// are trials waiting to retry; trials that have not started stay pending for a resume.
 type StopRequested struct {
 	Reason string
 	At     time.Time

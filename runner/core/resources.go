@@ -3,6 +3,7 @@ package core
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -181,6 +182,16 @@ func (p *pool) fitsAll(reqs []request) bool {
 // holding reports whether devices are left alone because other runs held them: a recheck is due.
 func (p *pool) holding() bool { return slices.Contains(p.elsewhere, true) }
 
+// heldElsewhere reports whether one of g's devices is held by another run.
+func (p *pool) heldElsewhere(g grant) bool {
+	for _, i := range g.devs {
+		if p.elsewhere[i] {
+			return true
+		}
+	}
+	return false
+}
+
 // hold marks the devices named ids as held by another run.
 func (p *pool) hold(ids []string) {
 	for i, d := range p.devs {
@@ -225,13 +236,10 @@ func (p *pool) ids(g grant) []string {
 	return out
 }
 
-// Unfit lists the trials that can never start on c, each with the numbers: a run refuses them
-// before anything starts. A trial runs beside the services it depends on (and theirs), and
-// beside the services nothing depends on, which run all along: together they must fit.
-func Unfit(trials []experiment.Trial, c *Capacity) []string {
-	if c == nil {
-		return nil
-	}
+// alwaysOn lists, in plan order, the services that run all along: the declared services nothing
+// depends on, and the declared services they depend on (and theirs), which are in use as long.
+// The core starts them first and keeps, for each, the devices it was placed on (pinAlwaysOn).
+func alwaysOn(trials []experiment.Trial) []int {
 	index := make(map[string]int, len(trials))
 	dependedOn := make([]bool, len(trials))
 	for i, t := range trials {
@@ -242,31 +250,102 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 			dependedOn[index[d.Trial]] = true
 		}
 	}
-	var always []int // services that run all along
-	for i, t := range trials {
-		if t.Service && !dependedOn[i] {
-			always = append(always, i)
+	on := make([]bool, len(trials))
+	var visit func(j int)
+	visit = func(j int) {
+		if on[j] {
+			return
 		}
-	}
-	var out []string
-	for i, t := range trials {
-		with := map[int]bool{}
-		var visit func(j int)
-		visit = func(j int) {
-			for _, d := range trials[j].Depends {
-				if k := index[d.Trial]; trials[k].Service && !with[k] && k != i {
-					with[k] = true
-					visit(k)
-				}
-			}
-		}
-		visit(i)
-		for _, k := range always {
-			if k != i && !with[k] {
-				with[k] = true
+		on[j] = true
+		for _, d := range trials[j].Depends {
+			if k := index[d.Trial]; trials[k].DeclaredService() {
 				visit(k)
 			}
 		}
+	}
+	for i, t := range trials {
+		if t.DeclaredService() && !dependedOn[i] {
+			visit(i)
+		}
+	}
+	var out []int
+	for i := range trials {
+		if on[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pinAlwaysOn takes from p, in plan order, what each service that runs all along asks for, and
+// returns the grant each got, by trial (nil for other trials, and for one that does not fit).
+// These grants are held for the whole run, whether the service runs, waits to restart or has
+// not started yet: a restart on other devices could leave the GPUs in pieces no waiting trial
+// fits in, and admission (Unfit) checks each trial against exactly what these grants leave.
+func pinAlwaysOn(trials []experiment.Trial, p *pool) []*grant {
+	pins := make([]*grant, len(trials))
+	for _, i := range alwaysOn(trials) {
+		if g, ok := p.take(requestOf(trials[i].Resources)); ok {
+			pins[i] = &g
+		}
+	}
+	return pins
+}
+
+// Unfit lists the trials that can never start on c, each with the numbers and what to do: a
+// run refuses them before anything starts. The services that run all along are placed first,
+// as the run places them (pinAlwaysOn), and each must fit beside those before it; every other
+// trial must then fit, with the services it depends on (and theirs), in what they leave.
+func Unfit(trials []experiment.Trial, c *Capacity) []string {
+	if c == nil {
+		return nil
+	}
+	index := make(map[string]int, len(trials))
+	for i, t := range trials {
+		index[t.Name] = i
+	}
+	p := newPool(c)
+	pins := pinAlwaysOn(trials, &p)
+	always := make([]bool, len(trials))
+	var out []string
+	var held []string // the services placed, each with what it holds where
+	for _, i := range alwaysOn(trials) {
+		always[i] = true
+		t := trials[i]
+		switch {
+		case pins[i] != nil:
+			held = append(held, describeHeld(t, pins[i], &p))
+		case unfit(trials, []int{i}, c) != "":
+			out = append(out, fmt.Sprintf("service %s %s", t.Name, unfit(trials, []int{i}, c)))
+		default:
+			out = append(out, fmt.Sprintf("service %s, which runs all along, asks for %s: that does not fit in what the services placed before it leave free (%s), as the run starts them in plan order, each on the same devices every time (%s); give those services fewer resources",
+				t.Name, describeResources(t.Resources), describeFree(&p, []request{requestOf(t.Resources)}), strings.Join(held, "; ")))
+		}
+	}
+	// The services a trial runs beside, other than those that run all along: those it depends
+	// on (and theirs), and the services implied by depends that those that run all along need
+	// (trials of their own).
+	var visit func(j int, with map[int]bool)
+	visit = func(j int, with map[int]bool) {
+		for _, d := range trials[j].Depends {
+			if k := index[d.Trial]; trials[k].Service && !always[k] && !with[k] {
+				with[k] = true
+				visit(k, with)
+			}
+		}
+	}
+	base := map[int]bool{}
+	for i := range trials {
+		if always[i] {
+			visit(i, base)
+		}
+	}
+	for i, t := range trials {
+		if always[i] {
+			continue
+		}
+		with := maps.Clone(base)
+		visit(i, with)
 		delete(with, i)
 		group := []int{i}
 		var names []string
@@ -276,14 +355,93 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 				names = append(names, trials[k].Name)
 			}
 		}
+		if t.DeclaredService() {
+			// A service trials depend on runs beside them: their lines say what does not fit,
+			// unless it cannot fit even an empty host.
+			if why := unfit(trials, []int{i}, c); why != "" {
+				out = append(out, fmt.Sprintf("service %s %s", t.Name, why))
+			}
+			continue
+		}
 		if why := unfit(trials, group, c); why != "" {
 			if len(names) > 0 {
 				why += " with the services it runs beside (" + strings.Join(names, ", ") + ")"
 			}
 			out = append(out, fmt.Sprintf("trial %s %s", t.Name, why))
+			continue
+		}
+		reqs := make([]request, len(group))
+		var beside []string
+		for k, j := range group {
+			reqs[k] = requestOf(trials[j].Resources)
+			if k > 0 {
+				beside = append(beside, trials[j].Name+": "+describeResources(trials[j].Resources))
+			}
+		}
+		if !p.fitsAll(reqs) {
+			ask := describeResources(t.Resources)
+			if len(beside) > 0 {
+				ask += ", with the services it runs beside (" + strings.Join(beside, "; ") + ")"
+			}
+			out = append(out, fmt.Sprintf("trial %s asks for %s: that does not fit in what the services that run all along leave free (%s), as the run starts them first, each on the same devices every time (%s); give those services fewer resources, or run %s in a run of its own",
+				t.Name, ask, describeFree(&p, reqs), strings.Join(held, "; "), t.Name))
 		}
 	}
 	return out
+}
+
+// describeResources writes what a trial asks for ("gpu 0.7, cpu 2").
+func describeResources(r experiment.Resources) string {
+	var parts []string
+	if r.GPU > 0 {
+		parts = append(parts, fmt.Sprintf("gpu %g", r.GPU))
+	}
+	if r.MIG != "" {
+		parts = append(parts, "mig "+r.MIG)
+	}
+	if r.CPU > 0 {
+		parts = append(parts, fmt.Sprintf("cpu %g", r.CPU))
+	}
+	if r.Memory > 0 {
+		parts = append(parts, "memory "+quantity(r.Memory))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeHeld writes what service t holds, and on which devices ("s1: gpu 0.3 on GPU-0").
+func describeHeld(t experiment.Trial, g *grant, p *pool) string {
+	s := t.Name + ": " + describeResources(t.Resources)
+	if ids := p.ids(*g); len(ids) > 0 {
+		s += " on " + strings.Join(ids, " and ")
+	}
+	return s
+}
+
+// describeFree writes what p has free of the kinds reqs ask for ("GPU-0 0.3, GPU-1 0.4, cpu 2").
+func describeFree(p *pool, reqs []request) string {
+	var gpu, cpu, mem bool
+	for _, q := range reqs {
+		gpu = gpu || q.whole > 0 || q.share > 0 || q.mig != ""
+		cpu, mem = cpu || q.cpu > 0, mem || q.mem > 0
+	}
+	var parts []string
+	for i, d := range p.devs {
+		if gpu {
+			parts = append(parts, fmt.Sprintf("%s %g", d.ID, float64(p.free[i])/gpuUnit))
+		}
+	}
+	if cpu && p.cpu >= 0 {
+		parts = append(parts, fmt.Sprintf("cpu %g", float64(p.cpu)/1000))
+	}
+	if mem && p.mem >= 0 {
+		// In whole MiB: a host's memory is seldom a round number of bytes.
+		parts = append(parts, "memory "+quantity(p.mem&^(1<<20-1)))
+	}
+	// Not empty: what asks for nothing of a kind the host counts fits anywhere.
+	return strings.Join(parts, ", ")
 }
 
 // unfit says why the trials of group cannot run at once on c, or "".

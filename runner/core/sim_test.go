@@ -208,6 +208,73 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 	return p
 }
 
+// genCrowded returns a plan for a host whose GPUs services crowd: services that run all along
+// (some restarting, some with a health check), services trials depend on, and trials, each
+// asking for a share of a GPU or a whole one, in sizes that leave pieces too small for others.
+// It returns a plan admission accepts, drawing again until one is.
+func genCrowded(rng *rand.Rand) plan {
+	shares := []float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.7}
+	gpu := func() float64 {
+		if rng.IntN(6) == 0 {
+			return 1
+		}
+		return shares[rng.IntN(len(shares))]
+	}
+	for {
+		c := &core.Capacity{CPU: 8}
+		for i := range 1 + rng.IntN(3) {
+			c.GPUs = append(c.GPUs, core.Device{ID: fmt.Sprintf("GPU-%d", i)})
+		}
+		p := plan{jobs: 1 + rng.IntN(3), failFast: rng.IntN(6) == 0, capacity: c}
+		add := func(t experiment.Trial, b behaviour) {
+			t.Index = len(p.trials)
+			p.trials, p.behave = append(p.trials, t), append(p.behave, b)
+		}
+		service := func(name string) (experiment.Trial, behaviour) {
+			t := experiment.Trial{Name: name, Service: true, Resources: experiment.Resources{GPU: gpu()}}
+			b := behaviour{hang: true, healthy: true}
+			switch rng.IntN(4) {
+			case 0:
+				t.Restart, b.hang, b.code = experiment.RestartOnFailure, false, 1
+			case 1:
+				t.Health = &experiment.Health{TCP: "127.0.0.1:1", Timeout: experiment.Duration(time.Second)}
+			}
+			return t, b
+		}
+		var lazy []string
+		for k := range rng.IntN(3) {
+			t, b := service(fmt.Sprintf("lazy%d", k))
+			add(t, b)
+			lazy = append(lazy, t.Name)
+		}
+		for k := range 1 + rng.IntN(4) {
+			add(service(fmt.Sprintf("svc%d", k)))
+		}
+		for k := range 1 + rng.IntN(4) {
+			t := experiment.Trial{Name: fmt.Sprintf("t%d", k), Retries: rng.IntN(2), Resources: experiment.Resources{GPU: gpu()}}
+			if len(lazy) > 0 && rng.IntN(2) == 0 {
+				t.Depends = []experiment.Dependency{{Trial: lazy[rng.IntN(len(lazy))], Condition: experiment.Started}}
+			}
+			b := behaviour{healthy: true}
+			if rng.IntN(4) == 0 {
+				b.code = 1
+			}
+			add(t, b)
+		}
+		// Services in plan order among the trials, as a file may list them.
+		perm := rng.Perm(len(p.trials))
+		trials, behave := make([]experiment.Trial, len(p.trials)), make([]behaviour, len(p.trials))
+		for from, to := range perm {
+			trials[to], behave[to] = p.trials[from], p.behave[from]
+			trials[to].Index = to
+		}
+		p.trials, p.behave = trials, behave
+		if len(core.Unfit(p.trials, p.capacity)) == 0 {
+			return p
+		}
+	}
+}
+
 // world is everything outside the core: attempts, timers and the store, advanced one event at a
 // time in an order drawn from rng.
 type world struct {
