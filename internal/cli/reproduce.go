@@ -21,12 +21,12 @@ import (
 )
 
 type metricMatch struct {
-	Name       string   `json:"name"`
+	Name string `json:"name"`
 	// Original and Reproduced are the final values, NaN and infinities as metrics.jsonl writes
 	// them (nil: not logged).
 	Original   *track.Float `json:"original"`
 	Reproduced *track.Float `json:"reproduced"`
-	Match      bool     `json:"match"`
+	Match      bool         `json:"match"`
 }
 
 type reproduceJSON struct {
