@@ -145,8 +145,10 @@ type TrialRecord struct {
 	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
 	Live *Live `json:"live,omitempty"`
 	// Values are the trial's final metric values (the last value of each metric) once it has
-	// ended, kept in the journal for a search, whose next suggestions depend on them.
-	Values map[string]float64 `json:"values,omitempty"`
+	// ended, kept in the journal for a search, whose next suggestions depend on them. NaN and
+	// infinities are written as summary.json writes them (Metrics): a trial whose objective came
+	// out NaN is recorded like any other, not lost to a failed write.
+	Values Metrics `json:"values,omitempty"`
 	// PrunedAt is, for a pruned trial, how many of its last attempt's live points the pruner
 	// had seen when it decided: the curve it was judged on, which a resumed search reads back.
 	PrunedAt int64 `json:"pruned_at,omitempty"`

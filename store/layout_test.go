@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -95,5 +96,49 @@ func TestCreateManifestRefusesAnExistingRun(t *testing.T) {
 	}
 	if got, _ := runs.Manifest(ctx, m.RunID); got.Experiment != "first" {
 		t.Fatalf("manifest replaced: %+v", got)
+	}
+}
+
+// A search keeps each trial's final values in its record; a trial whose objective came out NaN
+// or infinite must still be recorded (JSON numbers cannot hold those values), else its result is
+// lost and the run stops with a store error.
+func TestTrialRecordKeepsNonFiniteValues(t *testing.T) {
+	ctx := context.Background()
+	f, _ := store.OpenFolder(t.TempDir())
+	runs := store.Runs{Blob: f}
+	want := map[string]float64{"loss": math.NaN(), "acc": math.Inf(1), "x": math.Inf(-1), "y": 0.5}
+	one := &store.TrialRecord{Run: "r", Name: "a", Status: store.Succeeded, Values: want}
+	if err := runs.WriteTrial(ctx, one); err != nil {
+		t.Fatalf("write a record with NaN and infinite values: %v", err)
+	}
+	two := &store.TrialRecord{Run: "r", Name: "b", Index: 1, Status: store.Pruned, Values: want}
+	for _, err := range runs.WriteTrials(ctx, []*store.TrialRecord{two}) {
+		if err != nil {
+			t.Fatalf("write records with NaN and infinite values: %v", err)
+		}
+	}
+	for _, name := range []string{"a", "b"} {
+		rec, err := runs.Trial(ctx, "r", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Values) != len(want) || !math.IsNaN(rec.Values["loss"]) || !math.IsInf(rec.Values["acc"], 1) ||
+			!math.IsInf(rec.Values["x"], -1) || rec.Values["y"] != 0.5 {
+			t.Errorf("trial %s: values read back %v, want %v", name, rec.Values, want)
+		}
+	}
+	b, err := store.ReadAll(ctx, f, "runs/r/trials/a/trial.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, `"loss": "NaN"`) || !strings.Contains(s, `"acc": "Infinity"`) || !strings.Contains(s, `"x": "-Infinity"`) {
+		t.Errorf("record is not written as track.EncodeFloat writes values:\n%s", s)
+	}
+	// A record without values has none after a round trip (omitted, not an empty object).
+	if err := runs.WriteTrial(ctx, &store.TrialRecord{Run: "r", Name: "c", Index: 2, Status: store.Pending}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := runs.Trial(ctx, "r", "c"); err != nil || rec.Values != nil {
+		t.Errorf("record without values read back as %v, %v", rec.Values, err)
 	}
 }

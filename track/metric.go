@@ -83,6 +83,27 @@ func DecodeFloat(raw json.RawMessage) (float64, error) {
 	return f, nil
 }
 
+// Float is a float64 that JSON carries as metrics.jsonl does: NaN and infinities as the strings
+// EncodeFloat writes. A plain float64 holding one of them makes json.Marshal fail, and with it
+// the whole document it is part of.
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) { return EncodeFloat(float64(f)), nil }
+
+// UnmarshalJSON reads a number or one of the strings DecodeFloat accepts; null leaves f as it is.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	v, err := DecodeFloat(b)
+	if err != nil {
+		return err
+	}
+	*f = Float(v)
+	return nil
+}
+
 // MarshalJSON implements json.Marshaler.
 func (m Metric) MarshalJSON() ([]byte, error) {
 	return json.Marshal(metricJSON{Name: m.Name, Value: EncodeFloat(m.Value), Step: m.Step, TS: m.TS})

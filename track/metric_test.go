@@ -1,6 +1,8 @@
 package track_test
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +57,37 @@ func TestReadMetricsLeavesBadLinesOut(t *testing.T) {
 	}
 	if len(ms) != 2 || ms[0].Value != 1 || ms[1].Value != 0.5 {
 		t.Errorf("metrics %+v; want the two good lines", ms)
+	}
+}
+
+// Float carries the values JSON numbers cannot hold as metrics.jsonl does, both ways.
+func TestFloatJSON(t *testing.T) {
+	type doc struct {
+		V []track.Float `json:"v"`
+		P *track.Float  `json:"p"`
+	}
+	one := track.Float(1.5)
+	in := doc{V: []track.Float{track.Float(math.NaN()), track.Float(math.Inf(1)), track.Float(math.Inf(-1)), 0.25}, P: &one}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"v":["NaN","Infinity","-Infinity",0.25],"p":1.5}`; string(b) != want {
+		t.Fatalf("%s, want %s", b, want)
+	}
+	var out doc
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.V) != 4 || !math.IsNaN(float64(out.V[0])) || !math.IsInf(float64(out.V[1]), 1) || !math.IsInf(float64(out.V[2]), -1) ||
+		out.V[3] != 0.25 || out.P == nil || *out.P != 1.5 {
+		t.Errorf("read back %+v", out)
+	}
+	out = doc{}
+	if err := json.Unmarshal([]byte(`{"v":[null,"nan"],"p":null}`), &out); err != nil || out.P != nil || out.V[0] != 0 || !math.IsNaN(float64(out.V[1])) {
+		t.Errorf("null and nan: %+v, %v", out, err)
+	}
+	if err := json.Unmarshal([]byte(`{"v":["soon"]}`), &out); err == nil {
+		t.Error("a word that is no number was read")
 	}
 }

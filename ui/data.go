@@ -389,18 +389,20 @@ func metricColumns(runs []RunSummary) []string {
 
 // TrialView is a trial's row in a run page and the JSON the page polls.
 type TrialView struct {
-	Name     string             `json:"name"`
-	Group    string             `json:"group,omitempty"`
-	Status   store.Status       `json:"status"`
-	Params   map[string]string  `json:"params"`
-	Seed     *int64             `json:"seed,omitempty"`
-	Attempts int                `json:"attempts"`
-	ExitCode *int               `json:"exit_code,omitempty"`
-	Reason   string             `json:"reason,omitempty"`
-	Started  *time.Time         `json:"started,omitempty"`
-	Finished *time.Time         `json:"finished,omitempty"`
-	Duration string             `json:"duration,omitempty"`
-	Metrics  map[string]float64 `json:"metrics"`
+	Name     string            `json:"name"`
+	Group    string            `json:"group,omitempty"`
+	Status   store.Status      `json:"status"`
+	Params   map[string]string `json:"params"`
+	Seed     *int64            `json:"seed,omitempty"`
+	Attempts int               `json:"attempts"`
+	ExitCode *int              `json:"exit_code,omitempty"`
+	Reason   string            `json:"reason,omitempty"`
+	Started  *time.Time        `json:"started,omitempty"`
+	Finished *time.Time        `json:"finished,omitempty"`
+	Duration string            `json:"duration,omitempty"`
+	// Metrics are the final values; NaN and infinities are the strings "NaN", "Infinity" and
+	// "-Infinity", as in metrics.jsonl (store.Metrics): JSON numbers cannot hold them.
+	Metrics store.Metrics `json:"metrics"`
 }
 
 // RunView is a run's page: its summary, its params and metrics, and a row per trial in plan

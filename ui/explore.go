@@ -71,5 +71,5 @@ rows:
 		}
 		out.Rows = append(out.Rows, r)
 	}
-	s.writeJSON(w, out)
+	s.writeJSON(w, req, out)
 }

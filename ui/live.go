@@ -55,7 +55,7 @@ func (s *Server) livePoints(w http.ResponseWriter, req *http.Request) {
 	rec, err := s.r.runs.Trial(ctx, run, trial)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		s.writeJSON(w, out) // not started yet
+		s.writeJSON(w, req, out) // not started yet
 		return
 	case err != nil:
 		s.fail(w, req, err)
@@ -77,7 +77,7 @@ func (s *Server) livePoints(w http.ResponseWriter, req *http.Request) {
 		s.fail(w, req, err)
 		return
 	}
-	s.writeJSON(w, out)
+	s.writeJSON(w, req, out)
 }
 
 // liveAttempt is the attempt whose points make a trial's curve (the running one, else the last)
@@ -171,7 +171,7 @@ func (s *Server) runLive(w http.ResponseWriter, req *http.Request) {
 			out.Trials = append(out.Trials, t)
 		}
 	}
-	s.writeJSON(w, out)
+	s.writeJSON(w, req, out)
 }
 
 // trialLive reads one trial's points after c, taking them from the answer's budget.

@@ -6,13 +6,13 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/runner/plan"
 	"github.com/jikken-dev/jikken/search"
 	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/track"
 )
 
 // ParetoPlot is a search of several objectives as its run page draws it: the trials that
@@ -97,15 +97,21 @@ type FrontRow struct {
 	Values []number          `json:"values"`
 }
 
-// number is a value JSON writes as null when it is not finite (JSON has no word for NaN or
-// Inf, and one such value would void the whole answer) and the page as fmtMetric does.
+// number is a value JSON writes as metrics.jsonl does, NaN and infinities as the strings
+// "NaN", "Infinity" and "-Infinity" (JSON has no word for them, and one such value would void
+// the whole answer), and the page as fmtMetric does.
 type number float64
 
-func (n number) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
-		return []byte("null"), nil
+func (n number) MarshalJSON() ([]byte, error) { return track.EncodeFloat(float64(n)), nil }
+
+// UnmarshalJSON reads what MarshalJSON writes (a client of /api/runs/RUN).
+func (n *number) UnmarshalJSON(b []byte) error {
+	v, err := track.DecodeFloat(b)
+	if err != nil {
+		return err
 	}
-	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+	*n = number(v)
+	return nil
 }
 
 func (n number) String() string { return fmtMetric(float64(n)) }

@@ -7,6 +7,7 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"embed"
@@ -206,12 +207,19 @@ func (s *Server) fail(w http.ResponseWriter, req *http.Request, err error) {
 	s.render(w, req, "error", &pageData{Title: http.StatusText(code), Error: err.Error(), Code: code})
 }
 
-func (s *Server) writeJSON(w http.ResponseWriter, v any) {
+// writeJSON answers v as JSON, encoded whole before the first byte goes out: a value JSON
+// cannot hold is then a 500 that says so (and is logged), not a 200 with an empty body.
+func (s *Server) writeJSON(w http.ResponseWriter, req *http.Request, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		s.fail(w, req, fmt.Errorf("encode the answer: %w", err))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+	_, _ = w.Write(b.Bytes())
 }
 
 // pageAndJSON serves what load finds as an HTML page (view names the template and fills its
@@ -231,7 +239,7 @@ func pageAndJSON[T any](s *Server, load func(*http.Request) (T, error), view str
 			s.fail(w, req, err)
 			return
 		}
-		s.writeJSON(w, v)
+		s.writeJSON(w, req, v)
 	}
 	return page, api
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -463,5 +464,16 @@ func TestAnEliminatedTrial(t *testing.T) {
 		if js := get(t, s, "GET", file).Body.String(); !strings.Contains(js, `"eliminated"`) {
 			t.Errorf("%s does not know an eliminated trial has ended", file)
 		}
+	}
+}
+
+// An answer JSON cannot hold is a 500 that says why, not a 200 with an empty body that leaves a
+// polling page blank without a word.
+func TestJSONAnswerThatCannotBeEncoded(t *testing.T) {
+	s, _ := server(t, Options{})
+	w := httptest.NewRecorder()
+	s.writeJSON(w, httptest.NewRequest("GET", "/api/runs/x", nil), map[string]float64{"loss": math.NaN()})
+	if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), "unsupported value") || !json.Valid(w.Body.Bytes()) {
+		t.Errorf("%d %s", w.Code, w.Body)
 	}
 }

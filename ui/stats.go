@@ -392,7 +392,7 @@ func (s *Server) answerComparison(w http.ResponseWriter, req *http.Request, v *S
 		s.fail(w, req, fmt.Errorf("%s: %w", v.Error, errBadRequest))
 		return
 	}
-	s.writeJSON(w, v.Comparison)
+	s.writeJSON(w, req, v.Comparison)
 }
 
 // curvesFigure draws the metric's convergence per group, as 'jikken report' does, from the

@@ -17,13 +17,16 @@ import (
 	"github.com/jikken-dev/jikken/results"
 	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/track"
 )
 
 type metricMatch struct {
-	Name       string   `json:"name"`
-	Original   *float64 `json:"original"`
-	Reproduced *float64 `json:"reproduced"`
-	Match      bool     `json:"match"`
+	Name string `json:"name"`
+	// Original and Reproduced are the final values, NaN and infinities as metrics.jsonl writes
+	// them (nil: not logged).
+	Original   *track.Float `json:"original"`
+	Reproduced *track.Float `json:"reproduced"`
+	Match      bool         `json:"match"`
 }
 
 type reproduceJSON struct {
@@ -217,12 +220,14 @@ func compareReproduction(ctx context.Context, f *cmdutil.Factory, runs store.Run
 	for _, k := range sorted {
 		mm := metricMatch{Name: k}
 		if v, ok := a[k]; ok {
-			mm.Original = &v
+			x := track.Float(v)
+			mm.Original = &x
 		}
 		if v, ok := b[k]; ok {
-			mm.Reproduced = &v
+			x := track.Float(v)
+			mm.Reproduced = &x
 		}
-		mm.Match = mm.Original != nil && mm.Reproduced != nil && within(*mm.Original, *mm.Reproduced, tol)
+		mm.Match = mm.Original != nil && mm.Reproduced != nil && within(float64(*mm.Original), float64(*mm.Reproduced), tol)
 		out.Match = out.Match && mm.Match
 		out.Metrics = append(out.Metrics, mm)
 	}
@@ -235,11 +240,11 @@ func compareReproduction(ctx context.Context, f *cmdutil.Factory, runs store.Run
 		fmt.Fprintf(w, "reproduced %s as %s (%s)\n", out.Original, newID+"/"+trial, status)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "METRIC\tORIGINAL\tREPRODUCED\tMATCH")
-		show := func(p *float64) string {
+		show := func(p *track.Float) string {
 			if p == nil {
 				return "-"
 			}
-			return strconv.FormatFloat(*p, 'g', -1, 64)
+			return strconv.FormatFloat(float64(*p), 'g', -1, 64)
 		}
 		for _, mm := range out.Metrics {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", mm.Name, show(mm.Original), show(mm.Reproduced), mm.Match)

@@ -17,6 +17,7 @@ import (
 	"github.com/jikken-dev/jikken/runner/plan"
 	"github.com/jikken-dev/jikken/search"
 	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/track"
 )
 
 // searchOf reads the search block of a recorded run from its evaluated experiment (nil: the run
@@ -85,10 +86,11 @@ type searchRow struct {
 	Trial  string         `json:"trial"`
 	Status store.Status   `json:"status"`
 	Params map[string]any `json:"params"`
-	// Values are the objectives' values, in the order of the objectives (null: not logged).
-	Values []*float64 `json:"values"`
+	// Values are the objectives' values, in the order of the objectives (null: not logged, or
+	// NaN, which the search counts as no value); infinities are "Infinity" and "-Infinity".
+	Values []*track.Float `json:"values"`
 	// Best is the best value of the first objective so far (single objective only).
-	Best *float64 `json:"best_so_far,omitempty"`
+	Best *track.Float `json:"best_so_far,omitempty"`
 	// Front marks the best trial (one objective) or the Pareto front (several).
 	Front  bool   `json:"best"`
 	Reason string `json:"reason,omitempty"`
@@ -183,12 +185,12 @@ func searchView(run string, s *experiment.Search, hist []plan.Entry) *searchShow
 	for _, n := range plan.Best(s, hist) {
 		front[n] = true
 	}
-	var best *float64
+	var best *track.Float
 	for _, e := range hist {
 		r := searchRow{Number: e.Number, Trial: e.Name, Status: e.Status, Params: e.Observation.Params, Front: front[e.Number], Reason: e.Reason}
 		for i := range s.Objectives {
 			if i < len(e.Observation.Values) {
-				x := e.Observation.Values[i]
+				x := track.Float(e.Observation.Values[i])
 				r.Values = append(r.Values, &x)
 			} else {
 				r.Values = append(r.Values, nil)
@@ -243,12 +245,12 @@ func writeSearch(w io.Writer, v *searchShowJSON) error {
 			if x == nil {
 				vals = append(vals, "-")
 			} else {
-				vals = append(vals, strconv.FormatFloat(*x, 'g', 6, 64))
+				vals = append(vals, strconv.FormatFloat(float64(*x), 'g', 6, 64))
 			}
 		}
 		best := ""
 		if r.Best != nil {
-			best = strconv.FormatFloat(*r.Best, 'g', 6, 64)
+			best = strconv.FormatFloat(float64(*r.Best), 'g', 6, 64)
 		}
 		mark := ""
 		if r.Front {
@@ -291,7 +293,7 @@ func writeBest(w io.Writer, v *searchShowJSON) {
 		var vals, ps []string
 		for i, x := range r.Values {
 			if x != nil {
-				vals = append(vals, strings.Fields(v.Objectives[i])[0]+"="+strconv.FormatFloat(*x, 'g', -1, 64))
+				vals = append(vals, strings.Fields(v.Objectives[i])[0]+"="+strconv.FormatFloat(float64(*x), 'g', -1, 64))
 			}
 		}
 		keys := make([]string, 0, len(r.Params))

@@ -15,6 +15,14 @@ function fmtMetric(v) {
   return String(Number(v.toPrecision(6)));
 }
 
+// metricNumber reads a metric as the server sends it, infinities as the strings "Infinity" and
+// "-Infinity", to sort by: infinities sort as numbers, NaN (no order) as a missing value.
+function metricNumber(v) {
+  if (v === "Infinity") return Infinity;
+  if (v === "-Infinity") return -Infinity;
+  return typeof v === "number" ? v : null;
+}
+
 // fmtDuration writes milliseconds as the server does: 850ms, 12.3s, 4m05s, 2h10m.
 function fmtDuration(ms) {
   if (!(ms >= 0)) return "";
@@ -105,7 +113,7 @@ function runPage(table) {
     if (key === "exit") return t.exit_code ?? null;
     if (key === "duration") return t.started ? (new Date(t.finished || Date.now()) - new Date(t.started)) : null;
     if (key.startsWith("p:")) { const v = t.params[key.slice(2)]; const f = Number(v); return v !== undefined && v !== "" && !isNaN(f) ? f : v; }
-    if (key.startsWith("m:")) { const v = t.metrics && t.metrics[key.slice(2)]; return typeof v === "number" ? v : null; }
+    if (key.startsWith("m:")) return metricNumber(t.metrics && t.metrics[key.slice(2)]);
     return null;
   }
 
