@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // Capacity is what a host offers the trials of a run: CPU cores and memory (0: not counted)
@@ -43,7 +43,7 @@ type request struct {
 	mig   string
 }
 
-func requestOf(r experiment.Resources) request {
+func requestOf(r trial.Resources) request {
 	q := request{cpu: int64(math.Round(r.CPU * 1000)), mem: r.Memory, mig: r.MIG}
 	if r.GPU >= 1 {
 		q.whole = int(r.GPU)
@@ -228,7 +228,7 @@ func (p *pool) ids(g grant) []string {
 // Unfit lists the trials that can never start on c, each with the numbers: a run refuses them
 // before anything starts. A trial runs beside the services it depends on (and theirs), and
 // beside the services nothing depends on, which run all along: together they must fit.
-func Unfit(trials []experiment.Trial, c *Capacity) []string {
+func Unfit(trials []trial.Trial, c *Capacity) []string {
 	if c == nil {
 		return nil
 	}
@@ -287,7 +287,7 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 }
 
 // unfit says why the trials of group cannot run at once on c, or "".
-func unfit(trials []experiment.Trial, group []int, c *Capacity) string {
+func unfit(trials []trial.Trial, group []int, c *Capacity) string {
 	var cpu float64
 	var mem int64
 	reqs := make([]request, 0, len(group))
