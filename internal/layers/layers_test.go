@@ -2,8 +2,12 @@ package layers
 
 import (
 	"errors"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -84,6 +88,30 @@ func TestStoreKnowsNoExperimentOrGit(t *testing.T) {
 		for _, f := range storeRefuses {
 			if under(p, f) {
 				t.Errorf("store depends on %s", p)
+			}
+		}
+	}
+}
+
+// TestCommandsNameNoBackend: the commands (package cli) know the backends through their
+// registered descriptors (runner.Register), so one import list, in backends.go, is the only
+// place that names them; what one backend alone can do is a hook of its descriptor.
+func TestCommandsNameNoBackend(t *testing.T) {
+	files, err := filepath.Glob("../cli/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no files of package cli: %v", err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == "backends.go" {
+			continue
+		}
+		ast, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range ast.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); under(p, module+"backend") {
+				t.Errorf("%s imports %s; reach a backend through its runner.Descriptor", filepath.Base(f), p)
 			}
 		}
 	}
