@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // Growth is what extending a run's plan to a new plan changes: the trials to add and the
@@ -153,7 +155,7 @@ func shown(b json.RawMessage) string {
 	if b == nil {
 		return "unset"
 	}
-	return clip(string(b))
+	return trial.Clip(string(b))
 }
 
 func quoteList(l []string) string {
@@ -164,7 +166,7 @@ func quoteList(l []string) string {
 	for i, s := range l {
 		q[i] = strconv.Quote(s)
 	}
-	return clip("[" + strings.Join(q, ", ") + "]")
+	return trial.Clip("[" + strings.Join(q, ", ") + "]")
 }
 
 // rerun closes the trials that grew over the trials waiting for them (after and depends),

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // hostilePayloads are param values that try to run `touch pwned` in a shell, in Python or by
@@ -93,7 +95,7 @@ func TestHostileParams(t *testing.T) {
 			}
 			got, err := os.ReadFile(filepath.Join(dir, "got"))
 			if err != nil || string(got) != v+f.suffix {
-				t.Errorf("%s / %s: got %q (%v), want %q; command %q printed %s", f.name, name, clip(string(got)), err, clip(v+f.suffix), clip(exp.Trials[0].Cmd.Shell), out)
+				t.Errorf("%s / %s: got %q (%v), want %q; command %q printed %s", f.name, name, trial.Clip(string(got)), err, trial.Clip(v+f.suffix), trial.Clip(exp.Trials[0].Cmd.Shell), out)
 				continue
 			}
 			exact++

@@ -12,7 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/jikken-dev/jikken/trial"
 )
 
 var trialFields = []string{
@@ -351,7 +352,7 @@ func (p *parser) fields(m map[string]any, where string, idx int) Trial {
 	}
 	if t.Workdir != "" && !outside && escapes(t.Workdir, t.Image != "") {
 		bad("workdir", "%q is outside the experiment's folder, where trials run (in the run's code snapshot); "+
-			"use a path inside it, or say the trial may leave it with workdir_outside: true", clip(t.Workdir))
+			"use a path inside it, or say the trial may leave it with workdir_outside: true", trial.Clip(t.Workdir))
 	}
 	if v, ok := m["cmd"]; ok {
 		c, err := toCommand(v)
@@ -744,19 +745,6 @@ func escapes(dir string, container bool) bool {
 		return !container
 	}
 	return !filepath.IsLocal(dir)
-}
-
-// clip shortens a value quoted in a message: a message repeats no huge strings.
-func clip(s string) string {
-	const keep = 200
-	if len(s) <= keep {
-		return s
-	}
-	cut := keep
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%s bytes)", s[:cut], thousands(len(s)))
 }
 
 func (p *parser) names() []string {

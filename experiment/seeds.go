@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // ParseSeeds reads a list of seeds as people write it: whole numbers and inclusive ranges,
@@ -153,5 +155,5 @@ func seedRange(s []int64) string {
 	for i, n := range s {
 		parts[i] = strconv.FormatInt(n, 10)
 	}
-	return "seeds " + clip(strings.Join(parts, ","))
+	return "seeds " + trial.Clip(strings.Join(parts, ","))
 }

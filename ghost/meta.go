@@ -4,27 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 )
-
-// Meta is what jikken records in the message of every ghost commit it writes, so list can
-// filter and sort and pull can check it rebuilt exactly the state that was pushed. git-ghost's
-// own ghosts have no Meta.
-type Meta struct {
-	Version int       `json:"version"`
-	Kind    Kind      `json:"kind"`
-	Repo    string    `json:"repo,omitempty"`   // URL of the source repository's remote
-	Branch  string    `json:"branch,omitempty"` // the branch checked out when pushing
-	User    string    `json:"user,omitempty"`
-	Host    string    `json:"host,omitempty"`
-	Time    time.Time `json:"time"`
-	// Tree and Index are the tree object names of the pushed working tree (tracked and
-	// untracked, not ignored) and of the index; a receiver compares what it rebuilt with them.
-	Tree  string `json:"tree,omitempty"`
-	Index string `json:"index,omitempty"`
-	// Files lists the paths the ghost changes, relative to the repository root.
-	Files []string `json:"files,omitempty"`
-}
 
 const metaVersion = 1
 

@@ -3,19 +3,6 @@ package ghost
 import (
 	"fmt"
 	"strings"
-	"time"
-)
-
-// Kind says what a ghost carries.
-type Kind string
-
-const (
-	// KindDiff is a patch from a base commit to a working state: branch
-	// <prefix>/<base>/<sha1 of the patch>, file local-mod.patch (git-ghost's "diff branch").
-	KindDiff Kind = "diff"
-	// KindCommits is a range of local commits: branch <prefix>/<from>-<to>, file commits.patch
-	// (git-ghost's "commits branch"); jikken adds the commit objects themselves as commits.pack.
-	KindCommits Kind = "commits"
 )
 
 // File names inside a ghost commit. The first two are git-ghost's; the others are jikken's
@@ -28,45 +15,6 @@ const (
 	ghostSubject  = "Create ghost commit"
 	branchRefRoot = "refs/heads/"
 )
-
-// Ghost names one ghost branch in a ghost repository.
-type Ghost struct {
-	Kind   Kind   `json:"kind"`
-	Prefix string `json:"prefix"`
-	// From is the base commit: the commit a diff applies to, or the commit a range starts after.
-	From string `json:"from"`
-	// To is the last commit of a commits ghost.
-	To string `json:"to,omitempty"`
-	// Hash is the SHA-1 of a diff ghost's patch.
-	Hash string `json:"hash,omitempty"`
-	// Commit is the ghost commit the branch points at, when known.
-	Commit string `json:"commit,omitempty"`
-	// Time is when the ghost was written (metadata, else the ghost commit's date); zero until
-	// the ghost is fetched.
-	Time time.Time `json:"time,omitzero"`
-	// Meta is what jikken recorded when it pushed the ghost; nil for ghosts written by git-ghost
-	// or when it was not fetched.
-	Meta *Meta `json:"meta,omitempty"`
-}
-
-// Branch returns the ghost's branch name without refs/heads/.
-func (g Ghost) Branch() string {
-	if g.Kind == KindCommits {
-		return fmt.Sprintf("%s/%s-%s", g.Prefix, g.From, g.To)
-	}
-	return fmt.Sprintf("%s/%s/%s", g.Prefix, g.From, g.Hash)
-}
-
-// Ref returns the ghost's full ref name.
-func (g Ghost) Ref() string { return branchRefRoot + g.Branch() }
-
-// ID returns the pair git-ghost prints for the ghost: "<from> <to>" or "<from> <hash>".
-func (g Ghost) ID() string {
-	if g.Kind == KindCommits {
-		return g.From + " " + g.To
-	}
-	return g.From + " " + g.Hash
-}
 
 // ParseBranch reads a branch name (with or without refs/heads/) written under prefix. Unlike
 // git-ghost, which only recognises prefixes of [a-z0-9], any prefix that is a valid ref

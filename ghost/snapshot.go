@@ -29,32 +29,6 @@ type SnapshotOptions struct {
 	MaxUntrackedSize int64 // 0: DefaultMaxUntrackedSize; negative: no limit
 }
 
-// Snapshot is the exact state of a repository's working tree at one moment. It is plain data:
-// store it as JSON (in a run manifest) and hand it to Materialize later.
-type Snapshot struct {
-	Repo   string `json:"repo"`             // top level of the repository it was taken in
-	Origin string `json:"origin,omitempty"` // URL of that repository's remote
-	// Head is the commit checked out; Base is the commit on a remote that Head builds on
-	// (equal to Head when nothing is unpushed; empty when no remote has any of its history).
-	Head   string `json:"head"`
-	Base   string `json:"base,omitempty"`
-	Branch string `json:"branch,omitempty"`
-	Dirty  bool   `json:"dirty"`
-	// Tree and Index are the tree objects of the working tree (tracked and untracked, not
-	// ignored) and of the index.
-	Tree  string `json:"tree"`
-	Index string `json:"index"`
-	// Commit is a commit holding the state (Head itself when clean), kept alive by Ref in Repo.
-	Commit string `json:"commit"`
-	Ref    string `json:"ref,omitempty"`
-	// GhostRepo, Commits and Diff say where the state was pushed, when it was.
-	GhostRepo string   `json:"ghost_repo,omitempty"`
-	Commits   *Ghost   `json:"commits,omitempty"`
-	Diff      *Ghost   `json:"diff,omitempty"`
-	Files     []string `json:"files"`
-	Warnings  []string `json:"warnings,omitempty"`
-}
-
 // Take records the state of the repository containing dir without changing the working
 // tree, the index or HEAD. The state is always stored as commit objects under
 // refs/jikken/snapshots/ in the repository itself; with opts.GhostRepo it is also pushed as

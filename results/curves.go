@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
 )
@@ -123,7 +124,7 @@ func CurveRecords(cs []Curve, keep []string) []map[string]any {
 				continue
 			}
 			rec := l.headRecord(c.Row)
-			rec["metric"], rec["step"], rec["value"], rec["time"] = p.Metric, p.Step, track.EncodeFloat(p.Value), nil
+			rec["metric"], rec["step"], rec["value"], rec["time"] = p.Metric, p.Step, record.EncodeFloat(p.Value), nil
 			if !math.IsNaN(p.Time) {
 				rec["time"] = p.Time
 			}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
 )
@@ -137,7 +138,7 @@ func flatten(prefix string, obj map[string]json.RawMessage, out map[string]float
 			flatten(name+".", nested, out)
 			continue
 		}
-		if f, err := track.DecodeFloat(raw); err == nil {
+		if f, err := record.DecodeFloat(raw); err == nil {
 			out[name] = f
 		}
 	}
@@ -249,7 +250,7 @@ func Records(rows []Row) []map[string]any {
 	for _, r := range rows {
 		rec := l.headRecord(r)
 		for m, v := range r.Metrics {
-			rec[l.metCol[m]] = track.EncodeFloat(v)
+			rec[l.metCol[m]] = record.EncodeFloat(v)
 		}
 		out = append(out, rec)
 	}

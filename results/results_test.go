@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
 )
@@ -66,7 +67,7 @@ func TestPoints(t *testing.T) {
 		t.Errorf("curves table = %v", tb.Rows)
 	}
 	recs := CurveRecords(cs, nil)
-	if len(recs) != 5 || recs[2]["time"] != nil || recs[3]["time"] != 2.25 || !reflect.DeepEqual(recs[3]["value"], track.EncodeFloat(1)) {
+	if len(recs) != 5 || recs[2]["time"] != nil || recs[3]["time"] != 2.25 || !reflect.DeepEqual(recs[3]["value"], record.EncodeFloat(1)) {
 		t.Errorf("curve records = %v", recs)
 	}
 }

@@ -35,6 +35,50 @@ type Descriptor struct {
 	// Open makes the backend from env and the settings Settings returned, filled from flags
 	// and the run's record. A setting whose value makes no sense is a *SettingError.
 	Open func(ctx context.Context, env Env, settings any) (Backend, error)
+	// Export, when set, says how the commands treat the runs this backend exports for another
+	// engine to run (jikken export); nil: it exports none.
+	Export *Export
+}
+
+// Export is what a backend declares about the runs it exports: jikken records such a run, and
+// another engine (Argo, for the kubernetes backend) runs it, so no jikken runner holds it;
+// the commands show the engine's view of it and refuse to run or stop it themselves.
+type Export struct {
+	// Backend is the backend name an exported run's manifest records ("argo"); no runner opens
+	// it.
+	Backend string
+	// Engine names what runs an exported run, for messages ("Argo").
+	Engine string
+	// Workflow is the engine's name for an exported run, from its id and the backend settings
+	// its manifest records.
+	Workflow func(run string, recorded map[string]string) string
+	// Show is the engine's command that shows a workflow ("argo get NAME"); Manage are those
+	// that run it again or stop it.
+	Show   func(workflow string) string
+	Manage []string
+	// State asks the engine how a workflow stands. It gives up soon: status asks while it
+	// prints, and must not hang on an unreachable cluster.
+	State func(ctx context.Context, recorded map[string]string, workflow string) (ExportState, error)
+}
+
+// ExportState is how an exported run stands, as its engine says.
+type ExportState struct {
+	// Status is the run's final status once the engine says it ended (Succeeded or Failed),
+	// else "": the run's own state stands.
+	Status store.Status
+	// Note says where the workflow stands, in the engine's words.
+	Note string
+}
+
+// ExportOf returns the export whose runs record backend as theirs, or nil when backend names
+// no export (a backend that runs its trials itself, or one this jikken lacks).
+func ExportOf(backend string) *Export {
+	for _, d := range Descriptors() {
+		if d.Export != nil && d.Export.Backend == backend {
+			return d.Export
+		}
+	}
+	return nil
 }
 
 // Capabilities are the optional behaviour a backend declares. Each names the interface its

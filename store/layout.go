@@ -17,9 +17,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/jikken-dev/jikken/experiment"
-	"github.com/jikken-dev/jikken/ghost"
 	"github.com/jikken-dev/jikken/internal/version"
+	"github.com/jikken-dev/jikken/record"
+	"github.com/jikken-dev/jikken/snapshot"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // The layout of a run in a store:
@@ -47,12 +48,12 @@ type Manifest struct {
 	Options RunOptions    `json:"options"`
 	// Code is the exact code the run used: the experiment repository's commit plus, when the
 	// working tree differed, a snapshot commit (and ghosts when a ghost repository is set).
-	Code *ghost.Snapshot `json:"code,omitempty"`
+	Code *snapshot.Snapshot `json:"code,omitempty"`
 	// Reproduces names the RUN/TRIAL a 'jikken reproduce' run re-creates.
-	Reproduces string             `json:"reproduces,omitempty"`
-	Sources    map[string]string  `json:"sources"`
-	Evaluated  json.RawMessage    `json:"evaluated"`
-	Trials     []experiment.Trial `json:"trials"`
+	Reproduces string            `json:"reproduces,omitempty"`
+	Sources    map[string]string `json:"sources"`
+	Evaluated  json.RawMessage   `json:"evaluated"`
+	Trials     []trial.Trial     `json:"trials"`
 	// Extensions are the times 'jikken extend' added trials to the run, oldest first; Sources,
 	// Evaluated and Trials are then the grown plan's.
 	Extensions []Extension `json:"extensions,omitempty"`
@@ -91,118 +92,29 @@ type RunOptions struct {
 	NoEnforce bool    `json:"no_enforce,omitempty"`
 }
 
-// Status of a trial or a run.
-type Status string
-
-// Trial and run statuses.
-const (
-	Pending   Status = "pending"
-	Running   Status = "running"
-	Succeeded Status = "succeeded"
-	Failed    Status = "failed"
-	Skipped   Status = "skipped" // an `after` dependency did not succeed
-	Killed    Status = "killed"  // stopped by kill, Ctrl-C or fail-fast
-	// Stopped is a declared service the runner stopped (or did not start again) because no
-	// trial needed it any more: neither a success nor a failure of the run.
-	Stopped Status = "stopped"
-	// Pruned is a trial a search's pruner stopped early because its intermediate values were not
-	// promising: final, never retried, and neither a success nor a failure.
-	Pruned Status = "pruned"
-	// Eliminated is a pending trial a race dropped because a test found its configuration worse
-	// than the best (the reason names the test): final, never retried, and neither a success nor
-	// a failure.
-	Eliminated Status = "eliminated"
+// The trial records of the journal live in package record, a leaf the runner's core writes
+// without linking the store; these names keep store.TrialRecord and its parts for the store's
+// callers.
+type (
+	Status      = record.Status
+	TrialRecord = record.Trial
+	Attempt     = record.Attempt
+	Compute     = record.Compute
+	Live        = record.Live
 )
 
-// Final reports whether a trial with this status will not run again in this runner.
-func (s Status) Final() bool {
-	return s == Succeeded || s == Failed || s == Skipped || s == Killed || s == Stopped || s == Pruned || s == Eliminated
-}
-
-// TrialRecord is a trial's journal entry, rewritten atomically on every change of state.
-type TrialRecord struct {
-	Run      string         `json:"run"`
-	Name     string         `json:"name"`
-	Index    int            `json:"index"`
-	Group    string         `json:"group,omitempty"`
-	Status   Status         `json:"status"`
-	Service  bool           `json:"service,omitempty"`
-	Params   map[string]any `json:"params,omitempty"`
-	Seed     *int64         `json:"seed,omitempty"`
-	ExitCode *int           `json:"exit_code,omitempty"`
-	Reason   string         `json:"reason,omitempty"`
-	Attempts []Attempt      `json:"attempts"`
-	Started  *time.Time     `json:"started,omitempty"`
-	Finished *time.Time     `json:"finished,omitempty"`
-	Backend  string         `json:"backend"`
-	Image    string         `json:"image,omitempty"`
-	// ImageDigest pins the image a container backend resolved Image to.
-	ImageDigest string `json:"image_digest,omitempty"`
-	// Devices are the GPU units the last attempt was given (UUIDs when known).
-	Devices []string `json:"devices,omitempty"`
-	// Compute sums the wall time of the trial's ended attempts (nil before one has ended).
-	Compute *Compute `json:"compute,omitempty"`
-	// Live is set while an attempt runs, so kill and resume can find it after a runner crash.
-	Live *Live `json:"live,omitempty"`
-	// Values are the trial's final metric values (the last value of each metric) once it has
-	// ended, kept in the journal for a search, whose next suggestions depend on them. NaN and
-	// infinities are written as summary.json writes them (Metrics): a trial whose objective came
-	// out NaN is recorded like any other, not lost to a failed write.
-	Values Metrics `json:"values,omitempty"`
-	// PrunedAt is, for a pruned trial, how many of its last attempt's live points the pruner
-	// had seen when it decided: the curve it was judged on, which a resumed search reads back.
-	PrunedAt int64 `json:"pruned_at,omitempty"`
-	// Eliminated is, for a trial that had started when a race eliminated its configuration, the
-	// test that did: the trial ran on to its end, and its status and values stand.
-	Eliminated string `json:"eliminated,omitempty"`
-	// Tool names the jikken that last wrote the record (version and commit), set by WriteTrial
-	// and WriteTrials.
-	Tool string `json:"tool,omitempty"`
-}
-
-// Attempt is one execution of a trial.
-type Attempt struct {
-	N        int       `json:"n"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished,omitzero"`
-	ExitCode *int      `json:"exit_code,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	// Notes tell what the runner noticed about the attempt (an output that could not be stored).
-	Notes []string `json:"notes,omitempty"`
-	// Devices are the GPU units the attempt was given (UUIDs when known).
-	Devices []string `json:"devices,omitempty"`
-	// Interrupted is set when the attempt ended by the cluster's doing, not the trial's:
-	// "preempted", "node lost" or "time limit".
-	Interrupted string `json:"interrupted,omitempty"`
-	// Requeued is set when the attempt's interruption started another attempt without using up
-	// the trial's retries (a preemptible trial).
-	Requeued bool `json:"requeued,omitempty"`
-	// Checkpoint is the version of the trial's checkpoint the attempt started from (0: none);
-	// CheckpointEnd the newest version when it ended, and CheckpointAt when that was saved.
-	Checkpoint    int       `json:"checkpoint,omitempty"`
-	CheckpointEnd int       `json:"checkpoint_end,omitempty"`
-	CheckpointAt  time.Time `json:"checkpoint_at,omitzero"`
-}
-
-// Compute is the wall time a trial's attempts took, and how much of it was lost: the seconds
-// of interrupted attempts after their last checkpoint (all of it, when they saved none).
-type Compute struct {
-	Spent float64 `json:"spent_s"`
-	Lost  float64 `json:"lost_s"`
-}
-
-// Live locates a running attempt.
-type Live struct {
-	Host    string `json:"host"`
-	Attempt int    `json:"attempt"`
-	// Handle is the backend's id for the attempt (a process group, a container, a Job).
-	Handle string `json:"handle"`
-	// Dir is the attempt's local folder, where its logs grow until they are stored.
-	Dir string `json:"dir,omitempty"`
-	// Queued is why the attempt still waits in its cluster's queue, in the scheduler's words
-	// (Slurm's pending reason: Resources, Priority, QOSMaxGRESPerUser); empty once it runs.
-	Queued string `json:"queued,omitempty"`
-}
+// Trial and run statuses (see package record).
+const (
+	Pending    = record.Pending
+	Running    = record.Running
+	Succeeded  = record.Succeeded
+	Failed     = record.Failed
+	Skipped    = record.Skipped
+	Killed     = record.Killed
+	Stopped    = record.Stopped
+	Pruned     = record.Pruned
+	Eliminated = record.Eliminated
+)
 
 // RunState is the run's status as a whole.
 type RunState struct {
@@ -315,6 +227,25 @@ func (r Runs) Manifest(ctx context.Context, run string) (*Manifest, error) {
 // trial. Manifest.Trials, what everything reads, is always the whole list.
 const CompactAbove = 1000
 
+// Expander gives the trials an evaluated experiment expands to (file names it, for messages):
+// what a compact manifest's Expansion stands for. The store knows nothing of experiments;
+// package experiment registers the one Expander with SetExpander when it is linked, as
+// database/sql drivers register. Without one, manifests are stored whole, and a compact one
+// cannot be read.
+type Expander func(file string, evaluated json.RawMessage) ([]trial.Trial, error)
+
+var expander atomic.Pointer[Expander]
+
+// SetExpander sets how the store expands an evaluated experiment into its trials (nil: it
+// cannot).
+func SetExpander(e Expander) {
+	if e == nil {
+		expander.Store(nil)
+		return
+	}
+	expander.Store(&e)
+}
+
 // Expansion stands for a stored manifest's trials: expanding its Evaluated experiment again
 // gives Count trials whose JSON has this SHA-256.
 type Expansion struct {
@@ -326,8 +257,8 @@ type Expansion struct {
 // stands for it. (Its Trials field hides the embedded Manifest's in JSON.)
 type storedManifest struct {
 	*Manifest
-	Trials    []experiment.Trial `json:"trials,omitempty"`
-	Expansion *Expansion         `json:"trials_expansion,omitempty"`
+	Trials    []trial.Trial `json:"trials,omitempty"`
+	Expansion *Expansion    `json:"trials_expansion,omitempty"`
 }
 
 // encodeManifest returns m's stored form, indented.
@@ -356,18 +287,22 @@ func compact(m *Manifest) (*Expansion, error) {
 	if err != nil {
 		return nil, err
 	}
-	exp, err := experiment.ParseMax(m.File, m.Evaluated, -1)
+	expand := expander.Load()
+	if expand == nil {
+		return nil, nil
+	}
+	trials, err := (*expand)(m.File, m.Evaluated)
 	if err != nil {
 		return nil, nil
 	}
-	if got, err := digest(exp.Trials); err != nil || got != want {
+	if got, err := digest(trials); err != nil || got != want {
 		return nil, err
 	}
 	return &Expansion{Count: len(m.Trials), SHA256: want}, nil
 }
 
 // digest is the SHA-256 of the trials' JSON, streamed: no copy of a large plan is kept.
-func digest(trials []experiment.Trial) (string, error) {
+func digest(trials []trial.Trial) (string, error) {
 	h := sha256.New()
 	if err := json.NewEncoder(h).Encode(trials); err != nil {
 		return "", err
@@ -377,20 +312,24 @@ func digest(trials []experiment.Trial) (string, error) {
 
 // expand gives back the trials e stands for, checking they are the ones that were stored: a
 // jikken whose expansion differs from the writer's must not run or report other trials.
-func (e *Expansion) expand(m *Manifest) ([]experiment.Trial, error) {
-	exp, err := experiment.ParseMax(m.File, m.Evaluated, -1)
+func (e *Expansion) expand(m *Manifest) ([]trial.Trial, error) {
+	expand := expander.Load()
+	if expand == nil {
+		return nil, fmt.Errorf("its manifest stores its %d trials as the expansion of its experiment, and this program cannot expand experiments (it does not link package experiment)", e.Count)
+	}
+	trials, err := (*expand)(m.File, m.Evaluated)
 	if err != nil {
 		return nil, fmt.Errorf("expand the stored plan: %w", err)
 	}
-	sum, err := digest(exp.Trials)
+	sum, err := digest(trials)
 	if err != nil {
 		return nil, err
 	}
-	if len(exp.Trials) != e.Count || sum != e.SHA256 {
+	if len(trials) != e.Count || sum != e.SHA256 {
 		return nil, fmt.Errorf("its manifest stores its %d trials as the expansion of its experiment, and this jikken, %s, expands that to other trials than the one that wrote it, %s; read the run with that jikken",
 			e.Count, version.String(), strings.TrimPrefix(m.Tool, "jikken "))
 	}
-	return exp.Trials, nil
+	return trials, nil
 }
 
 // WriteState stores the run's state.

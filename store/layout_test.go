@@ -132,7 +132,7 @@ func TestTrialRecordKeepsNonFiniteValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := string(b); !strings.Contains(s, `"loss": "NaN"`) || !strings.Contains(s, `"acc": "Infinity"`) || !strings.Contains(s, `"x": "-Infinity"`) {
-		t.Errorf("record is not written as track.EncodeFloat writes values:\n%s", s)
+		t.Errorf("record is not written as record.EncodeFloat writes values:\n%s", s)
 	}
 	// A record without values has none after a round trip (omitted, not an empty object).
 	if err := runs.WriteTrial(ctx, &store.TrialRecord{Run: "r", Name: "c", Index: 2, Status: store.Pending}); err != nil {

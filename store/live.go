@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/track"
 )
 
@@ -53,7 +54,7 @@ func (p LivePoint) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 64+len(name))
 	b = strconv.AppendInt(append(b, `{"seq":`...), p.Seq, 10)
 	b = append(append(b, `,"name":`...), name...)
-	b = append(append(b, `,"value":`...), track.EncodeFloat(p.Value)...)
+	b = append(append(b, `,"value":`...), record.EncodeFloat(p.Value)...)
 	if p.Step != nil {
 		b = strconv.AppendInt(append(b, `,"step":`...), *p.Step, 10)
 	}

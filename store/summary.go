@@ -6,10 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
-	"github.com/jikken-dev/jikken/track"
+	"github.com/jikken-dev/jikken/record"
 )
 
 // A run's summary, runs/<run>/summary.json, holds in one object what a reader of final results
@@ -42,55 +41,8 @@ type SummaryTrial struct {
 	Metrics Metrics        `json:"metrics,omitempty"`
 }
 
-// Metrics are final metric values; NaN and infinities are written as track.EncodeFloat writes
-// them ("NaN", "Infinity", "-Infinity"), which JSON numbers cannot hold.
-type Metrics map[string]float64
-
-// MarshalJSON writes the values in name order with track.EncodeFloat.
-func (m Metrics) MarshalJSON() ([]byte, error) {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		key, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(key)
-		b.WriteByte(':')
-		b.Write(track.EncodeFloat(m[k]))
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// UnmarshalJSON reads what MarshalJSON writes; null leaves m as it is, as for a plain map.
-func (m *Metrics) UnmarshalJSON(data []byte) error {
-	if string(data) == "null" {
-		return nil
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	out := make(Metrics, len(raw))
-	for k, v := range raw {
-		f, err := track.DecodeFloat(v)
-		if err != nil {
-			return fmt.Errorf("metric %q: %w", k, err)
-		}
-		out[k] = f
-	}
-	*m = out
-	return nil
-}
+// Metrics are final metric values (see record.Metrics).
+type Metrics = record.Metrics
 
 // WriteSummary stores s as run's summary, one trial a line so that the file reads in a text
 // viewer. Write it before the state whose Finished it names: a runner stopped in between leaves

@@ -11,12 +11,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jikken-dev/jikken/record"
 )
 
 // Metric is one line of metrics.jsonl:
@@ -38,65 +39,20 @@ type metricJSON struct {
 	TS    int64           `json:"ts,omitempty"`
 }
 
-// EncodeFloat renders v as JSON, encoding NaN and infinities as strings.
-func EncodeFloat(v float64) json.RawMessage {
-	switch {
-	case math.IsNaN(v):
-		return json.RawMessage(`"NaN"`)
-	case math.IsInf(v, 1):
-		return json.RawMessage(`"Infinity"`)
-	case math.IsInf(v, -1):
-		return json.RawMessage(`"-Infinity"`)
-	}
-	return json.RawMessage(strconv.FormatFloat(v, 'g', -1, 64))
-}
-
-// DecodeFloat reads a JSON number or one of the strings EncodeFloat writes.
-func DecodeFloat(raw json.RawMessage) (float64, error) {
-	if len(raw) > 0 && raw[0] != '"' {
-		// A number, in a document already checked to be JSON: no second JSON pass (the live
-		// feeder reads every line a trial writes).
-		if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
-			return f, nil
-		}
-	}
-	var f float64
-	if err := json.Unmarshal(raw, &f); err == nil {
-		return f, nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return 0, fmt.Errorf("value %s is not a number", raw)
-	}
-	switch s {
-	case "NaN", "nan":
-		return math.NaN(), nil
-	case "Infinity", "inf", "+Infinity":
-		return math.Inf(1), nil
-	case "-Infinity", "-inf":
-		return math.Inf(-1), nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("value %q is not a number", s)
-	}
-	return f, nil
-}
-
 // Float is a float64 that JSON carries as metrics.jsonl does: NaN and infinities as the strings
-// EncodeFloat writes. A plain float64 holding one of them makes json.Marshal fail, and with it
+// record.EncodeFloat writes. A plain float64 holding one of them makes json.Marshal fail, and with it
 // the whole document it is part of.
 type Float float64
 
 // MarshalJSON implements json.Marshaler.
-func (f Float) MarshalJSON() ([]byte, error) { return EncodeFloat(float64(f)), nil }
+func (f Float) MarshalJSON() ([]byte, error) { return record.EncodeFloat(float64(f)), nil }
 
-// UnmarshalJSON reads a number or one of the strings DecodeFloat accepts; null leaves f as it is.
+// UnmarshalJSON reads a number or one of the strings record.DecodeFloat accepts; null leaves f as it is.
 func (f *Float) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
-	v, err := DecodeFloat(b)
+	v, err := record.DecodeFloat(b)
 	if err != nil {
 		return err
 	}
@@ -106,7 +62,7 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON implements json.Marshaler.
 func (m Metric) MarshalJSON() ([]byte, error) {
-	return json.Marshal(metricJSON{Name: m.Name, Value: EncodeFloat(m.Value), Step: m.Step, TS: m.TS})
+	return json.Marshal(metricJSON{Name: m.Name, Value: record.EncodeFloat(m.Value), Step: m.Step, TS: m.TS})
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -126,7 +82,7 @@ func (m *Metric) from(mj metricJSON) error {
 	if len(mj.Value) == 0 {
 		return fmt.Errorf("metric %q without a value", mj.Name)
 	}
-	v, err := DecodeFloat(mj.Value)
+	v, err := record.DecodeFloat(mj.Value)
 	if err != nil {
 		return fmt.Errorf("metric %q: %w", mj.Name, err)
 	}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jikken-dev/jikken/record"
 )
 
 // File names inside the output folder.
@@ -274,12 +276,12 @@ func checkRel(name string) error {
 }
 
 // encodeValue renders v as JSON with every float NaN or infinity, however deeply nested, as
-// the string EncodeFloat writes.
+// the string record.EncodeFloat writes.
 func encodeValue(v any) (json.RawMessage, error) {
 	return json.Marshal(replaceFloats(reflect.ValueOf(v)))
 }
 
-// replaceFloats returns v with floats as json.RawMessage from EncodeFloat, walking maps,
+// replaceFloats returns v with floats as json.RawMessage from record.EncodeFloat, walking maps,
 // slices, arrays and pointers; structs and other values go to encoding/json as they are.
 func replaceFloats(v reflect.Value) any {
 	if !v.IsValid() {
@@ -292,7 +294,7 @@ func replaceFloats(v reflect.Value) any {
 			// Print a float32 by its own shortest form, not float64's (0.1, not 0.10000000149).
 			return json.RawMessage(fmt.Sprint(float32(f)))
 		}
-		return EncodeFloat(f)
+		return record.EncodeFloat(f)
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return nil

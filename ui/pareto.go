@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/runner/plan"
 	"github.com/jikken-dev/jikken/search"
 	"github.com/jikken-dev/jikken/store"
-	"github.com/jikken-dev/jikken/track"
 )
 
 // ParetoPlot is a search of several objectives as its run page draws it: the trials that
@@ -102,11 +102,11 @@ type FrontRow struct {
 // the whole answer), and the page as fmtMetric does.
 type number float64
 
-func (n number) MarshalJSON() ([]byte, error) { return track.EncodeFloat(float64(n)), nil }
+func (n number) MarshalJSON() ([]byte, error) { return record.EncodeFloat(float64(n)), nil }
 
 // UnmarshalJSON reads what MarshalJSON writes (a client of /api/runs/RUN).
 func (n *number) UnmarshalJSON(b []byte) error {
-	v, err := track.DecodeFloat(b)
+	v, err := record.DecodeFloat(b)
 	if err != nil {
 		return err
 	}

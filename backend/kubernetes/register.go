@@ -33,6 +33,7 @@ func init() {
 		Noun:    "Job",
 		LostLog: "the executor in its pod did not upload it, and the pod's own log is gone with its Job",
 		Open:    open,
+		Export:  argoExport,
 	})
 }
 

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/store"
 )
 
 // WorkflowGVR is Argo's Workflow resource.
@@ -62,4 +66,49 @@ func workflowState(u *unstructured.Unstructured) *WorkflowState {
 	w.Message, _, _ = unstructured.NestedString(u.Object, "status", "message")
 	w.Progress, _, _ = unstructured.NestedString(u.Object, "status", "progress")
 	return w
+}
+
+// argoExport is how the commands treat a run 'jikken export argo' wrote: Argo runs it, under
+// the Workflow name the export recorded (WorkflowName of the run id before exports recorded it).
+var argoExport = &runner.Export{
+	Backend: "argo",
+	Engine:  "Argo",
+	Workflow: func(run string, recorded map[string]string) string {
+		if n := recorded["workflow"]; n != "" {
+			return n
+		}
+		return WorkflowName(run)
+	},
+	Show:   func(workflow string) string { return "argo get " + workflow },
+	Manage: []string{"argo resubmit", "argo stop"},
+	State: func(ctx context.Context, recorded map[string]string, workflow string) (runner.ExportState, error) {
+		w, err := ReadWorkflow(ctx, os.Getenv("JIKKEN_K8S_KUBECONFIG"), recorded["namespace"], workflow, 5*time.Second)
+		if err != nil {
+			return runner.ExportState{}, err
+		}
+		return w.exportState(), nil
+	},
+}
+
+// exportState is the run's status and note as Argo's phase, progress and message say.
+func (w *WorkflowState) exportState() runner.ExportState {
+	var s runner.ExportState
+	switch w.Phase {
+	case "Succeeded":
+		s.Status = store.Succeeded
+	case "Failed", "Error":
+		s.Status = store.Failed
+	}
+	phase := w.Phase
+	if phase == "" {
+		phase = "not yet seen by its controller"
+	}
+	s.Note = fmt.Sprintf("Argo workflow %s/%s: %s", w.Namespace, w.Name, phase)
+	if w.Progress != "" {
+		s.Note += ", " + w.Progress + " pods"
+	}
+	if w.Message != "" {
+		s.Note += ": " + w.Message
+	}
+	return s
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -73,7 +74,7 @@ func killTargets(ctx context.Context, runs store.Runs, arg string) ([]string, er
 	var ids []string
 	for _, id := range all {
 		m, err := runs.Manifest(ctx, id)
-		if err != nil || m.File != abs || m.Backend == argoBackend {
+		if err != nil || m.File != abs || runner.ExportOf(m.Backend) != nil {
 			continue
 		}
 		if s, err := runs.State(ctx, id); err == nil && s.Status != store.Running {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/store"
 	"github.com/jikken-dev/jikken/track"
 )
@@ -216,7 +217,7 @@ func writePoint(w io.Writer, format, trial string, attempt int, p store.LivePoin
 	if p.Step != nil {
 		step = strconv.FormatInt(*p.Step, 10)
 	}
-	_, err := fmt.Fprintf(w, "%s\tattempt=%d\tseq=%d\tstep=%s\t%s=%s\n", trial, attempt, p.Seq, step, p.Name, track.EncodeFloat(p.Value))
+	_, err := fmt.Fprintf(w, "%s\tattempt=%d\tseq=%d\tstep=%s\t%s=%s\n", trial, attempt, p.Seq, step, p.Name, record.EncodeFloat(p.Value))
 	return err
 }
 
@@ -251,7 +252,7 @@ func withLiveValues(ctx context.Context, runs store.Runs, v *runView) {
 			continue
 		}
 		if p, ok, err := runs.LiveLatest(ctx, v.RunID, t.Name, rec.Live.Attempt, ""); err == nil && ok {
-			t.Metric = &liveValue{Name: p.Name, Value: track.EncodeFloat(p.Value), Step: p.Step, Seq: p.Seq}
+			t.Metric = &liveValue{Name: p.Name, Value: record.EncodeFloat(p.Value), Step: p.Step, Seq: p.Seq}
 		}
 	}
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jikken-dev/jikken/backend/kubernetes"
 	"github.com/jikken-dev/jikken/ghost"
 	"github.com/jikken-dev/jikken/internal/cmdutil"
+	"github.com/jikken-dev/jikken/runner"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -122,10 +122,10 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 	if stErr == nil {
 		v.Status = st.Status
 	}
-	if m.Backend == argoBackend {
-		// No jikken runner works on an exported run: Argo's controller does.
+	if x := runner.ExportOf(m.Backend); x != nil {
+		// No jikken runner works on an exported run: its engine does.
 		if v.Status == store.Running {
-			v.Note = exportedNote(m)
+			v.Note = exportedNote(x, m)
 		}
 		return v, nil
 	}
@@ -150,54 +150,35 @@ func viewRun(ctx context.Context, runs store.Runs, id string, withTrials bool) (
 	return v, nil
 }
 
-// argoBackend is the backend name `jikken export argo` records.
-const argoBackend = "argo"
-
-// exportedNote says where an exported run stands when its Workflow cannot be read.
-func exportedNote(m *store.Manifest) string {
-	return fmt.Sprintf("exported to Argo; see 'argo get %s'", workflowOf(m))
+// exportedNote says where an exported run stands when its engine cannot be asked.
+func exportedNote(x *runner.Export, m *store.Manifest) string {
+	return fmt.Sprintf("exported to %s; see '%s'", x.Engine, x.Show(x.Workflow(m.RunID, m.Options.Backend)))
 }
 
-// workflowOf is the name of the Workflow an exported run became.
-func workflowOf(m *store.Manifest) string {
-	if n := m.Options.Backend["workflow"]; n != "" {
-		return n
-	}
-	return kubernetes.WorkflowName(m.RunID)
-}
-
-// exportedRun refuses to run or stop an exported run: Argo runs it.
+// exportedRun refuses to run or stop an exported run: its engine runs it.
 func exportedRun(m *store.Manifest) error {
-	if m.Backend != argoBackend {
+	x := runner.ExportOf(m.Backend)
+	if x == nil {
 		return nil
 	}
-	return cmdutil.UsageError("run %s was exported to Argo, which runs it, not jikken; see 'argo get %s' (or 'argo resubmit', 'argo stop')", m.RunID, workflowOf(m))
+	var manage []string
+	for _, c := range x.Manage {
+		manage = append(manage, "'"+c+"'")
+	}
+	return cmdutil.UsageError("run %s was exported to %s, which runs it, not jikken; see '%s' (or %s)", m.RunID, x.Engine, x.Show(x.Workflow(m.RunID, m.Options.Backend)), strings.Join(manage, ", "))
 }
 
-// withWorkflow reads the state of an exported run's Workflow from the cluster when a
-// kubeconfig reaches it ($JIKKEN_K8S_KUBECONFIG, $KUBECONFIG, ~/.kube/config), and shows it.
-func (v *runView) withWorkflow(ctx context.Context, m *store.Manifest) {
-	w, err := kubernetes.ReadWorkflow(ctx, os.Getenv("JIKKEN_K8S_KUBECONFIG"), m.Options.Backend["namespace"], workflowOf(m), 5*time.Second)
+// withWorkflow asks the engine of an exported run how its workflow stands, and shows it; when
+// the engine cannot be asked (no cluster answers), the run's own state and note stand.
+func (v *runView) withWorkflow(ctx context.Context, x *runner.Export, m *store.Manifest) {
+	st, err := x.State(ctx, m.Options.Backend, x.Workflow(m.RunID, m.Options.Backend))
 	if err != nil {
 		return
 	}
-	switch w.Phase {
-	case "Succeeded":
-		v.Status = store.Succeeded
-	case "Failed", "Error":
-		v.Status = store.Failed
+	if st.Status != "" {
+		v.Status = st.Status
 	}
-	phase := w.Phase
-	if phase == "" {
-		phase = "not yet seen by its controller"
-	}
-	v.Note = fmt.Sprintf("Argo workflow %s/%s: %s", w.Namespace, w.Name, phase)
-	if w.Progress != "" {
-		v.Note += ", " + w.Progress + " pods"
-	}
-	if w.Message != "" {
-		v.Note += ": " + w.Message
-	}
+	v.Note = st.Note
 }
 
 func newStatusCmd(f *cmdutil.Factory) *cobra.Command {
@@ -222,12 +203,12 @@ did not succeed (all trials with --all). RUN is a run id, a unique prefix, or "l
 			if err != nil {
 				return err
 			}
-			if v.Backend == argoBackend && v.Status == store.Running {
+			if x := runner.ExportOf(v.Backend); x != nil && v.Status == store.Running {
 				m, err := runs.Manifest(ctx, id)
 				if err != nil {
 					return err
 				}
-				v.withWorkflow(ctx, m)
+				v.withWorkflow(ctx, x, m)
 			}
 			withLiveValues(ctx, runs, v)
 			if output == "json" {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jikken-dev/jikken/experiment"
-	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/record"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // DefaultHealthTimeout is how long a trial with a health check has to pass it, from its start,
@@ -21,13 +21,13 @@ const DefaultRestarts = 5
 // Config is a run as the core sees it.
 type Config struct {
 	RunID, Backend, Host string
-	Trials               []experiment.Trial
+	Trials               []trial.Trial
 	// Jobs caps how many non-service attempts run at once (at least 1).
 	Jobs     int
 	FailFast bool
 	// Journal holds each trial's last record from earlier runners of the run (a resume), by
 	// trial name; nil for a new run.
-	Journal map[string]*store.TrialRecord
+	Journal map[string]*record.Trial
 	// Capacity, when set, admits trials by their resources as well as by the cap, and gives
 	// each attempt its GPU devices.
 	Capacity *Capacity
@@ -54,7 +54,7 @@ const DeviceRecheck = time.Second
 // Core is a run's state machine. Its zero value is not usable; build one with New.
 type Core struct {
 	cfg    Config
-	ts     []*trial
+	ts     []*trialState
 	begun  bool
 	halted bool
 	// interrupted is set when a StopRequested halted the run (not fail-fast or a fault).
@@ -66,7 +66,7 @@ type Core struct {
 	running int // non-service attempts holding a slot
 	active  int // attempts asked to start and not yet exited
 	open    int // non-service trials not final
-	// unsettled counts trials whose latest record is not yet in the store.
+	// unsettled counts trials whose latest record is not yet in the record.
 	unsettled int
 	counts    Counts
 
@@ -124,17 +124,17 @@ const (
 
 type dep struct {
 	t    int
-	cond experiment.Condition
+	cond trial.Condition
 }
 
-type trial struct {
+type trialState struct {
 	i    int
-	spec *experiment.Trial
-	// svc is set for a declared service (experiment.Trial.DeclaredService): it needs no slot
+	spec *trial.Trial
+	// svc is set for a declared service (trial.Trial.DeclaredService): it needs no slot
 	// and is stopped once no trial needs it. A service implied by depends is a trial like the
 	// others here, which its dependants need running (or succeeded) when they start.
 	svc bool
-	rec store.TrialRecord
+	rec record.Trial
 	ph  phase
 	// attempt is the number of the attempt starting or running, or of the last one.
 	attempt int
@@ -164,7 +164,7 @@ type trial struct {
 	ver, durable int
 	// unreported are the changes not yet reported: each waits for its record to be stored.
 	unreported []versioned
-	// okDurable is set once a succeeded record of the trial is in the store.
+	// okDurable is set once a succeeded record of the trial is in the record.
 	okDurable bool
 
 	deps  []dep
@@ -192,7 +192,7 @@ type trial struct {
 	pin *grant
 	// before is the record as it was before the attempt starting now, put back when the
 	// attempt cannot have its devices.
-	before store.TrialRecord
+	before record.Trial
 	// pending is set while a trial a planner added waits for its first record to be stored:
 	// it may not start before.
 	pending bool
@@ -208,7 +208,7 @@ func New(cfg Config) *Core {
 	if cfg.Jobs < 1 {
 		cfg.Jobs = 1
 	}
-	c := &Core{cfg: cfg, ts: make([]*trial, len(cfg.Trials)), pool: newPool(cfg.Capacity)}
+	c := &Core{cfg: cfg, ts: make([]*trialState, len(cfg.Trials)), pool: newPool(cfg.Capacity)}
 	index := make(map[string]int, len(cfg.Trials))
 	for i := range cfg.Trials {
 		index[cfg.Trials[i].Name] = i
@@ -217,28 +217,28 @@ func New(cfg Config) *Core {
 	c.counts.Total = len(cfg.Trials)
 	for i := range cfg.Trials {
 		spec := &cfg.Trials[i]
-		t := &trial{i: i, spec: spec, svc: spec.DeclaredService(), tries: spec.Retries + 1, req: requestOf(spec.Resources)}
-		if spec.Service && spec.Retries == 0 && (spec.Restart == experiment.RestartOnFailure || spec.Restart == experiment.RestartAlways) {
+		t := &trialState{i: i, spec: spec, svc: spec.DeclaredService(), tries: spec.Retries + 1, req: requestOf(spec.Resources)}
+		if spec.Service && spec.Retries == 0 && (spec.Restart == trial.RestartOnFailure || spec.Restart == trial.RestartAlways) {
 			t.tries = 1 + DefaultRestarts
 		}
 		if old := cfg.Journal[spec.Name]; old != nil {
 			t.rec = copyRecord(old)
 		} else {
-			t.rec = store.TrialRecord{Run: cfg.RunID, Name: spec.Name, Index: spec.Index, Group: spec.Group,
-				Status: store.Pending, Params: spec.Params, Seed: spec.Seed, Image: spec.Image}
+			t.rec = record.Trial{Run: cfg.RunID, Name: spec.Name, Index: spec.Index, Group: spec.Group,
+				Status: record.Pending, Params: spec.Params, Seed: spec.Seed, Image: spec.Image}
 		}
 		t.rec.Backend = c.cfg.Backend
 		switch {
-		case t.rec.Status == store.Succeeded && !t.svc:
+		case t.rec.Status == record.Succeeded && !t.svc:
 			t.ph, t.okDurable = final, true
-		case (t.rec.Status == store.Pruned || t.rec.Status == store.Eliminated || cfg.Kept[spec.Name] && t.rec.Status.Final() && t.rec.Status != store.Killed) && !t.svc:
+		case (t.rec.Status == record.Pruned || t.rec.Status == record.Eliminated || cfg.Kept[spec.Name] && t.rec.Status.Final() && t.rec.Status != record.Killed) && !t.svc:
 			// A pruned or eliminated trial is never run again: its record says why.
 			t.ph = final
 		case t.rec.Status.Final() && t.svc:
 			t.journalFinal = true
 			fallthrough
 		default:
-			t.rec.Status, t.rec.Reason = store.Pending, ""
+			t.rec.Status, t.rec.Reason = record.Pending, ""
 		}
 		if len(t.rec.Attempts) > 0 {
 			t.attempt = t.rec.Attempts[len(t.rec.Attempts)-1].N
@@ -378,7 +378,7 @@ func (c *Core) Done() bool {
 func (c *Core) Counts() Counts { return c.counts }
 
 // Record returns a copy of trial i's record as the core holds it.
-func (c *Core) Record(i int) store.TrialRecord { return copyRecord(&c.ts[i].rec) }
+func (c *Core) Record(i int) record.Trial { return copyRecord(&c.ts[i].rec) }
 
 // Fault is the reason the run could not continue (its records could not be stored), or "".
 func (c *Core) Fault() string { return c.fault }
@@ -389,15 +389,15 @@ func (c *Core) Interrupted() bool { return c.interrupted }
 // Status is how the run ended (or stands): killed when it was halted with work left, failed
 // when a trial failed or was skipped, else succeeded (pruned and eliminated trials ended as
 // their plan meant them to).
-func (c *Core) Status() store.Status {
+func (c *Core) Status() record.Status {
 	n := c.counts
 	switch {
 	case c.interrupted || n.Killed > 0 || (c.halted && n.Pending > 0):
-		return store.Killed
+		return record.Killed
 	case n.Failed > 0 || n.Skipped > 0 || c.planAbort != "":
-		return store.Failed
+		return record.Failed
 	}
-	return store.Succeeded
+	return record.Succeeded
 }
 
 func (c *Core) begin() {
@@ -450,7 +450,7 @@ func (c *Core) schedule() {
 }
 
 // evaluate starts t, queues it for a slot, or ends it when it can never run.
-func (c *Core) evaluate(t *trial) {
+func (c *Core) evaluate(t *trialState) {
 	if t.ph != idle || t.retrying || c.halted || t.pending {
 		return
 	}
@@ -461,7 +461,7 @@ func (c *Core) evaluate(t *trial) {
 	ok, why := c.depsState(t)
 	switch {
 	case why != "":
-		c.finish(t, store.Skipped, why)
+		c.finish(t, record.Skipped, why)
 	case !ok:
 		// Services it waits for may start now (see demanded).
 		for _, i := range t.services {
@@ -487,7 +487,7 @@ func (c *Core) evaluate(t *trial) {
 }
 
 // inUse reports whether a trial that depends on service s is starting or running.
-func (c *Core) inUse(s *trial) bool {
+func (c *Core) inUse(s *trialState) bool {
 	for _, i := range s.depDeps {
 		if d := c.ts[i]; d.ph == starting || d.ph == running {
 			return true
@@ -499,7 +499,7 @@ func (c *Core) inUse(s *trial) bool {
 // demanded reports whether service s should start now, on a host whose resources are counted:
 // when a trial that needs it runs (a restart), or waits for nothing else and fits beside it.
 // A service started before any trial can use it would hold resources those trials need.
-func (c *Core) demanded(s *trial) bool {
+func (c *Core) demanded(s *trialState) bool {
 	if c.inUse(s) {
 		return true
 	}
@@ -519,8 +519,8 @@ func (c *Core) demanded(s *trial) bool {
 		reqs := []request{d.req}
 		startable := true
 		seen := map[int]bool{}
-		var visit func(x *trial)
-		visit = func(x *trial) {
+		var visit func(x *trialState)
+		visit = func(x *trialState) {
 			for _, j := range x.services {
 				u := c.ts[j]
 				if seen[j] || u.ph != idle {
@@ -591,7 +591,7 @@ func (c *Core) waitsOnServers() {
 	if c.halted || c.implied == 0 {
 		return
 	}
-	var holders []*trial
+	var holders []*trialState
 	for _, t := range c.ts {
 		switch {
 		case t.retrying || t.ph == starting:
@@ -687,7 +687,7 @@ func (c *Core) fill() {
 }
 
 // needed reports whether a service still has a trial to serve.
-func (c *Core) needed(t *trial) bool {
+func (c *Core) needed(t *trialState) bool {
 	if len(t.depDeps) > 0 {
 		return t.openDeps > 0
 	}
@@ -695,12 +695,12 @@ func (c *Core) needed(t *trial) bool {
 }
 
 // depsState reports whether t may start now, or why it never will.
-func (c *Core) depsState(t *trial) (ok bool, blocked string) {
+func (c *Core) depsState(t *trialState) (ok bool, blocked string) {
 	return c.depsStateBesides(t, false)
 }
 
 // depsStateBesides is depsState, taking the services t depends on as up when besides is set.
-func (c *Core) depsStateBesides(t *trial, besides bool) (ok bool, blocked string) {
+func (c *Core) depsStateBesides(t *trialState, besides bool) (ok bool, blocked string) {
 	if t.afterBlocked != "" {
 		return false, t.afterBlocked
 	}
@@ -710,15 +710,15 @@ func (c *Core) depsStateBesides(t *trial, besides bool) (ok bool, blocked string
 		st := u.rec.Status
 		var sat bool
 		switch {
-		case d.cond == experiment.Completed:
+		case d.cond == trial.Completed:
 			sat = u.ph == final && u.durable == u.ver
-		case d.cond == experiment.Succeeded:
+		case d.cond == trial.Succeeded:
 			sat = u.okDurable
-			if u.ph == final && st != store.Succeeded {
+			if u.ph == final && st != record.Succeeded {
 				return false, depReason(u)
 			}
 		case u.svc:
-			sat = u.ph == running && u.stop == noStop && (d.cond == experiment.Started || u.healthy)
+			sat = u.ph == running && u.stop == noStop && (d.cond == trial.Started || u.healthy)
 			if u.ph == final {
 				return false, depReason(u)
 			}
@@ -726,18 +726,18 @@ func (c *Core) depsStateBesides(t *trial, besides bool) (ok bool, blocked string
 		case u.spec.ServiceImplied:
 			// A service only while it runs: its dependants start beside a running attempt, or
 			// once it has succeeded; while it waits for a retry, so do they.
-			up := u.ph == running && u.stop == noStop && (d.cond == experiment.Started || u.healthy)
-			if u.ph == final && st != store.Succeeded {
+			up := u.ph == running && u.stop == noStop && (d.cond == trial.Started || u.healthy)
+			if u.ph == final && st != record.Succeeded {
 				return false, depReason(u)
 			}
 			ok = ok && (up || u.okDurable)
 			continue
-		case d.cond == experiment.Started:
+		case d.cond == trial.Started:
 			sat = u.startedHere || u.okDurable
 		default: // healthy
 			sat = (u.ph == running && u.healthy) || u.okDurable
 		}
-		if !sat && u.ph == final && d.cond != experiment.Completed && d.cond != experiment.Succeeded {
+		if !sat && u.ph == final && d.cond != trial.Completed && d.cond != trial.Succeeded {
 			return false, depReason(u)
 		}
 		ok = ok && sat
@@ -745,7 +745,7 @@ func (c *Core) depsStateBesides(t *trial, besides bool) (ok bool, blocked string
 	return ok, ""
 }
 
-func depReason(u *trial) string {
+func depReason(u *trialState) string {
 	s := fmt.Sprintf("depends: %s %s", u.spec.Name, u.rec.Status)
 	if u.rec.Reason != "" {
 		s += ": " + u.rec.Reason
@@ -753,7 +753,7 @@ func depReason(u *trial) string {
 	return s
 }
 
-func (c *Core) start(t *trial) {
+func (c *Core) start(t *trialState) {
 	// fill starts only what fits now, and nothing is taken in between: the take succeeds. A
 	// pinned service takes nothing (its req is zero) and starts on its pin.
 	g, _ := c.pool.take(t.req)
@@ -789,15 +789,15 @@ func (c *Core) start(t *trial) {
 		last := &t.rec.Attempts[len(t.rec.Attempts)-1]
 		last.Finished, last.Reason, last.Devices = time.Time{}, "", devices
 	} else {
-		t.rec.Attempts = append(t.rec.Attempts, store.Attempt{N: t.attempt, Started: c.now, Devices: devices})
+		t.rec.Attempts = append(t.rec.Attempts, record.Attempt{N: t.attempt, Started: c.now, Devices: devices})
 	}
 	t.rec.Devices = devices
 	if t.rec.Started == nil {
 		now := c.now
 		t.rec.Started = &now
 	}
-	t.rec.Status, t.rec.Finished, t.rec.ExitCode, t.rec.Reason = store.Running, nil, nil, ""
-	t.rec.Live = &store.Live{Host: c.cfg.Host, Attempt: t.attempt}
+	t.rec.Status, t.rec.Finished, t.rec.ExitCode, t.rec.Reason = record.Running, nil, nil, ""
+	t.rec.Live = &record.Live{Host: c.cfg.Host, Attempt: t.attempt}
 	c.place(t)
 	var shares []int
 	for _, sh := range g.shares {
@@ -808,7 +808,7 @@ func (c *Core) start(t *trial) {
 
 // current returns trial i if its attempt n is in one of the phases, else nil (a stale event).
 // Events name trials by the index the core's actions gave them.
-func (c *Core) current(i, n int, phases ...phase) *trial {
+func (c *Core) current(i, n int, phases ...phase) *trialState {
 	t := c.ts[i]
 	if t.attempt != n || !slices.Contains(phases, t.ph) {
 		return nil
@@ -859,7 +859,7 @@ func (c *Core) healthyEv(e Healthy) {
 }
 
 // armTimeout sets the timer of a running attempt's timeout, from now.
-func (c *Core) armTimeout(t *trial) {
+func (c *Core) armTimeout(t *trialState) {
 	if t.spec.Timeout > 0 {
 		// A trial that saves a checkpoint is warned its checkpoint's before ahead of the
 		// timeout, so that it is killed at the timeout (the stop's grace is that before).
@@ -915,7 +915,7 @@ func (c *Core) timer(tm Timer) {
 	}
 }
 
-func describeHealth(h *experiment.Health) string {
+func describeHealth(h *trial.Health) string {
 	switch {
 	case h == nil:
 		return " (the image's health check)"
@@ -930,7 +930,7 @@ func describeHealth(h *experiment.Health) string {
 
 // stopAttempt asks for t's attempt to end, for cause; a starting attempt is stopped once it
 // has started.
-func (c *Core) stopAttempt(t *trial, cause stopCause, why string) {
+func (c *Core) stopAttempt(t *trialState, cause stopCause, why string) {
 	t.stop, t.stopWhy = cause, why
 	if t.ph == running {
 		c.emit(StopAttempt{Trial: t.i, Attempt: t.attempt, Reason: why})
@@ -965,7 +965,7 @@ func (c *Core) exited(e Exited) {
 	reason := exitReason(e)
 	clean := e.Err == "" && e.Code == 0
 	service := t.svc
-	var status store.Status
+	var status record.Status
 	retry := false
 	if t.pruneVer > 0 {
 		// The journal already says it was pruned, with the values it was judged on: that
@@ -976,11 +976,11 @@ func (c *Core) exited(e Exited) {
 	}
 	switch t.stop {
 	case stopPrune:
-		status, reason = store.Pruned, t.pruneWhy
+		status, reason = record.Pruned, t.pruneWhy
 	case stopPause:
 		// Not an end: the service waits, as before it first started, to be needed again.
 		att.Reason = t.stopWhy
-		t.rec.Status, t.rec.Reason = store.Pending, t.stopWhy
+		t.rec.Status, t.rec.Reason = record.Pending, t.stopWhy
 		if t.tries >= 0 {
 			t.tries++
 		}
@@ -989,12 +989,12 @@ func (c *Core) exited(e Exited) {
 		c.markDirty(t)
 		return
 	case stopHalt:
-		status, reason = store.Killed, t.stopWhy
+		status, reason = record.Killed, t.stopWhy
 	case stopIdle:
 		// The runner ended it: whatever its exit code says, it did not succeed by itself.
-		status, reason = store.Stopped, t.stopWhy
+		status, reason = record.Stopped, t.stopWhy
 	case stopLostService:
-		status, reason = store.Failed, t.stopWhy
+		status, reason = record.Failed, t.stopWhy
 	case stopTimeout, stopUnhealthy:
 		reason = t.stopWhy
 		retry = true
@@ -1006,10 +1006,10 @@ func (c *Core) exited(e Exited) {
 			if clean {
 				reason = "ended by itself (exit status 0) while trials still needed it"
 			}
-			retry = !clean || t.spec.Restart == experiment.RestartAlways
-			status = store.Failed
+			retry = !clean || t.spec.Restart == trial.RestartAlways
+			status = record.Failed
 		case clean:
-			status, reason = store.Succeeded, ""
+			status, reason = record.Succeeded, ""
 		default:
 			retry = true
 		}
@@ -1020,7 +1020,7 @@ func (c *Core) exited(e Exited) {
 	requeue := retry && t.spec.Preemptible && intr != NotInterrupted && (t.stop == noStop || t.stop == stopTimeout) &&
 		requeued(&t.rec) < t.spec.Requeues
 	if retry && (t.tries != 0 || requeue) && !c.halted && (!service || c.needed(t)) {
-		t.rec.Status = store.Pending
+		t.rec.Status = record.Pending
 		delay := backoff(time.Duration(t.spec.Backoff), t.attempt)
 		t.rec.Reason = fmt.Sprintf("%s; retrying in %s", reason, delay)
 		if requeue {
@@ -1039,16 +1039,16 @@ func (c *Core) exited(e Exited) {
 		return
 	}
 	if status == "" {
-		status = store.Failed
+		status = record.Failed
 	}
 	c.finishWith(t, status, reason)
-	if service && status == store.Failed {
+	if service && status == record.Failed {
 		c.serviceLost(t)
 	}
 }
 
 // requeued counts the attempts of a trial that were started again for an interruption.
-func requeued(r *store.TrialRecord) int {
+func requeued(r *record.Trial) int {
 	n := 0
 	for _, a := range r.Attempts {
 		if a.Requeued {
@@ -1060,12 +1060,12 @@ func requeued(r *store.TrialRecord) int {
 
 // account adds the wall time of attempt a, which has just ended, to the trial's compute; an
 // interrupted attempt loses what it did after its last checkpoint (all of it without one).
-func account(r *store.TrialRecord, a *store.Attempt, interrupted bool) {
+func account(r *record.Trial, a *record.Attempt, interrupted bool) {
 	if a.Started.IsZero() || a.Finished.Before(a.Started) {
 		return
 	}
 	if r.Compute == nil {
-		r.Compute = &store.Compute{}
+		r.Compute = &record.Compute{}
 	}
 	spent := a.Finished.Sub(a.Started)
 	r.Compute.Spent += spent.Seconds()
@@ -1080,7 +1080,7 @@ func account(r *store.TrialRecord, a *store.Attempt, interrupted bool) {
 }
 
 // release gives back the slot and the resources of t's attempt, which has ended or not started.
-func (c *Core) release(t *trial) {
+func (c *Core) release(t *trialState) {
 	c.active--
 	if !t.svc {
 		c.running--
@@ -1115,7 +1115,7 @@ func (c *Core) devicesBusy(e DevicesBusy) {
 }
 
 // serviceLost fails the running trials that needed service s, which ended for good.
-func (c *Core) serviceLost(s *trial) {
+func (c *Core) serviceLost(s *trialState) {
 	why := fmt.Sprintf("%s ended while this trial needed it: %s", s.spec.Name, s.rec.Reason)
 	for _, i := range s.depDeps {
 		if d := c.ts[i]; (d.ph == running || d.ph == starting) && d.stop == noStop {
@@ -1148,11 +1148,11 @@ func backoff(base time.Duration, attempt int) time.Duration {
 }
 
 // finish ends a trial that has no attempt running.
-func (c *Core) finish(t *trial, st store.Status, reason string) {
+func (c *Core) finish(t *trialState, st record.Status, reason string) {
 	c.finishWith(t, st, reason)
 }
 
-func (c *Core) finishWith(t *trial, st store.Status, reason string) {
+func (c *Core) finishWith(t *trialState, st record.Status, reason string) {
 	t.rec.Status, t.rec.Reason = st, reason
 	now := c.now
 	t.rec.Finished = &now
@@ -1162,7 +1162,7 @@ func (c *Core) finishWith(t *trial, st store.Status, reason string) {
 
 // ended does what follows from t reaching its final status: services it needed may go idle,
 // trials waiting for it move, fail-fast halts the run.
-func (c *Core) ended(t *trial) {
+func (c *Core) ended(t *trialState) {
 	st := t.rec.Status
 	t.ph, t.retrying = final, false
 	c.place(t)
@@ -1187,18 +1187,18 @@ func (c *Core) ended(t *trial) {
 		}
 	}
 	for _, i := range t.afterDeps {
-		if d := c.ts[i]; st != store.Succeeded && d.afterBlocked == "" {
+		if d := c.ts[i]; st != record.Succeeded && d.afterBlocked == "" {
 			d.afterBlocked = fmt.Sprintf("after: %s %s", t.spec.Name, st)
 		}
 	}
 	c.dirtyDependants(t)
-	if st == store.Failed && c.cfg.FailFast {
+	if st == record.Failed && c.cfg.FailFast {
 		c.halt("fail-fast: "+t.spec.Name+" failed", false)
 	}
 }
 
 // finishUnneeded ends a service that is not running and that no trial needs any more.
-func (c *Core) finishUnneeded(t *trial) {
+func (c *Core) finishUnneeded(t *trialState) {
 	if t.journalFinal && !t.startedHere {
 		// Its record from the earlier runner stands.
 		old := c.cfg.Journal[t.spec.Name]
@@ -1213,11 +1213,11 @@ func (c *Core) finishUnneeded(t *trial) {
 			reason += " (its last attempt: " + t.rec.Attempts[n-1].Reason + ")"
 		}
 	}
-	c.finish(t, store.Stopped, reason)
+	c.finish(t, record.Stopped, reason)
 }
 
 // idle stops or ends a service that no trial needs any more.
-func (c *Core) idle(s *trial) {
+func (c *Core) idle(s *trialState) {
 	switch {
 	case s.ph == running || s.ph == starting:
 		if s.stop == noStop {
@@ -1248,7 +1248,7 @@ func (c *Core) halt(reason string, interrupt bool) {
 	for _, t := range c.ts {
 		if t.ph == idle && t.retrying {
 			t.retrying = false
-			c.finish(t, store.Killed, why)
+			c.finish(t, record.Killed, why)
 		}
 	}
 	c.waiting.clear()
@@ -1282,7 +1282,7 @@ func (c *Core) persisted(i, v int) {
 	t.unreported = t.unreported[k:]
 	if t.durable == t.ver {
 		c.unsettled--
-		if t.ph == final && t.rec.Status == store.Succeeded && !t.okDurable {
+		if t.ph == final && t.rec.Status == record.Succeeded && !t.okDurable {
 			t.okDurable = true
 			for _, j := range t.afterDeps {
 				c.ts[j].waitAfter--
@@ -1295,7 +1295,7 @@ func (c *Core) persisted(i, v int) {
 	}
 }
 
-func (c *Core) persist(t *trial) {
+func (c *Core) persist(t *trialState) {
 	if t.durable == t.ver {
 		c.unsettled++
 	}
@@ -1314,14 +1314,14 @@ type versioned struct {
 
 func (c *Core) emit(a Action) { c.acts = append(c.acts, a) }
 
-func (c *Core) markDirty(t *trial) {
+func (c *Core) markDirty(t *trialState) {
 	if !t.inDirty {
 		t.inDirty = true
 		c.dirty = append(c.dirty, t.i)
 	}
 }
 
-func (c *Core) dirtyDependants(t *trial) {
+func (c *Core) dirtyDependants(t *trialState) {
 	for _, i := range t.depDeps {
 		c.markDirty(c.ts[i])
 	}
@@ -1331,24 +1331,24 @@ func (c *Core) dirtyDependants(t *trial) {
 }
 
 // place moves t to the count of its current state.
-func (c *Core) place(t *trial) {
+func (c *Core) place(t *trialState) {
 	var b *int
 	switch {
 	case t.ph == starting || t.ph == running:
 		b = &c.counts.Running
 	case t.ph != final:
 		b = &c.counts.Pending
-	case t.rec.Status == store.Succeeded:
+	case t.rec.Status == record.Succeeded:
 		b = &c.counts.Succeeded
-	case t.rec.Status == store.Failed:
+	case t.rec.Status == record.Failed:
 		b = &c.counts.Failed
-	case t.rec.Status == store.Skipped:
+	case t.rec.Status == record.Skipped:
 		b = &c.counts.Skipped
-	case t.rec.Status == store.Stopped:
+	case t.rec.Status == record.Stopped:
 		b = &c.counts.Stopped
-	case t.rec.Status == store.Pruned:
+	case t.rec.Status == record.Pruned:
 		b = &c.counts.Pruned
-	case t.rec.Status == store.Eliminated:
+	case t.rec.Status == record.Eliminated:
 		b = &c.counts.Eliminated
 	default:
 		b = &c.counts.Killed
@@ -1362,7 +1362,7 @@ func (c *Core) place(t *trial) {
 	}
 }
 
-func copyRecord(r *store.TrialRecord) store.TrialRecord {
+func copyRecord(r *record.Trial) record.Trial {
 	out := *r
 	out.Attempts = slices.Clone(r.Attempts)
 	for i := range out.Attempts {

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/runner/core"
 	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 var (
@@ -112,7 +113,7 @@ func TestResumeFromAnyPrefix(t *testing.T) {
 			return "first run: " + v, append([]string{describePlan(p)}, full.trace...)
 		}
 		k := rng.IntN(len(full.journal) + 1)
-		var journal map[string]*store.TrialRecord
+		var journal map[string]*record.Trial
 		if k > 0 {
 			journal = full.journal[k-1]
 		}
@@ -163,7 +164,7 @@ func describePlan(p plan) string {
 // shows it from any shell, and cleared once the attempt runs; a report about another attempt
 // changes nothing.
 func TestQueued(t *testing.T) {
-	c := core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}}})
+	c := core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}}})
 	at := epoch
 	step := func(ev core.Event) []core.Action {
 		at = at.Add(time.Second)
@@ -200,7 +201,7 @@ func TestQueued(t *testing.T) {
 // its trial's timeout, which starts when the attempt leaves the queue.
 func TestQueuedTimeout(t *testing.T) {
 	const limit = 10 * time.Second
-	c := core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}, Timeout: experiment.Duration(limit)}}})
+	c := core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}, Timeout: trial.Duration(limit)}}})
 	stops := func(acts []core.Action) bool {
 		for _, a := range acts {
 			if _, ok := a.(core.StopAttempt); ok {
@@ -236,7 +237,7 @@ func TestQueuedTimeout(t *testing.T) {
 	}
 
 	// An attempt that ended in the queue leaves nothing behind: the next one's timeout holds.
-	c = core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}, Timeout: experiment.Duration(limit), Retries: 1}}})
+	c = core.New(core.Config{RunID: "r", Backend: "slurm", Trials: []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}, Timeout: trial.Duration(limit), Retries: 1}}})
 	c.Step(core.Begin{At: epoch})
 	c.Step(core.Started{Trial: 0, Attempt: 1, Handle: "42", At: epoch})
 	c.Step(core.Queued{Trial: 0, Attempt: 1, Reason: "Priority", At: epoch})

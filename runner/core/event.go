@@ -3,7 +3,7 @@ package core
 import (
 	"time"
 
-	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/record"
 )
 
 // Event is something that happened to a run. Every event carries the time it happened; the core
@@ -194,7 +194,7 @@ type WatchHealth struct {
 // ones: a driver may write only the latest, and then report every version up to it persisted.
 type Persist struct {
 	Trial, Version int
-	Record         *store.TrialRecord
+	Record         *record.Trial
 }
 
 // SetTimer asks for a TimerFired at At. A core ignores timers that no longer matter, so
@@ -208,7 +208,7 @@ type SetTimer struct {
 type Report struct {
 	Trial   int
 	Name    string
-	Status  store.Status
+	Status  record.Status
 	Attempt int
 	Reason  string
 	Counts  Counts

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jikken-dev/jikken/experiment"
-	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/record"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // Planner grows a run's plan while it runs (a search suggesting trials from the results of
@@ -54,7 +54,7 @@ type TrialView struct {
 	Group  string
 	Params map[string]any
 	Seed   *int64
-	Status store.Status
+	Status record.Status
 	// Values are the trial's final metric values (the last value of each metric), once final.
 	Values map[string]float64
 }
@@ -64,7 +64,7 @@ type Decision struct {
 	// Add are trials to append to the plan; their Index is set by the core. Each is journaled
 	// (its pending record stored) before its first attempt starts. They may wait for trials of
 	// the plan to succeed (After), but not depend on them otherwise.
-	Add []experiment.Trial
+	Add []trial.Trial
 	// Drop are trials not to run, with why: a pending one ends eliminated (final, not a
 	// failure); one that has started runs on, and its record notes why (Eliminated).
 	Drop     []Drop
@@ -81,7 +81,7 @@ type Drop struct {
 }
 
 // Trial returns trial i of the plan as the core holds it (Len trials: the plan grows).
-func (c *Core) Trial(i int) *experiment.Trial { return c.ts[i].spec }
+func (c *Core) Trial(i int) *trial.Trial { return c.ts[i].spec }
 
 // Len is how many trials the plan has now.
 func (c *Core) Len() int { return len(c.ts) }
@@ -94,7 +94,7 @@ func (c *Core) PlanAborted() string { return c.planAbort }
 func (c *Core) Planned() bool { return c.cfg.Planner == nil || c.planDone || c.halted }
 
 // viewOf is trial t as a planner sees it.
-func viewOf(t *trial) TrialView {
+func viewOf(t *trialState) TrialView {
 	return TrialView{Index: t.i, Name: t.spec.Name, Group: t.spec.Group, Params: t.spec.Params, Seed: t.spec.Seed,
 		Status: t.rec.Status, Values: t.rec.Values}
 }
@@ -110,8 +110,8 @@ func (c *Core) ask() {
 			switch t := c.ts[dr.Index]; {
 			case t.ph == idle:
 				t.retrying = false
-				c.finish(t, store.Eliminated, dr.Reason)
-			case t.rec.Status != store.Eliminated && t.rec.Eliminated == "" && !t.svc:
+				c.finish(t, record.Eliminated, dr.Reason)
+			case t.rec.Status != record.Eliminated && t.rec.Eliminated == "" && !t.svc:
 				// Started already: noted once (a planner may name it again), not reported,
 				// since its state did not change.
 				t.rec.Eliminated = dr.Reason
@@ -130,12 +130,12 @@ func (c *Core) ask() {
 
 // add appends a trial to the plan and persists its pending record: it starts once that record
 // is stored (persisted marks it journaled).
-func (c *Core) add(spec experiment.Trial) {
+func (c *Core) add(spec trial.Trial) {
 	spec.Index = len(c.ts)
 	sp := &spec
-	t := &trial{i: spec.Index, spec: sp, tries: spec.Retries + 1, req: requestOf(spec.Resources)}
-	t.rec = store.TrialRecord{Run: c.cfg.RunID, Name: spec.Name, Index: spec.Index, Group: spec.Group,
-		Status: store.Pending, Params: spec.Params, Seed: spec.Seed, Image: spec.Image, Backend: c.cfg.Backend}
+	t := &trialState{i: spec.Index, spec: sp, tries: spec.Retries + 1, req: requestOf(spec.Resources)}
+	t.rec = record.Trial{Run: c.cfg.RunID, Name: spec.Name, Index: spec.Index, Group: spec.Group,
+		Status: record.Pending, Params: spec.Params, Seed: spec.Seed, Image: spec.Image, Backend: c.cfg.Backend}
 	c.ts = append(c.ts, t)
 	c.index[spec.Name] = t.i
 	for _, name := range spec.After {
@@ -149,7 +149,7 @@ func (c *Core) add(spec experiment.Trial) {
 		if !u.okDurable {
 			t.waitAfter++
 		}
-		if u.ph == final && u.rec.Status != store.Succeeded && t.afterBlocked == "" {
+		if u.ph == final && u.rec.Status != record.Succeeded && t.afterBlocked == "" {
 			t.afterBlocked = fmt.Sprintf("after: %s %s", u.spec.Name, u.rec.Status)
 		}
 	}
@@ -166,14 +166,14 @@ func (c *Core) add(spec experiment.Trial) {
 
 // settledView updates a planner's view of t once its latest record is in the store, and asks
 // the planner again when that record is final.
-func (c *Core) settledView(t *trial) {
+func (c *Core) settledView(t *trialState) {
 	if c.cfg.Planner == nil {
 		return
 	}
 	c.view[t.i].Status, c.view[t.i].Values = t.rec.Status, t.rec.Values
 	if t.ph != final && t.pruneVer > 0 {
 		// Pruned, but its attempt still ends: it holds its place in the window until then.
-		c.view[t.i].Status = store.Running
+		c.view[t.i].Status = record.Running
 	}
 	if t.ph == final {
 		c.ask()
@@ -183,7 +183,7 @@ func (c *Core) settledView(t *trial) {
 // pointsReported keeps the new points of a trial's current attempt and asks the planner, point
 // by point, whether to prune it. A decision is persisted first (status pruned, with why); the
 // attempt is stopped once that record is in the store (see persisted).
-func (c *Core) pointsReported(t *trial, pts []MetricPoint) {
+func (c *Core) pointsReported(t *trialState, pts []MetricPoint) {
 	pr, ok := c.cfg.Planner.(Pruning)
 	if !ok || len(pts) == 0 {
 		return
@@ -203,7 +203,7 @@ func (c *Core) pointsReported(t *trial, pts []MetricPoint) {
 		if !stop {
 			continue
 		}
-		t.rec.Status, t.rec.Reason = store.Pruned, why
+		t.rec.Status, t.rec.Reason = record.Pruned, why
 		t.rec.Values = lastValues(c.curves[t.i])
 		t.rec.PrunedAt = int64(len(c.curves[t.i]))
 		t.pruneWhy = why
@@ -215,7 +215,7 @@ func (c *Core) pointsReported(t *trial, pts []MetricPoint) {
 }
 
 // keepCurve makes pts the curve of t's current (or last) attempt.
-func (c *Core) keepCurve(t *trial, pts []MetricPoint) {
+func (c *Core) keepCurve(t *trialState, pts []MetricPoint) {
 	if c.curves == nil {
 		c.curves, c.curveOf = map[int][]MetricPoint{}, map[int]int{}
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/runner/core"
-	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // steps is a planner that adds one trial each time it is asked, up to n (counted in the view), dropping the pending
@@ -30,7 +30,7 @@ func (s *steps) Next(v core.View) core.Decision {
 		}
 	}
 	if added < s.n {
-		d.Add = []experiment.Trial{{Name: fmt.Sprintf("g-%d", added), Group: "g", Cmd: experiment.Command{Shell: "true"}}}
+		d.Add = []trial.Trial{{Name: fmt.Sprintf("g-%d", added), Group: "g", Cmd: trial.Command{Shell: "true"}}}
 	} else {
 		d.Complete, d.Abort = true, s.abort
 	}
@@ -63,20 +63,20 @@ func drive(t *testing.T, c *core.Core) []string {
 
 func TestPlannerGrowsThePlan(t *testing.T) {
 	p := &steps{n: 3, drop: 1}
-	fixed := []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: experiment.Command{Shell: "true"}}}
+	fixed := []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: trial.Command{Shell: "true"}}}
 	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: p})
 	started := drive(t, c)
 	if fmt.Sprint(started) != "[a g-0 g-1 g-2]" {
 		t.Fatalf("started %v", started)
 	}
-	if r := c.Record(1); r.Status != store.Eliminated || r.Reason != "eliminated by the test" {
+	if r := c.Record(1); r.Status != record.Eliminated || r.Reason != "eliminated by the test" {
 		t.Fatalf("dropped trial: %s %q", r.Status, r.Reason)
 	}
 	if r := c.Record(3); r.Index != 3 || r.Group != "g" || r.Values["v"] != 1 {
 		t.Fatalf("added trial's record: %+v", r)
 	}
 	// An elimination is the plan working as meant: the run succeeds.
-	if n := c.Counts(); n.Total != 5 || n.Succeeded != 4 || n.Eliminated != 1 || n.Skipped != 0 || c.Status() != store.Succeeded {
+	if n := c.Counts(); n.Total != 5 || n.Succeeded != 4 || n.Eliminated != 1 || n.Skipped != 0 || c.Status() != record.Succeeded {
 		t.Fatalf("counts %+v, status %s", n, c.Status())
 	}
 }
@@ -84,7 +84,7 @@ func TestPlannerGrowsThePlan(t *testing.T) {
 // Eliminations do not hide a failure: a run with both ends failed.
 func TestEliminatedWithAFailureFails(t *testing.T) {
 	p := &steps{n: 1, drop: 1}
-	fixed := []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: experiment.Command{Shell: "true"}}}
+	fixed := []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: trial.Command{Shell: "true"}}}
 	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: p})
 	queue := c.Step(core.Begin{At: epoch})
 	for len(queue) > 0 {
@@ -98,7 +98,7 @@ func TestEliminatedWithAFailureFails(t *testing.T) {
 			queue = append(queue, c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Code: 1, At: epoch})...)
 		}
 	}
-	if n := c.Counts(); !c.Done() || n.Failed != 2 || n.Eliminated != 1 || c.Status() != store.Failed {
+	if n := c.Counts(); !c.Done() || n.Failed != 2 || n.Eliminated != 1 || c.Status() != record.Failed {
 		t.Fatalf("done %v, counts %+v, status %s", c.Done(), n, c.Status())
 	}
 }
@@ -106,17 +106,17 @@ func TestEliminatedWithAFailureFails(t *testing.T) {
 // A trial the journal shows eliminated is never run again, even when the planner does not keep
 // it: a resumed race keeps its eliminations.
 func TestEliminatedStaysFinalOnResume(t *testing.T) {
-	fixed := []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: experiment.Command{Shell: "true"}}}
-	journal := map[string]*store.TrialRecord{"b": {Name: "b", Index: 1, Status: store.Eliminated, Reason: "eliminated by the test"}}
+	fixed := []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: trial.Command{Shell: "true"}}}
+	journal := map[string]*record.Trial{"b": {Name: "b", Index: 1, Status: record.Eliminated, Reason: "eliminated by the test"}}
 	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: idle{}, Journal: journal})
 	started := drive(t, c)
 	if fmt.Sprint(started) != "[a]" {
 		t.Fatalf("started %v", started)
 	}
-	if r := c.Record(1); r.Status != store.Eliminated || r.Reason != "eliminated by the test" {
+	if r := c.Record(1); r.Status != record.Eliminated || r.Reason != "eliminated by the test" {
 		t.Fatalf("eliminated trial after resume: %s %q", r.Status, r.Reason)
 	}
-	if n := c.Counts(); n.Succeeded != 1 || n.Eliminated != 1 || c.Status() != store.Succeeded {
+	if n := c.Counts(); n.Succeeded != 1 || n.Eliminated != 1 || c.Status() != record.Succeeded {
 		t.Fatalf("counts %+v, status %s", n, c.Status())
 	}
 }
@@ -125,7 +125,7 @@ func TestPlannerAbortFailsTheRun(t *testing.T) {
 	p := &steps{n: 2, drop: -1, abort: "no objective"}
 	c := core.New(core.Config{RunID: "r", Jobs: 2, Planner: p})
 	drive(t, c)
-	if c.Status() != store.Failed || c.PlanAborted() != "no objective" || c.Counts().Succeeded != 2 {
+	if c.Status() != record.Failed || c.PlanAborted() != "no objective" || c.Counts().Succeeded != 2 {
 		t.Fatalf("status %s, aborted %q, counts %+v", c.Status(), c.PlanAborted(), c.Counts())
 	}
 }
@@ -136,9 +136,9 @@ type idle struct{}
 func (idle) Next(core.View) core.Decision { return core.Decision{} }
 
 func TestIdlePlannerEnds(t *testing.T) {
-	c := core.New(core.Config{RunID: "r", Jobs: 1, Planner: idle{}, Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}}})
+	c := core.New(core.Config{RunID: "r", Jobs: 1, Planner: idle{}, Trials: []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}}})
 	drive(t, c)
-	if !c.Planned() || c.Status() != store.Succeeded {
+	if !c.Planned() || c.Status() != record.Succeeded {
 		t.Fatalf("planned %v, status %s", c.Planned(), c.Status())
 	}
 }
@@ -149,11 +149,11 @@ type dropAll struct{}
 
 func (dropAll) Next(v core.View) core.Decision {
 	var d core.Decision
-	if v.Trials[0].Status != store.Pending {
+	if v.Trials[0].Status != record.Pending {
 		d.Drop = []core.Drop{{Index: 0, Reason: "c=3 eliminated by the test"}}
 	}
 	if len(v.Trials) == 1 {
-		d.Add = []experiment.Trial{{Name: "b", Cmd: experiment.Command{Shell: "true"}}}
+		d.Add = []trial.Trial{{Name: "b", Cmd: trial.Command{Shell: "true"}}}
 	}
 	return d
 }
@@ -162,7 +162,7 @@ func (dropAll) Next(v core.View) core.Decision {
 // its status and values stand, and no report says it changed.
 func TestDropOfAStartedTrialIsNoted(t *testing.T) {
 	c := core.New(core.Config{RunID: "r", Jobs: 2, Planner: dropAll{},
-		Trials: []experiment.Trial{{Name: "a", Cmd: experiment.Command{Shell: "true"}}}})
+		Trials: []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}}})
 	var reports, persists, notedRunning int
 	queue := c.Step(core.Begin{At: epoch})
 	var running []core.StartAttempt
@@ -180,7 +180,7 @@ func TestDropOfAStartedTrialIsNoted(t *testing.T) {
 		case core.Persist:
 			if a.Trial == 0 {
 				persists++
-				if a.Record.Eliminated != "" && a.Record.Status == store.Running {
+				if a.Record.Eliminated != "" && a.Record.Status == record.Running {
 					notedRunning++
 				}
 			}
@@ -195,10 +195,10 @@ func TestDropOfAStartedTrialIsNoted(t *testing.T) {
 		}
 	}
 	r := c.Record(0)
-	if !c.Done() || r.Status != store.Succeeded || r.Values["v"] != 1 || r.Eliminated != "c=3 eliminated by the test" {
+	if !c.Done() || r.Status != record.Succeeded || r.Values["v"] != 1 || r.Eliminated != "c=3 eliminated by the test" {
 		t.Fatalf("done %v, record %+v", c.Done(), r)
 	}
-	if n := c.Counts(); n.Succeeded != 2 || n.Eliminated != 0 || c.Status() != store.Succeeded {
+	if n := c.Counts(); n.Succeeded != 2 || n.Eliminated != 0 || c.Status() != record.Succeeded {
 		t.Fatalf("counts %+v, status %s", n, c.Status())
 	}
 	// Running, the note (while it runs), succeeded: the note is stored once and never reported.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/record"
 )
 
 // TestRequeueInterleavings runs random plans whose engines interrupt attempts (preemptions,
@@ -56,7 +56,7 @@ func (w *world) checkRequeues(whole bool) string {
 			}
 			last := k == len(rec.Attempts)-1
 			eligible := t.Preemptible && a.Interrupted != "" && requeued < t.Requeues && !strings.HasPrefix(a.Reason, "killed: ")
-			if eligible && !a.Requeued && (!last || (whole && rec.Status == store.Failed)) {
+			if eligible && !a.Requeued && (!last || (whole && rec.Status == record.Failed)) {
 				return fmt.Sprintf("%s attempt %d was interrupted (%s) with %d of %d requeues used, and counted against its retries (%q)",
 					t.Name, a.N, a.Interrupted, requeued, t.Requeues, a.Reason)
 			}
@@ -72,7 +72,7 @@ func (w *world) checkRequeues(whole bool) string {
 		}
 		// A trial fails by its own attempts only once they used up its retries: requeued
 		// attempts leave them whole.
-		if whole && rec.Status == store.Failed && counted != t.Retries+1 && !w.lostService(i) && len(rec.Attempts) > 0 {
+		if whole && rec.Status == record.Failed && counted != t.Retries+1 && !w.lostService(i) && len(rec.Attempts) > 0 {
 			return fmt.Sprintf("%s failed after %d counted attempts with %d retries (%d requeued)", t.Name, counted, t.Retries, requeued)
 		}
 		if c := rec.Compute; c != nil && (c.Lost > c.Spent+1e-9 || math.Abs(c.Spent-spent) > 1e-6 || c.Lost < 0) {

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // Capacity is what a host offers the trials of a run: CPU cores and memory (0: not counted)
@@ -44,7 +44,7 @@ type request struct {
 	mig   string
 }
 
-func requestOf(r experiment.Resources) request {
+func requestOf(r trial.Resources) request {
 	q := request{cpu: int64(math.Round(r.CPU * 1000)), mem: r.Memory, mig: r.MIG}
 	if r.GPU >= 1 {
 		q.whole = int(r.GPU)
@@ -239,7 +239,7 @@ func (p *pool) ids(g grant) []string {
 // alwaysOn lists, in plan order, the services that run all along: the declared services nothing
 // depends on, and the declared services they depend on (and theirs), which are in use as long.
 // The core starts them first and keeps, for each, the devices it was placed on (pinAlwaysOn).
-func alwaysOn(trials []experiment.Trial) []int {
+func alwaysOn(trials []trial.Trial) []int {
 	index := make(map[string]int, len(trials))
 	dependedOn := make([]bool, len(trials))
 	for i, t := range trials {
@@ -282,7 +282,7 @@ func alwaysOn(trials []experiment.Trial) []int {
 // These grants are held for the whole run, whether the service runs, waits to restart or has
 // not started yet: a restart on other devices could leave the GPUs in pieces no waiting trial
 // fits in, and admission (Unfit) checks each trial against exactly what these grants leave.
-func pinAlwaysOn(trials []experiment.Trial, p *pool) []*grant {
+func pinAlwaysOn(trials []trial.Trial, p *pool) []*grant {
 	pins := make([]*grant, len(trials))
 	for _, i := range alwaysOn(trials) {
 		if g, ok := p.take(requestOf(trials[i].Resources)); ok {
@@ -296,7 +296,7 @@ func pinAlwaysOn(trials []experiment.Trial, p *pool) []*grant {
 // run refuses them before anything starts. The services that run all along are placed first,
 // as the run places them (pinAlwaysOn), and each must fit beside those before it; every other
 // trial must then fit, with the services it depends on (and theirs), in what they leave.
-func Unfit(trials []experiment.Trial, c *Capacity) []string {
+func Unfit(trials []trial.Trial, c *Capacity) []string {
 	if c == nil {
 		return nil
 	}
@@ -391,7 +391,7 @@ func Unfit(trials []experiment.Trial, c *Capacity) []string {
 }
 
 // describeResources writes what a trial asks for ("gpu 0.7, cpu 2").
-func describeResources(r experiment.Resources) string {
+func describeResources(r trial.Resources) string {
 	var parts []string
 	if r.GPU > 0 {
 		parts = append(parts, fmt.Sprintf("gpu %g", r.GPU))
@@ -412,7 +412,7 @@ func describeResources(r experiment.Resources) string {
 }
 
 // describeHeld writes what service t holds, and on which devices ("s1: gpu 0.3 on GPU-0").
-func describeHeld(t experiment.Trial, g *grant, p *pool) string {
+func describeHeld(t trial.Trial, g *grant, p *pool) string {
 	s := t.Name + ": " + describeResources(t.Resources)
 	if ids := p.ids(*g); len(ids) > 0 {
 		s += " on " + strings.Join(ids, " and ")
@@ -445,7 +445,7 @@ func describeFree(p *pool, reqs []request) string {
 }
 
 // unfit says why the trials of group cannot run at once on c, or "".
-func unfit(trials []experiment.Trial, group []int, c *Capacity) string {
+func unfit(trials []trial.Trial, group []int, c *Capacity) string {
 	var cpu float64
 	var mem int64
 	reqs := make([]request, 0, len(group))

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/runner/core"
-	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // script is how attempt n of a trial goes in a scenario: it runs for dur and exits with code,
@@ -25,7 +25,7 @@ type script struct {
 type scenario struct {
 	t      *testing.T
 	c      *core.Core
-	trials []experiment.Trial
+	trials []trial.Trial
 	now    time.Time
 	seq    int
 	script func(trial, attempt int) script
@@ -46,12 +46,12 @@ type pending struct {
 	ev  core.Event
 }
 
-func newScenario(t *testing.T, trials []experiment.Trial, jobs int, sc func(trial, attempt int) script) *scenario {
+func newScenario(t *testing.T, trials []trial.Trial, jobs int, sc func(trial, attempt int) script) *scenario {
 	return newScenarioOn(t, nil, trials, jobs, sc)
 }
 
 // newScenarioOn is newScenario on a host whose resources are counted.
-func newScenarioOn(t *testing.T, c *core.Capacity, trials []experiment.Trial, jobs int, sc func(trial, attempt int) script) *scenario {
+func newScenarioOn(t *testing.T, c *core.Capacity, trials []trial.Trial, jobs int, sc func(trial, attempt int) script) *scenario {
 	for i := range trials {
 		trials[i].Index = i
 	}
@@ -140,7 +140,7 @@ func (s *scenario) apply(acts []core.Action) {
 		case core.WatchHealth:
 			s.at(0, core.Healthy{Trial: a.Trial, Attempt: a.Attempt})
 		case core.Persist:
-			if a.Record.Status == store.Running && a.Record.Reason != "" {
+			if a.Record.Status == record.Running && a.Record.Reason != "" {
 				s.notes[a.Record.Name] = a.Record.Reason
 			}
 			s.at(0, core.Persisted{Trial: a.Trial, Version: a.Version})
@@ -153,30 +153,30 @@ func (s *scenario) apply(acts []core.Action) {
 	}
 }
 
-func (s *scenario) record(name string) store.TrialRecord {
+func (s *scenario) record(name string) record.Trial {
 	for i, t := range s.trials {
 		if t.Name == name {
 			return s.c.Record(i)
 		}
 	}
 	s.t.Fatalf("no trial %s", name)
-	return store.TrialRecord{}
+	return record.Trial{}
 }
 
-func sh(cmd string) experiment.Command { return experiment.Command{Shell: cmd} }
+func sh(cmd string) trial.Command { return trial.Command{Shell: cmd} }
 
 // The matrix: ten training trials an evaluation depends on (so services implied by
 // depends) at -j 2. They take slots like any trial, end by themselves and succeed; the
 // evaluation starts once each has started or succeeded; nothing is stopped.
 func TestImpliedServicesTakeSlotsAndSucceed(t *testing.T) {
-	var trials []experiment.Trial
-	var deps []experiment.Dependency
+	var trials []trial.Trial
+	var deps []trial.Dependency
 	for i := 1; i <= 10; i++ {
 		name := fmt.Sprintf("train[i=%d]", i)
-		trials = append(trials, experiment.Trial{Name: name, Cmd: sh("sleep 3"), Service: true, ServiceImplied: true})
-		deps = append(deps, experiment.Dependency{Trial: name, Condition: experiment.Started})
+		trials = append(trials, trial.Trial{Name: name, Cmd: sh("sleep 3"), Service: true, ServiceImplied: true})
+		deps = append(deps, trial.Dependency{Trial: name, Condition: trial.Started})
 	}
-	trials = append(trials, experiment.Trial{Name: "eval", Cmd: sh("sleep 1"), Depends: deps})
+	trials = append(trials, trial.Trial{Name: "eval", Cmd: sh("sleep 1"), Depends: deps})
 	s := newScenario(t, trials, 2, func(trial, _ int) script {
 		if trial == 10 {
 			return script{dur: time.Second}
@@ -203,10 +203,10 @@ func TestImpliedServicesTakeSlotsAndSucceed(t *testing.T) {
 // A loader others depend on, which they leave running, is not stopped when they end: the
 // run waits for it to end by itself, and it succeeds.
 func TestImpliedServiceIsNeverStopped(t *testing.T) {
-	trials := []experiment.Trial{
+	trials := []trial.Trial{
 		{Name: "loader", Cmd: sh("serve"), Service: true, ServiceImplied: true},
-		{Name: "sim-1", Cmd: sh("true"), Depends: []experiment.Dependency{{Trial: "loader", Condition: experiment.Started}}},
-		{Name: "sim-2", Cmd: sh("true"), Depends: []experiment.Dependency{{Trial: "loader", Condition: experiment.Started}}},
+		{Name: "sim-1", Cmd: sh("true"), Depends: []trial.Dependency{{Trial: "loader", Condition: trial.Started}}},
+		{Name: "sim-2", Cmd: sh("true"), Depends: []trial.Dependency{{Trial: "loader", Condition: trial.Started}}},
 	}
 	s := newScenario(t, trials, 3, func(trial, _ int) script {
 		if trial == 0 {
@@ -218,7 +218,7 @@ func TestImpliedServiceIsNeverStopped(t *testing.T) {
 	if len(s.stops) > 0 {
 		t.Fatalf("the runner stopped %v", s.stops)
 	}
-	if rec := s.record("loader"); rec.Status != store.Succeeded || rec.Finished.Sub(epoch) != time.Minute || rec.Reason != "" {
+	if rec := s.record("loader"); rec.Status != record.Succeeded || rec.Finished.Sub(epoch) != time.Minute || rec.Reason != "" {
 		t.Fatalf("loader: %s at %v (%q)", rec.Status, rec.Finished, rec.Reason)
 	}
 	// While the run waited for it alone, its record said so.
@@ -230,9 +230,9 @@ func TestImpliedServiceIsNeverStopped(t *testing.T) {
 // At -j 1 a dependant cannot start beside the server it depends on, which holds the only
 // slot: the server's record says so (the run goes on when it ends by itself).
 func TestWaitForAServerThatHoldsTheSlotIsSaid(t *testing.T) {
-	trials := []experiment.Trial{
+	trials := []trial.Trial{
 		{Name: "db", Cmd: sh("serve"), Service: true, ServiceImplied: true},
-		{Name: "client", Cmd: sh("query"), Depends: []experiment.Dependency{{Trial: "db", Condition: experiment.Started}}},
+		{Name: "client", Cmd: sh("query"), Depends: []trial.Dependency{{Trial: "db", Condition: trial.Started}}},
 	}
 	s := newScenario(t, trials, 1, func(trial, _ int) script {
 		if trial == 0 {
@@ -255,9 +255,9 @@ func TestWaitForAServerThatHoldsTheSlotIsSaid(t *testing.T) {
 // A declared service the runner stops once its dependants end is recorded stopped, never
 // succeeded, with the reason.
 func TestDeclaredServiceStoppedIsNotSucceeded(t *testing.T) {
-	trials := []experiment.Trial{
+	trials := []trial.Trial{
 		{Name: "cache", Cmd: sh("serve"), Service: true},
-		{Name: "a", Cmd: sh("true"), Depends: []experiment.Dependency{{Trial: "cache", Condition: experiment.Started}}},
+		{Name: "a", Cmd: sh("true"), Depends: []trial.Dependency{{Trial: "cache", Condition: trial.Started}}},
 	}
 	s := newScenario(t, trials, 1, func(trial, _ int) script {
 		if trial == 0 {
@@ -266,10 +266,10 @@ func TestDeclaredServiceStoppedIsNotSucceeded(t *testing.T) {
 		return script{dur: time.Second}
 	})
 	s.run(time.Hour)
-	if rec := s.record("cache"); rec.Status != store.Stopped || rec.Reason != "stopped after its dependants ended" {
+	if rec := s.record("cache"); rec.Status != record.Stopped || rec.Reason != "stopped after its dependants ended" {
 		t.Fatalf("cache: %s (%q)", rec.Status, rec.Reason)
 	}
-	if s.c.Status() != store.Succeeded {
+	if s.c.Status() != record.Succeeded {
 		t.Errorf("run %s", s.c.Status())
 	}
 }
@@ -285,9 +285,9 @@ func TestServiceRestartsWhileItsDependantRuns(t *testing.T) {
 }
 
 func restartsWhileItsDependantRuns(t *testing.T, host *core.Capacity) {
-	trials := []experiment.Trial{
-		{Name: "svc", Cmd: sh("serve"), Service: true, Restart: experiment.RestartOnFailure, Resources: experiment.Resources{CPU: 1}},
-		{Name: "client", Cmd: sh("sleep 8"), Depends: []experiment.Dependency{{Trial: "svc", Condition: experiment.Started}}},
+	trials := []trial.Trial{
+		{Name: "svc", Cmd: sh("serve"), Service: true, Restart: trial.RestartOnFailure, Resources: trial.Resources{CPU: 1}},
+		{Name: "client", Cmd: sh("sleep 8"), Depends: []trial.Dependency{{Trial: "svc", Condition: trial.Started}}},
 	}
 	s := newScenarioOn(t, host, trials, 1, func(trial, attempt int) script {
 		switch {
@@ -303,7 +303,7 @@ func restartsWhileItsDependantRuns(t *testing.T, host *core.Capacity) {
 		t.Fatalf("host %+v: svc started %d times, want 3", host, n)
 	}
 	rec := s.record("svc")
-	if rec.Status != store.Stopped || s.record("client").Status != store.Succeeded {
+	if rec.Status != record.Stopped || s.record("client").Status != record.Succeeded {
 		t.Fatalf("svc %s (%q), client %s", rec.Status, rec.Reason, s.record("client").Status)
 	}
 	// The backoff doubles: the second restart waits longer than the first.

@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
+	"github.com/jikken-dev/jikken/record"
 	"github.com/jikken-dev/jikken/runner/core"
-	"github.com/jikken-dev/jikken/store"
+	"github.com/jikken-dev/jikken/trial"
 )
 
 // behaviour is how a simulated attempt of a trial goes.
@@ -28,7 +29,7 @@ type behaviour struct {
 
 // plan is a random experiment with the behaviour of each trial.
 type plan struct {
-	trials   []experiment.Trial
+	trials   []trial.Trial
 	behave   []behaviour
 	jobs     int
 	failFast bool
@@ -36,9 +37,9 @@ type plan struct {
 }
 
 // genCapacity returns a host (or none), and a function drawing resources that fit it.
-func genCapacity(rng *rand.Rand) (*core.Capacity, func() experiment.Resources) {
+func genCapacity(rng *rand.Rand) (*core.Capacity, func() trial.Resources) {
 	if rng.IntN(3) == 0 {
-		return nil, func() experiment.Resources { return experiment.Resources{} }
+		return nil, func() trial.Resources { return trial.Resources{} }
 	}
 	c := &core.Capacity{CPU: float64(1 + rng.IntN(4)), Memory: int64(1+rng.IntN(8)) << 30}
 	whole := rng.IntN(4)
@@ -49,8 +50,8 @@ func genCapacity(rng *rand.Rand) (*core.Capacity, func() experiment.Resources) {
 	for i := 0; i < migs; i++ {
 		c.GPUs = append(c.GPUs, core.Device{ID: fmt.Sprintf("MIG-%d", i), MIG: "1g.10gb"})
 	}
-	draw := func() experiment.Resources {
-		var r experiment.Resources
+	draw := func() trial.Resources {
+		var r trial.Resources
 		if rng.IntN(2) == 0 {
 			r.CPU = float64(rng.IntN(int(c.CPU)*2)+1) / 4
 		}
@@ -82,14 +83,14 @@ type planOptions struct {
 func genPlan(rng *rand.Rand, o planOptions) plan {
 	n := 2 + rng.IntN(7)
 	p := plan{jobs: 1 + rng.IntN(3), failFast: !o.deterministic && rng.IntN(6) == 0}
-	var draw func() experiment.Resources
+	var draw func() trial.Resources
 	p.capacity, draw = genCapacity(rng)
 	// Trials are created in dependency order, then shuffled into plan order.
 	order := rng.Perm(n)
-	specs := make([]experiment.Trial, n)
+	specs := make([]trial.Trial, n)
 	behave := make([]behaviour, n)
 	for k := 0; k < n; k++ {
-		t := experiment.Trial{Name: fmt.Sprintf("t%d", k), Retries: rng.IntN(3) - 1}
+		t := trial.Trial{Name: fmt.Sprintf("t%d", k), Retries: rng.IntN(3) - 1}
 		if t.Retries < 0 {
 			t.Retries = 0
 		}
@@ -107,15 +108,15 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 				b.code = 1
 			default:
 				b.hang = true
-				t.Timeout = experiment.Duration(time.Duration(1+rng.IntN(10)) * time.Second)
+				t.Timeout = trial.Duration(time.Duration(1+rng.IntN(10)) * time.Second)
 			}
 			if !o.deterministic && rng.IntN(3) == 0 {
-				t.Restart = experiment.RestartOnFailure
+				t.Restart = trial.RestartOnFailure
 			}
 		} else if t.Service {
 			b.hang = true
 			if rng.IntN(3) == 0 {
-				t.Health = &experiment.Health{TCP: "127.0.0.1:1", Timeout: experiment.Duration(time.Duration(1+rng.IntN(5)) * time.Second)}
+				t.Health = &trial.Health{TCP: "127.0.0.1:1", Timeout: trial.Duration(time.Duration(1+rng.IntN(5)) * time.Second)}
 				b.healthy = o.deterministic || rng.IntN(3) > 0
 			}
 			if !o.deterministic {
@@ -123,9 +124,9 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 				case 0:
 					b.hang, b.code = false, rng.IntN(2)
 				case 1:
-					t.Restart = experiment.RestartOnFailure
+					t.Restart = trial.RestartOnFailure
 				case 2:
-					t.Restart = experiment.RestartAlways
+					t.Restart = trial.RestartAlways
 					b.hang, b.code = false, 0
 				}
 			}
@@ -135,7 +136,7 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 				b.startErr = true
 			case r == 1:
 				b.hang = true
-				t.Timeout = experiment.Duration(time.Duration(1+rng.IntN(10)) * time.Second)
+				t.Timeout = trial.Duration(time.Duration(1+rng.IntN(10)) * time.Second)
 			case r < 4:
 				b.code = 1 + rng.IntN(3)
 			}
@@ -143,7 +144,7 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 				b.flakyUntil = 2 + rng.IntN(2)
 			}
 			if !o.deterministic && rng.IntN(5) == 0 && !b.hang {
-				t.Timeout = experiment.Duration(time.Duration(5+rng.IntN(10)) * time.Second)
+				t.Timeout = trial.Duration(time.Duration(5+rng.IntN(10)) * time.Second)
 			}
 		}
 		if o.preempt && !t.Service && !b.startErr {
@@ -158,7 +159,7 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 				}
 			}
 		}
-		t.Backoff = experiment.Duration(time.Duration(rng.IntN(3)) * 500 * time.Millisecond)
+		t.Backoff = trial.Duration(time.Duration(rng.IntN(3)) * 500 * time.Millisecond)
 		for j := 0; j < k; j++ {
 			if rng.IntN(3) != 0 {
 				continue
@@ -166,24 +167,24 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 			target := &specs[j]
 			switch {
 			case target.Service:
-				cond := experiment.Started
+				cond := trial.Started
 				if target.Health != nil {
-					cond = experiment.Healthy
+					cond = trial.Healthy
 				}
-				t.Depends = append(t.Depends, experiment.Dependency{Trial: target.Name, Condition: cond})
+				t.Depends = append(t.Depends, trial.Dependency{Trial: target.Name, Condition: cond})
 			case rng.IntN(2) == 0:
 				t.After = append(t.After, target.Name)
 			default:
-				conds := []experiment.Condition{experiment.Completed, experiment.Succeeded}
+				conds := []trial.Condition{trial.Completed, trial.Succeeded}
 				if !o.deterministic {
-					conds = append(conds, experiment.Started)
+					conds = append(conds, trial.Started)
 				}
-				t.Depends = append(t.Depends, experiment.Dependency{Trial: target.Name, Condition: conds[rng.IntN(len(conds))]})
+				t.Depends = append(t.Depends, trial.Dependency{Trial: target.Name, Condition: conds[rng.IntN(len(conds))]})
 			}
 		}
 		specs[k], behave[k] = t, b
 	}
-	p.trials = make([]experiment.Trial, n)
+	p.trials = make([]trial.Trial, n)
 	p.behave = make([]behaviour, n)
 	for k, pos := range order {
 		p.trials[pos], p.behave[pos] = specs[k], behave[k]
@@ -192,16 +193,16 @@ func genPlan(rng *rand.Rand, o planOptions) plan {
 	// A runner refuses a plan that cannot fit the host before anything starts: take resources
 	// away from services first (what they hold all along is what makes plans unfit), then from
 	// everything.
-	for _, which := range []func(t experiment.Trial) bool{
-		func(t experiment.Trial) bool { return t.Service },
-		func(experiment.Trial) bool { return true },
+	for _, which := range []func(t trial.Trial) bool{
+		func(t trial.Trial) bool { return t.Service },
+		func(trial.Trial) bool { return true },
 	} {
 		if len(core.Unfit(p.trials, p.capacity)) == 0 {
 			break
 		}
 		for i := range p.trials {
 			if which(p.trials[i]) {
-				p.trials[i].Resources = experiment.Resources{}
+				p.trials[i].Resources = trial.Resources{}
 			}
 		}
 	}
@@ -289,8 +290,8 @@ type world struct {
 	persists []core.Persist
 	// stored is the store: each trial's last persisted record. journal lists every state of the
 	// store, one per persisted record, for the resume property.
-	stored  map[int]*store.TrialRecord
-	journal []map[string]*store.TrialRecord
+	stored  map[int]*record.Trial
+	journal []map[string]*record.Trial
 	// everStarted is set for trials an attempt of which started in this world.
 	everStarted map[int]bool
 	lastAttempt map[int]int
@@ -325,8 +326,8 @@ type simAttempt struct {
 	queueMoves int
 }
 
-func newWorld(rng *rand.Rand, p plan, journal map[string]*store.TrialRecord, adopted map[string]int, start time.Time) *world {
-	w := &world{rng: rng, p: p, now: start, attempts: map[[2]int]*simAttempt{}, stored: map[int]*store.TrialRecord{},
+func newWorld(rng *rand.Rand, p plan, journal map[string]*record.Trial, adopted map[string]int, start time.Time) *world {
+	w := &world{rng: rng, p: p, now: start, attempts: map[[2]int]*simAttempt{}, stored: map[int]*record.Trial{},
 		everStarted: map[int]bool{}, lastAttempt: map[int]int{}, adopted: map[int]int{}, name: map[string]int{}, persisted: map[int]int{}, reported: map[int]int{},
 		checkpoint: map[int]int{}, startedFrom: map[[2]int]int{}}
 	for i, t := range p.trials {
@@ -500,14 +501,14 @@ func (w *world) checkStart(a core.StartAttempt) string {
 			return fmt.Sprintf("%s started twice at once", t.Name)
 		}
 	}
-	stored := func(name string) store.Status {
+	stored := func(name string) record.Status {
 		if r := w.stored[w.name[name]]; r != nil {
 			return r.Status
 		}
 		return ""
 	}
 	for _, x := range t.After {
-		if stored(x) != store.Succeeded {
+		if stored(x) != record.Succeeded {
 			return fmt.Sprintf("%s started before %s (after) was stored succeeded (%q)", t.Name, x, stored(x))
 		}
 	}
@@ -521,26 +522,26 @@ func (w *world) checkStart(a core.StartAttempt) string {
 			}
 		}
 		switch d.Condition {
-		case experiment.Completed:
-			if !stored(d.Trial).Final() || stored(d.Trial) == store.Running {
+		case trial.Completed:
+			if !stored(d.Trial).Final() || stored(d.Trial) == record.Running {
 				return fmt.Sprintf("%s started before %s completed", t.Name, d.Trial)
 			}
-		case experiment.Succeeded:
-			if stored(d.Trial) != store.Succeeded {
+		case trial.Succeeded:
+			if stored(d.Trial) != record.Succeeded {
 				return fmt.Sprintf("%s started before %s succeeded", t.Name, d.Trial)
 			}
-		case experiment.Started:
+		case trial.Started:
 			if target.DeclaredService() && !up {
 				return fmt.Sprintf("%s started while service %s is not up", t.Name, d.Trial)
 			}
-			if target.ServiceImplied && !up && stored(d.Trial) != store.Succeeded {
+			if target.ServiceImplied && !up && stored(d.Trial) != record.Succeeded {
 				return fmt.Sprintf("%s started while %s neither runs nor has succeeded", t.Name, d.Trial)
 			}
-			if !target.Service && !w.everStarted[j] && stored(d.Trial) != store.Succeeded {
+			if !target.Service && !w.everStarted[j] && stored(d.Trial) != record.Succeeded {
 				return fmt.Sprintf("%s started before %s started", t.Name, d.Trial)
 			}
-		case experiment.Healthy:
-			if !healthy && !(!target.DeclaredService() && stored(d.Trial) == store.Succeeded) {
+		case trial.Healthy:
+			if !healthy && !(!target.DeclaredService() && stored(d.Trial) == record.Succeeded) {
 				return fmt.Sprintf("%s started before %s was healthy", t.Name, d.Trial)
 			}
 		}
@@ -563,7 +564,7 @@ func (w *world) check() string {
 	// itself, or the record says something else.
 	for i, t := range w.p.trials {
 		rec := w.c.Record(i)
-		if rec.Status != store.Succeeded || len(rec.Attempts) == 0 {
+		if rec.Status != record.Succeeded || len(rec.Attempts) == 0 {
 			continue
 		}
 		last := rec.Attempts[len(rec.Attempts)-1]
@@ -594,7 +595,7 @@ func (w *world) check() string {
 				continue
 			}
 			rec := w.c.Record(j)
-			if rec.Status == store.Failed {
+			if rec.Status == record.Failed {
 				return fmt.Sprintf("%s runs on although service %s failed for good", w.p.trials[at.trial].Name, d.Trial)
 			}
 		}
@@ -745,7 +746,7 @@ func (w *world) next() (string, bool) {
 }
 
 func (w *world) snapshot() {
-	s := make(map[string]*store.TrialRecord, len(w.stored))
+	s := make(map[string]*record.Trial, len(w.stored))
 	for i, r := range w.stored {
 		s[w.p.trials[i].Name] = r
 	}
@@ -757,7 +758,7 @@ func (w *world) run(stopAt int) string {
 	if v := w.step(core.Begin{At: w.now}); v != "" {
 		return v
 	}
-	finals := map[int]store.Status{}
+	finals := map[int]record.Status{}
 	for step := 0; !w.c.Done(); step++ {
 		if step == stopAt {
 			if v := w.step(core.StopRequested{Reason: "interrupted", At: w.now}); v != "" {
@@ -779,7 +780,7 @@ func (w *world) run(stopAt int) string {
 			if prev, ok := finals[i]; ok && prev != st {
 				return fmt.Sprintf("%s went from %s to %s", w.p.trials[i].Name, prev, st)
 			}
-			if st.Final() && st != store.Pending {
+			if st.Final() && st != record.Pending {
 				if _, ok := finals[i]; !ok && w.c.Record(i).Finished != nil && !w.p.trials[i].DeclaredService() {
 					finals[i] = st
 				}
@@ -804,7 +805,7 @@ func (w *world) checkEnd() string {
 			return fmt.Sprintf("%s: %d records stored, %d changes reported", w.p.trials[i].Name, n, w.reported[i])
 		}
 	}
-	halted := w.c.Status() == store.Killed
+	halted := w.c.Status() == record.Killed
 	for i, t := range w.p.trials {
 		rec := w.c.Record(i)
 		if stored := w.stored[i]; stored != nil && stored.Status != rec.Status {
@@ -821,17 +822,17 @@ func (w *world) checkEnd() string {
 				return fmt.Sprintf("%s lists attempt %d in place %d", t.Name, a.N, k+1)
 			}
 		}
-		if rec.Status == store.Skipped {
+		if rec.Status == record.Skipped {
 			if !strings.HasPrefix(rec.Reason, "depends: ") && !strings.HasPrefix(rec.Reason, "after: ") {
 				return fmt.Sprintf("%s skipped without naming the dependency: %q", t.Name, rec.Reason)
 			}
 			dep := strings.Fields(strings.SplitN(rec.Reason, ": ", 2)[1])[0]
-			if st := w.c.Record(w.name[dep]).Status; st == store.Succeeded && strings.HasPrefix(rec.Reason, "after: ") {
+			if st := w.c.Record(w.name[dep]).Status; st == record.Succeeded && strings.HasPrefix(rec.Reason, "after: ") {
 				return fmt.Sprintf("%s skipped for %s, which succeeded", t.Name, dep)
 			}
 		}
 		// A trial that failed because a service ended names one it depends on.
-		if rec.Status == store.Failed && w.lostService(i) {
+		if rec.Status == record.Failed && w.lostService(i) {
 			named := false
 			for _, d := range t.Depends {
 				named = named || (w.p.trials[w.name[d.Trial]].DeclaredService() && strings.HasPrefix(rec.Reason, d.Trial+" ended"))
