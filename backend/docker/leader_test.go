@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jikken-dev/jikken/experiment"
 	"github.com/jikken-dev/jikken/runner"
@@ -35,8 +36,16 @@ func TestGroupLeaderIsTheContainersInit(t *testing.T) {
 	if f[2] != fmt.Sprint(pid) {
 		t.Fatalf("the container's init %d is in process group %s, not its own", pid, f[2])
 	}
-	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	// The init may be between the shell and its exec of sleep: while the kernel swaps its
+	// memory, /proc/PID/environ reads empty. Read again until the environment shows.
+	var env []byte
+	for range 100 {
+		if env, err = os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err != nil || len(env) > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil || !strings.Contains(string(env), "JIKKEN_TRIAL=leader") {
-		t.Fatalf("pid %d is not the trial's process: %v", pid, err)
+		t.Fatalf("pid %d is not the trial's process: %v (environment %q)", pid, err, env)
 	}
 }
