@@ -139,12 +139,19 @@ func (d *driver) finish() (*Summary, error) {
 }
 
 // do carries out actions; the caller holds mu. Nothing here waits: attempts, stops and health
-// checks run in goroutines of their own, records go to the store writer.
+// checks run in goroutines of their own, records go to the store writer, all of one step's
+// records at once, so that they are written together (a trial's final record and the pending
+// record of the trial a search suggests from it: one write, not two in a row).
 func (d *driver) do(acts []core.Action) {
+	var recs []core.Persist
+	for _, a := range acts {
+		if p, ok := a.(core.Persist); ok {
+			recs = append(recs, p)
+		}
+	}
+	d.persist.add(recs)
 	for _, a := range acts {
 		switch a := a.(type) {
-		case core.Persist:
-			d.persist.add(a.Trial, a.Version, a.Record)
 		case core.StartAttempt:
 			at := &attempt{d: d, trial: a.Trial, spec: d.c.Trial(a.Trial), n: a.Attempt, clear: a.Clear, adopted: a.Adopted, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
 			d.attempts[a.Trial] = at
@@ -252,12 +259,18 @@ func newPersister(runs store.Runs, send func(core.Event), log interface{ Error(s
 	return &persister{runs: runs, send: send, log: log, queue: map[int]queued{}, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
 
-func (p *persister) add(trial, version int, rec *store.TrialRecord) {
-	p.mu.Lock()
-	if _, queuedAlready := p.queue[trial]; !queuedAlready {
-		p.order = append(p.order, trial)
+// add queues records to write, in order, as one: the writer takes all of them or none.
+func (p *persister) add(recs []core.Persist) {
+	if len(recs) == 0 {
+		return
 	}
-	p.queue[trial] = queued{version: version, rec: rec}
+	p.mu.Lock()
+	for _, r := range recs {
+		if _, queuedAlready := p.queue[r.Trial]; !queuedAlready {
+			p.order = append(p.order, r.Trial)
+		}
+		p.queue[r.Trial] = queued{version: r.Version, rec: r.Record}
+	}
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:

@@ -77,17 +77,31 @@ func New(s *experiment.Search, jobs int) (core.Planner, error) {
 
 // Resume builds the planner of search s as New does, and the trials it had added before, rebuilt
 // from their records (journal: an earlier runner's records by trial name), in number order. A
-// number missing from the journal ends the list: trials after it were never stored.
+// number missing from the journal ends the list: trials after it were never stored. So does a
+// trial that never started whose window of history (the trials numbered its own less the window
+// or less) is not all final in the journal: the planner is eager (core.Eager), so it was
+// suggested from final records that did not reach the store, and is suggested again from those
+// that did. Trials after it cannot have started either: their history holds its own.
 func Resume(s *experiment.Search, jobs int, journal map[string]*store.TrialRecord) (core.Planner, []experiment.Trial, error) {
 	p, err := New(s, jobs)
 	if err != nil {
 		return nil, nil, err
 	}
+	w := p.(interface{ Window() int }).Window()
 	var trials []experiment.Trial
+	// done counts the trials from number 0 whose records are final for good (a killed trial
+	// runs again).
+	done := 0
 	for n := 0; ; n++ {
 		rec := journal[s.TrialName(n)]
 		if rec == nil {
 			break
+		}
+		if rec.Status == store.Pending && len(rec.Attempts) == 0 && done < n-w+1 {
+			break
+		}
+		if done == n && rec.Status.Final() && rec.Status != store.Killed {
+			done++
 		}
 		t, err := s.Trial(n, Coerce(s.Space, rec.Params))
 		if err != nil {
@@ -101,6 +115,11 @@ func Resume(s *experiment.Search, jobs int, journal map[string]*store.TrialRecor
 // MinChecked is how many trials at least a search looks at before it stops for want of its
 // objective.
 const MinChecked = 3
+
+// Eager implements core.Eager: a search is asked as soon as a trial's final record is issued, so
+// that record and the pending records of the trials it lets in are stored in one write (Resume
+// discards what a crash left of a suggestion whose history was not stored).
+func (p *Search) Eager() bool { return true }
 
 // Window is how many trials run at once at most, and so are suggested without the results of
 // each other.
