@@ -4,9 +4,11 @@
 //
 // Its order makes a search reproducible on every backend and across resumes. With a window W
 // (the search's parallel, else the run's -j), trial k is suggested only once every trial
-// numbered k-W or less has a final record in the store, and the sampler is shown exactly those
-// trials (0..k-W, by number) as history and the params of trials k-W+1..k-1 as pending. What a
+// numbered k-W or less has a final record, and the sampler is shown exactly those trials
+// (0..k-W, by number) as history and the params of trials k-W+1..k-1 as pending. What a
 // suggestion depends on is thus fixed by the numbers, not by which trial happened to end first.
+// The planner is eager (core.Eager): it suggests as soon as those final records are issued,
+// and trial k starts once they and its own pending record are in the store.
 // Pruning follows the same rule: trial k is judged, point by point, against the curves of the
 // finished trials numbered k-W or less.
 package plan
