@@ -76,7 +76,7 @@ func (d *driver) send(ev core.Event) {
 
 func (d *driver) run(ctx context.Context) (*Summary, error) {
 	d.ctx = context.WithoutCancel(ctx)
-	d.persist.run(d.ctx)
+	d.persist.start(d.ctx)
 	defer d.persist.close()
 
 	d.send(core.Begin{At: time.Now()})
@@ -238,7 +238,7 @@ func (d *driver) summary() *Summary {
 // being written goes out together, sharing the cost of making it durable. Only the latest
 // record of a trial is written; the versions it supersedes are reported stored with it.
 //
-// Up to writers groups are written at once, each by a goroutine of its own: a record that
+// Up to `writers` groups are written at once, each by a goroutine of its own: a record that
 // something waits for (the final record a search suggests from, the pending record of the
 // trial it suggests) does not wait behind a group that nothing waits for (the records of
 // attempts that have just started). A trial's records are written one at a time, in order:
@@ -298,7 +298,8 @@ func (p *persister) close() {
 	p.done.Wait()
 }
 
-func (p *persister) run(ctx context.Context) {
+// start starts the writers.
+func (p *persister) start(ctx context.Context) {
 	p.done.Add(writers)
 	for range writers {
 		go p.write(ctx)

@@ -83,7 +83,7 @@ func TestPersisterWritesAroundASlowWrite(t *testing.T) {
 	blob := &gatedBlob{t: t, objs: map[string][]byte{}, busy: map[string]bool{}, gates: map[string]chan struct{}{keyA: gate}, entered: make(chan string, 4)}
 	events := make(chan core.Event, 16)
 	p := newPersister(store.Runs{Blob: blob}, func(ev core.Event) { events <- ev }, discard{})
-	p.run(context.Background())
+	p.start(context.Background())
 	rec := func(trial, version int, name string) core.Persist {
 		return core.Persist{Trial: trial, Version: version, Record: &store.TrialRecord{Run: "r", Name: name, Status: store.Status(fmt.Sprint("v", version))}}
 	}
