@@ -76,7 +76,7 @@ func (d *driver) send(ev core.Event) {
 
 func (d *driver) run(ctx context.Context) (*Summary, error) {
 	d.ctx = context.WithoutCancel(ctx)
-	go d.persist.run(d.ctx)
+	d.persist.start(d.ctx)
 	defer d.persist.close()
 
 	d.send(core.Begin{At: time.Now()})
@@ -139,12 +139,19 @@ func (d *driver) finish() (*Summary, error) {
 }
 
 // do carries out actions; the caller holds mu. Nothing here waits: attempts, stops and health
-// checks run in goroutines of their own, records go to the store writer.
+// checks run in goroutines of their own, records go to the store writer, all of one step's
+// records at once, so that they are written together (a trial's final record and the pending
+// record of the trial a search suggests from it: one write, not two in a row).
 func (d *driver) do(acts []core.Action) {
+	var recs []core.Persist
+	for _, a := range acts {
+		if p, ok := a.(core.Persist); ok {
+			recs = append(recs, p)
+		}
+	}
+	d.persist.add(recs)
 	for _, a := range acts {
 		switch a := a.(type) {
-		case core.Persist:
-			d.persist.add(a.Trial, a.Version, a.Record)
 		case core.StartAttempt:
 			at := &attempt{d: d, trial: a.Trial, spec: d.c.Trial(a.Trial), n: a.Attempt, clear: a.Clear, adopted: a.Adopted, keep: a.Keep, devices: a.Devices, shares: a.Shares, ended: make(chan struct{})}
 			d.attempts[a.Trial] = at
@@ -230,18 +237,29 @@ func (d *driver) summary() *Summary {
 // persister writes records in the background, in groups: what queues up while one group is
 // being written goes out together, sharing the cost of making it durable. Only the latest
 // record of a trial is written; the versions it supersedes are reported stored with it.
+//
+// Up to `writers` groups are written at once, each by a goroutine of its own: a record that
+// something waits for (the final record a search suggests from, the pending record of the
+// trial it suggests) does not wait behind a group that nothing waits for (the records of
+// attempts that have just started). A trial's records are written one at a time, in order:
+// one being written keeps its next record queued.
 type persister struct {
 	runs store.Runs
 	send func(core.Event)
 	log  interface{ Error(string, ...any) }
 
-	mu      sync.Mutex
-	queue   map[int]queued
-	order   []int
-	wake    chan struct{}
+	mu    sync.Mutex
+	ready *sync.Cond // signalled when there may be records to take, or on close
+	queue map[int]queued
+	order []int
+	// writing are the trials whose records a writer is storing now.
+	writing map[int]bool
 	closed  bool
-	stopped chan struct{}
+	done    sync.WaitGroup
 }
+
+// writers is how many groups of records are written at once.
+const writers = 3
 
 type queued struct {
 	version int
@@ -249,62 +267,103 @@ type queued struct {
 }
 
 func newPersister(runs store.Runs, send func(core.Event), log interface{ Error(string, ...any) }) *persister {
-	return &persister{runs: runs, send: send, log: log, queue: map[int]queued{}, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	p := &persister{runs: runs, send: send, log: log, queue: map[int]queued{}, writing: map[int]bool{}}
+	p.ready = sync.NewCond(&p.mu)
+	return p
 }
 
-func (p *persister) add(trial, version int, rec *store.TrialRecord) {
+// add queues records to write, in order, as one: a writer takes all of them at once, but for
+// those of trials being written already.
+func (p *persister) add(recs []core.Persist) {
+	if len(recs) == 0 {
+		return
+	}
 	p.mu.Lock()
-	if _, queuedAlready := p.queue[trial]; !queuedAlready {
-		p.order = append(p.order, trial)
+	for _, r := range recs {
+		if _, queuedAlready := p.queue[r.Trial]; !queuedAlready {
+			p.order = append(p.order, r.Trial)
+		}
+		p.queue[r.Trial] = queued{version: r.Version, rec: r.Record}
 	}
-	p.queue[trial] = queued{version: version, rec: rec}
 	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.ready.Signal()
 }
 
+// close returns once the writers have written what was queued and stopped.
 func (p *persister) close() {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-	<-p.stopped
+	p.ready.Broadcast()
+	p.done.Wait()
 }
 
-func (p *persister) run(ctx context.Context) {
-	defer close(p.stopped)
+// start starts the writers.
+func (p *persister) start(ctx context.Context) {
+	p.done.Add(writers)
+	for range writers {
+		go p.write(ctx)
+	}
+}
+
+// take removes from the queue the records of the trials not being written, in order, and marks
+// those trials written; the caller holds mu.
+func (p *persister) take() ([]int, []queued) {
+	var order, rest []int
+	var qs []queued
+	for _, i := range p.order {
+		if p.writing[i] {
+			rest = append(rest, i)
+			continue
+		}
+		order = append(order, i)
+		qs = append(qs, p.queue[i])
+		delete(p.queue, i)
+		p.writing[i] = true
+	}
+	p.order = rest
+	return order, qs
+}
+
+// write is one writer: it takes what is queued, stores it and reports it, until closed.
+func (p *persister) write(ctx context.Context) {
+	defer p.done.Done()
 	for {
-		<-p.wake
-		for {
-			p.mu.Lock()
-			order, queue, closed := p.order, p.queue, p.closed
-			p.order, p.queue = nil, map[int]queued{}
-			p.mu.Unlock()
-			if len(order) == 0 {
-				if closed {
-					return
-				}
-				break
+		p.mu.Lock()
+		order, qs := p.take()
+		for len(order) == 0 {
+			if p.closed && len(p.order) == 0 {
+				p.mu.Unlock()
+				return
 			}
-			recs := make([]*store.TrialRecord, len(order))
-			for k, i := range order {
-				recs[k] = queue[i].rec
+			p.ready.Wait()
+			order, qs = p.take()
+		}
+		p.mu.Unlock()
+		recs := make([]*store.TrialRecord, len(qs))
+		for k, q := range qs {
+			recs[k] = q.rec
+		}
+		errs := p.runs.WriteTrials(ctx, recs)
+		for k, i := range order {
+			q := qs[k]
+			if err := errs[k]; err != nil {
+				p.log.Error("record trial", "trial", q.rec.Name, "err", err)
+				p.send(core.PersistFailed{Trial: i, Version: q.version, Err: describeStoreError(err), At: time.Now()})
+				continue
 			}
-			errs := p.runs.WriteTrials(ctx, recs)
-			for k, i := range order {
-				q := queue[i]
-				if err := errs[k]; err != nil {
-					p.log.Error("record trial", "trial", q.rec.Name, "err", err)
-					p.send(core.PersistFailed{Trial: i, Version: q.version, Err: describeStoreError(err), At: time.Now()})
-					continue
-				}
-				p.send(core.Persisted{Trial: i, Version: q.version, At: time.Now()})
-			}
+			p.send(core.Persisted{Trial: i, Version: q.version, At: time.Now()})
+		}
+		p.mu.Lock()
+		for _, i := range order {
+			delete(p.writing, i)
+		}
+		// Records of these trials may have queued meanwhile, for a writer that waits; once
+		// closed, the writers that wait may stop.
+		wake := len(p.order) > 0 || p.closed
+		p.mu.Unlock()
+		if wake {
+			p.ready.Broadcast()
 		}
 	}
 }

@@ -3,11 +3,17 @@
 # as a grid (a matrix), both with -j JOBS on the local backend: what the search costs the
 # runner (suggestions, journaling each suggestion before its start, reading final values).
 #
-#   bench/search/overhead.sh [N] [JOBS] [SAMPLER]      (defaults: 2000 2 tpe)
+#   bench/search/overhead.sh [N] [JOBS] [SAMPLER] [ROUNDS]      (defaults: 2000 2 tpe 1)
+#
+# Each round runs the grid, then the search, with each binary of JIKKEN in turn (default:
+# jikken; several, space-separated, to compare builds side by side); the last lines are each
+# binary's medians over the rounds. A shared machine moves single runs by 2x: use rounds.
 set -euo pipefail
 N=${1:-2000}
 JOBS=${2:-2}
 SAMPLER=${3:-tpe}
+ROUNDS=${4:-1}
+read -r -a bins <<<"${JIKKEN:-jikken}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -18,8 +24,30 @@ cat > search.jsonnet <<JSONNET
 { name: "search", search: { name: "s", cmd: "echo ::metric loss={{x}}", space: { x: { low: 0, high: 1 } },
   objective: "loss", sampler: "$SAMPLER", trials: $N, seed: 1 } }
 JSONNET
-secs() { local t0 t1; t0=$(date +%s.%N); jikken run "$1" --store "st-$1" -j "$JOBS" >/dev/null 2>&1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
-g=$(secs grid.jsonnet)
-s=$(secs search.jsonnet)
-echo "$N trivial trials, -j $JOBS: grid ${g}s, search ($SAMPLER) ${s}s, ratio $(echo "scale=2; $s / $g" | bc)"
-echo "load: $(cat /proc/loadavg)"
+# Every run gets a store of its own, all removed at the end: removing one just before the next
+# run would charge that run for the file system's cleanup (docs/runner.md, "Overhead").
+n=0
+secs() {
+  local t0 t1
+  n=$((n + 1))
+  t0=$(date +%s.%N)
+  "$1" run "$2" --store "st-$n" -j "$JOBS" >/dev/null 2>&1
+  t1=$(date +%s.%N)
+  echo "$t1 - $t0" | bc
+}
+median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+echo "$N trivial trials, -j $JOBS, $SAMPLER; load before: $(cat /proc/loadavg)"
+for r in $(seq "$ROUNDS"); do
+  for b in "${bins[@]}"; do
+    g=$(secs "$b" grid.jsonnet)
+    s=$(secs "$b" search.jsonnet)
+    ratio=$(echo "scale=3; $s / $g" | bc)
+    echo "round $r $b: grid ${g}s, search ${s}s, ratio $ratio, load $(cut -d' ' -f1 /proc/loadavg)"
+    echo "$g $s $ratio" >> "times-$(echo "$b" | tr / _)"
+  done
+done
+for b in "${bins[@]}"; do
+  f="times-$(echo "$b" | tr / _)"
+  echo "median of $ROUNDS, $b: grid $(cut -d' ' -f1 "$f" | median)s, search $(cut -d' ' -f2 "$f" | median)s, ratio $(cut -d' ' -f3 "$f" | median)"
+done
+echo "load after: $(cat /proc/loadavg)"

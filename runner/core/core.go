@@ -91,6 +91,11 @@ type Core struct {
 	began     time.Time
 	planDone  bool
 	planAbort string
+	// eager is set for an Eager planner; early are the trials whose final records it may see
+	// before they are stored, reask is set when it is to be asked at the end of the step.
+	eager bool
+	early []int
+	reask bool
 	// curves are the points of each trial's attempt curveOf, for a planner that prunes.
 	curves  map[int][]MetricPoint
 	curveOf map[int]int
@@ -196,6 +201,14 @@ type trialState struct {
 	// pending is set while a trial a planner added waits for its first record to be stored:
 	// it may not start before.
 	pending bool
+	// basis counts the final records of other trials, seen by an eager planner when it added
+	// this trial, that are not stored yet: it may not start before they are. early is set
+	// while this trial's final record (version earlyVer) is seen so and not stored; waiters
+	// are the trials waiting for it.
+	basis    int
+	early    bool
+	earlyVer int
+	waiters  []int
 	// pruneVer is the version of the record that says a planner pruned the trial (0: none),
 	// pruneWhy why; the attempt is stopped once that record is stored.
 	pruneVer int
@@ -280,6 +293,9 @@ func New(cfg Config) *Core {
 				t.waitAfter++
 			}
 		}
+	}
+	if e, ok := cfg.Planner.(Eager); ok {
+		c.eager = e.Eager()
 	}
 	if cfg.Planner != nil {
 		c.view = make([]TrialView, len(c.ts))
@@ -436,6 +452,11 @@ func (c *Core) schedule() {
 			t.inDirty = false
 			c.evaluate(t)
 		}
+		if c.reask {
+			c.reask = false
+			c.ask()
+			continue
+		}
 		c.fill()
 		if len(c.dirty) == 0 {
 			c.stalled()
@@ -451,7 +472,7 @@ func (c *Core) schedule() {
 
 // evaluate starts t, queues it for a slot, or ends it when it can never run.
 func (c *Core) evaluate(t *trialState) {
-	if t.ph != idle || t.retrying || c.halted || t.pending {
+	if t.ph != idle || t.retrying || c.halted || t.pending || t.basis > 0 {
 		return
 	}
 	if t.svc && !c.needed(t) {
@@ -569,8 +590,8 @@ func (c *Core) stalled() {
 	}
 	for _, t := range c.ts {
 		switch {
-		case t.retrying:
-			return
+		case t.retrying || t.pending || t.basis > 0:
+			return // it waits for a retry, or for records to be stored
 		case t.ph == starting || (t.ph == running && (!t.healthy || t.stop != noStop)):
 			return // something is still to happen
 		}
@@ -1171,6 +1192,7 @@ func (c *Core) ended(t *trialState) {
 		t.pin = nil
 		c.wakeServices()
 	}
+	c.endedView(t)
 	if !t.svc {
 		c.open--
 		if c.open == 0 {
@@ -1264,6 +1286,7 @@ func (c *Core) persisted(i, v int) {
 		return
 	}
 	t.durable = v
+	c.earlyStored(t)
 	if t.pending {
 		t.pending = false
 		c.markDirty(t)

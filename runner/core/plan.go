@@ -12,12 +12,28 @@ import (
 // earlier ones). It must be pure: its answer depends only on the View, so that a resumed run,
 // whose core is rebuilt from the journal, asks the same questions and gets the same answers.
 type Planner interface {
-	// Next is asked after Begin and each time a trial's final record is in the store; it
+	// Next is asked after Begin and each time a trial's final record is in the store (an Eager
+	// planner also when the record is issued, in the same step as the trial's end); it
 	// returns the trials to add (in order), pending trials to drop, and whether the plan is
 	// complete (nothing will ever be added: the run ends once every trial is final). A planner
 	// that adds nothing while every trial is final and stored ends the plan too, since nothing
 	// would ask it again. The View's slices are the core's: read them, keep none of them.
 	Next(v View) Decision
+}
+
+// Eager is implemented by planners that may be asked as soon as a trial's final record is issued,
+// before the store holds it: the trial that ends and the trials it lets the planner add then go
+// to the store together, one write where waiting would take two in a row. Nothing is lost for
+// it: a trial such an ask adds starts only once the records the planner saw are stored as well
+// as its own, so whatever a started trial was suggested from survives a crash. A crash before
+// then may leave a trial's pending record stored without the final records it was suggested
+// from; the planner's resume must not keep such a trial (one that never started, suggested from
+// trials whose records are not all final), but suggest it again from what the store holds.
+// Pruning is unchanged: Prune sees only stored records.
+type Eager interface {
+	Planner
+	// Eager reports whether to ask early.
+	Eager() bool
 }
 
 // Pruning is implemented by planners that stop trials early from their intermediate values. The
@@ -39,7 +55,8 @@ type MetricPoint struct {
 type View struct {
 	// Trials are every trial of the plan so far, by index. A trial's Status and Values are
 	// those of its last record in the store: a trial is final here once its final record is
-	// durable, so whatever a planner decides from it survives a crash.
+	// durable, so whatever a planner decides from it survives a crash. An Eager planner's Next
+	// sees a trial final as soon as its final record is issued instead.
 	Trials []TrialView
 	// Now is the time of the event being handled; Began that of this runner's Begin.
 	Now, Began time.Time
@@ -104,7 +121,22 @@ func (c *Core) ask() {
 	if c.cfg.Planner == nil || c.planDone || c.halted || !c.begun {
 		return
 	}
+	// An eager planner sees the trials whose final records are on their way to the store as
+	// final; what it adds waits for those records (basis) as well as its own.
+	var basis []int
+	var saved []TrialView
+	for _, i := range c.early {
+		if t := c.ts[i]; t.early {
+			basis = append(basis, i)
+			saved = append(saved, c.view[i])
+			c.view[i].Status, c.view[i].Values = t.rec.Status, t.rec.Values
+		}
+	}
+	c.early = append(c.early[:0], basis...)
 	d := c.cfg.Planner.Next(View{Trials: c.view, Now: c.now, Began: c.began, Slots: c.cfg.Jobs})
+	for k, i := range basis {
+		c.view[i] = saved[k] // Prune sees stored records only
+	}
 	for _, dr := range d.Drop {
 		if dr.Index >= 0 && dr.Index < len(c.ts) {
 			switch t := c.ts[dr.Index]; {
@@ -121,7 +153,11 @@ func (c *Core) ask() {
 		}
 	}
 	for _, spec := range d.Add {
-		c.add(spec)
+		t := c.add(spec)
+		t.basis = len(basis)
+		for _, i := range basis {
+			c.ts[i].waiters = append(c.ts[i].waiters, t.i)
+		}
 	}
 	if d.Complete || (len(d.Add) == 0 && c.open == 0 && c.unsettled == 0) {
 		c.planDone, c.planAbort = true, d.Abort
@@ -130,7 +166,7 @@ func (c *Core) ask() {
 
 // add appends a trial to the plan and persists its pending record: it starts once that record
 // is stored (persisted marks it journaled).
-func (c *Core) add(spec trial.Trial) {
+func (c *Core) add(spec trial.Trial) *trialState {
 	spec.Index = len(c.ts)
 	sp := &spec
 	t := &trialState{i: spec.Index, spec: sp, tries: spec.Retries + 1, req: requestOf(spec.Resources)}
@@ -162,6 +198,37 @@ func (c *Core) add(spec trial.Trial) {
 	t.pending = true
 	c.place(t)
 	c.persist(t)
+	return t
+}
+
+// endedView notes, for an eager planner, that t's final record was just issued: the planner is
+// asked at the end of the step (not from inside whatever ended t, which may be an ask), and
+// sees t final until the record is stored (earlyStored).
+func (c *Core) endedView(t *trialState) {
+	if !c.eager || t.durable == t.ver {
+		return
+	}
+	t.early, t.earlyVer = true, t.ver
+	c.early = append(c.early, t.i)
+	c.reask = true
+}
+
+// earlyStored releases the trials added from t's final record before it was stored, once the
+// store holds that record (or a later one).
+func (c *Core) earlyStored(t *trialState) {
+	if !t.early || t.durable < t.earlyVer {
+		return
+	}
+	t.early = false
+	for _, i := range t.waiters {
+		if w := c.ts[i]; w.basis > 0 {
+			w.basis--
+			if w.basis == 0 {
+				c.markDirty(w)
+			}
+		}
+	}
+	t.waiters = nil
 }
 
 // settledView updates a planner's view of t once its latest record is in the store, and asks

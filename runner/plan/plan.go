@@ -4,9 +4,11 @@
 //
 // Its order makes a search reproducible on every backend and across resumes. With a window W
 // (the search's parallel, else the run's -j), trial k is suggested only once every trial
-// numbered k-W or less has a final record in the store, and the sampler is shown exactly those
-// trials (0..k-W, by number) as history and the params of trials k-W+1..k-1 as pending. What a
+// numbered k-W or less has a final record, and the sampler is shown exactly those trials
+// (0..k-W, by number) as history and the params of trials k-W+1..k-1 as pending. What a
 // suggestion depends on is thus fixed by the numbers, not by which trial happened to end first.
+// The planner is eager (core.Eager): it suggests as soon as those final records are issued,
+// and trial k starts once they and its own pending record are in the store.
 // Pruning follows the same rule: trial k is judged, point by point, against the curves of the
 // finished trials numbered k-W or less.
 package plan
@@ -83,7 +85,11 @@ func newPlanner(s *experiment.Search, jobs int, began time.Time) (core.Planner, 
 
 // Resume builds the planner of search s as New does, and the trials it had added before, rebuilt
 // from their records (journal: an earlier runner's records by trial name), in number order. A
-// number missing from the journal ends the list: trials after it were never stored. The
+// number missing from the journal ends the list: trials after it were never stored. So does a
+// trial that never started whose window of history (the trials numbered its own less the window
+// or less) is not all final in the journal: the planner is eager (core.Eager), so it was
+// suggested from final records that did not reach the store, and is suggested again from those
+// that did. Trials after it cannot have started either: their history holds its own. The
 // search's wall budget counts from began (see Began; zero: from this runner's start), so that a
 // resumed run does not get the whole budget again.
 func Resume(s *experiment.Search, jobs int, began time.Time, journal map[string]*store.TrialRecord) (core.Planner, []experiment.Trial, error) {
@@ -91,11 +97,21 @@ func Resume(s *experiment.Search, jobs int, began time.Time, journal map[string]
 	if err != nil {
 		return nil, nil, err
 	}
+	w := p.(interface{ Window() int }).Window()
 	var trials []experiment.Trial
+	// done counts the trials from number 0 whose records are final for good (a killed trial
+	// runs again).
+	done := 0
 	for n := 0; ; n++ {
 		rec := journal[s.TrialName(n)]
 		if rec == nil {
 			break
+		}
+		if rec.Status == store.Pending && len(rec.Attempts) == 0 && done < n-w+1 {
+			break
+		}
+		if done == n && rec.Status.Final() && rec.Status != store.Killed {
+			done++
 		}
 		t, err := s.Trial(n, Coerce(s.Space, rec.Params))
 		if err != nil {
@@ -123,6 +139,11 @@ func Began(m *store.Manifest) time.Time {
 // MinChecked is how many trials at least a search looks at before it stops for want of its
 // objective.
 const MinChecked = 3
+
+// Eager implements core.Eager: a search is asked as soon as a trial's final record is issued, so
+// that record and the pending records of the trials it lets in are stored in one write (Resume
+// discards what a crash left of a suggestion whose history was not stored).
+func (p *Search) Eager() bool { return true }
 
 // Window is how many trials run at once at most, and so are suggested without the results of
 // each other.

@@ -22,7 +22,8 @@ import (
 // attempts, metric reports and store writes (a failure prints the seed that replays it):
 //   - never more than -j attempts at once, nor more search trials running than the window;
 //   - never more trials than the budget;
-//   - every attempt starts after its trial's pending record is in the store;
+//   - every attempt starts after its trial's pending record is in the store, and after the final
+//     records of the trials it was suggested from (the planner is eager: it sees them issued);
 //   - a trial is stopped for pruning only once the store says it is pruned, and never runs again;
 //   - a runner killed at random moments and resumed from what the store holds ends with the same
 //     history as one never interrupted: the same params, statuses and values for each number,
@@ -32,15 +33,16 @@ import (
 const trialLen = 6
 
 // objective is what a simulated trial computes of its params: deterministic, so that a trial run
-// again gives what it gave before.
-func objective(p map[string]any) (value float64, fails bool) {
+// again gives what it gave before, unless noise (a runner's number, in a world whose trials give
+// something else each time they run) is added.
+func objective(p map[string]any, noise float64) (value float64, fails bool) {
 	x, y := p["x"].(float64), p["y"].(float64)
-	return (x-1)*(x-1) + (y+2)*(y+2), x > 4
+	return (x-1)*(x-1) + (y+2)*(y+2) + noise, x > 4
 }
 
 // point is the value a simulated trial logs at step s: it falls towards its objective.
-func point(p map[string]any, s int) float64 {
-	v, _ := objective(p)
+func point(p map[string]any, s int, noise float64) float64 {
+	v, _ := objective(p, noise)
 	return v + float64(trialLen-1-s)
 }
 
@@ -86,6 +88,17 @@ type world struct {
 	timers   []core.SetTimer
 	started  map[string]int // attempts started, by trial
 	steps    int
+	// noisy worlds add the number of runners so far (boots) to what trials compute.
+	noisy bool
+	boots int
+}
+
+// noise is what a trial run now adds to its objective.
+func (w *world) noise() float64 {
+	if !w.noisy {
+		return 0
+	}
+	return float64(w.boots)
 }
 
 func newWorld(rng *rand.Rand, s *experiment.Search, jobs int) *world {
@@ -98,6 +111,7 @@ func newWorld(rng *rand.Rand, s *experiment.Search, jobs int) *world {
 
 // boot builds a core from the journal, as a new or resumed runner does.
 func (w *world) boot() {
+	w.boots++
 	p, added, err := plan.Resume(w.s, w.jobs, w.began, w.store)
 	if err != nil {
 		panic(err)
@@ -152,6 +166,13 @@ func (w *world) apply(a core.Action) error {
 		}
 		if rec.Status == store.Pruned {
 			return fmt.Errorf("%s started again after it was pruned", name)
+		}
+		if k, ok := w.s.IsTrial(name); ok {
+			for n := 0; n <= k-w.window; n++ {
+				if r := w.store[w.s.TrialName(n)]; r == nil || !r.Status.Final() {
+					return fmt.Errorf("%s started before the final record of %s, which it was suggested from, was stored", name, w.s.TrialName(n))
+				}
+			}
 		}
 		w.attempts[a.Trial] = &attempt{trial: a.Trial, n: a.Attempt}
 		w.started[name]++
@@ -219,7 +240,7 @@ func (w *world) next() (bool, error) {
 				n := at.reported + 1 + w.rng.IntN(at.logged-at.reported)
 				var pts []core.MetricPoint
 				for s := at.reported; s < n; s++ {
-					pts = append(pts, core.MetricPoint{Metric: "loss", Step: int64(s), Value: point(t.Params, s)})
+					pts = append(pts, core.MetricPoint{Metric: "loss", Step: int64(s), Value: point(t.Params, s, w.noise())})
 				}
 				w.live[key] = append(w.live[key], pts...)
 				at.reported = n
@@ -230,7 +251,7 @@ func (w *world) next() (bool, error) {
 		default:
 			moves = append(moves, func() error {
 				delete(w.attempts, i)
-				v, fails := objective(t.Params)
+				v, fails := objective(t.Params, w.noise())
 				ex := core.Exited{Trial: i, Attempt: at.n, At: w.now}
 				switch {
 				case at.stopping:
@@ -371,32 +392,73 @@ func TestWindowOrder(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		hist, _ := ref.history()
-		win := ref.window
-		// Replaying the sampler on the numbered history gives each trial's params.
-		sp, _ := search.New(s.Sampler.Name, s.Sampler.Options)
-		var obs []search.Observation
-		for k, e := range hist {
-			req := search.Request{Space: s.Space, Objectives: s.Objectives, Seed: s.Seed, Number: k, History: obs[:max(0, k-win+1)]}
-			for n := max(0, k-win+1); n < k; n++ {
-				req.Pending = append(req.Pending, plan.Coerce(s.Space, hist[n].Params))
+		if err := followsRule(s, hist, ref.window); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
+
+// followsRule replays the sampler on a search's numbered history: each trial's params must be
+// what the sampler suggests from the trials numbered its own less the window or less (their
+// final values) and the params of those between.
+func followsRule(s *experiment.Search, hist []entry, win int) error {
+	sp, _ := search.New(s.Sampler.Name, s.Sampler.Options)
+	var obs []search.Observation
+	for k, e := range hist {
+		req := search.Request{Space: s.Space, Objectives: s.Objectives, Seed: s.Seed, Number: k, History: obs[:max(0, k-win+1)]}
+		for n := max(0, k-win+1); n < k; n++ {
+			req.Pending = append(req.Pending, plan.Coerce(s.Space, hist[n].Params))
+		}
+		params, err := sp.Suggest(req)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(params, plan.Coerce(s.Space, e.Params)) {
+			return fmt.Errorf("trial %d has %v; the rule gives %v", k, e.Params, params)
+		}
+		o := search.Observation{Number: k, Params: plan.Coerce(s.Space, e.Params), State: search.Failed}
+		if v, ok := e.Values["loss"]; ok && !math.IsNaN(v) && e.Status == store.Succeeded {
+			o.State, o.Values = search.Complete, []float64{v}
+		} else if e.Status == store.Pruned {
+			o.State = search.Pruned
+			if ok {
+				o.Values = []float64{v}
 			}
-			params, err := sp.Suggest(req)
-			if err != nil {
-				t.Fatal(err)
+		}
+		obs = append(obs, o)
+	}
+	return nil
+}
+
+// TestResumedHistoryFollowsTheRule kills and resumes searches whose trials give something else
+// each time they run: the history a resumed search ends with must still follow the window rule,
+// so no trial kept from before a kill was suggested from a final record the store lost (the
+// trial it came from ran again, and gave another value).
+func TestResumedHistoryFollowsTheRule(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 50
+	}
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 29))
+		s, jobs := genSearch(rng)
+		w := newWorld(rand.New(rand.NewPCG(seed, 5)), s, jobs)
+		w.noisy = true
+		for range 1 + rng.IntN(4) {
+			if err := w.run(w.steps + 1 + rng.IntN(2*s.Trials*trialLen)); err != nil {
+				t.Fatalf("seed %d, before a kill: %v", seed, err)
 			}
-			if !reflect.DeepEqual(params, plan.Coerce(s.Space, e.Params)) {
-				t.Fatalf("seed %d: trial %d has %v; the rule gives %v", seed, k, e.Params, params)
-			}
-			o := search.Observation{Number: k, Params: plan.Coerce(s.Space, e.Params), State: search.Failed}
-			if v, ok := e.Values["loss"]; ok && !math.IsNaN(v) && e.Status == store.Succeeded {
-				o.State, o.Values = search.Complete, []float64{v}
-			} else if e.Status == store.Pruned {
-				o.State = search.Pruned
-				if ok {
-					o.Values = []float64{v}
-				}
-			}
-			obs = append(obs, o)
+			w.boot()
+		}
+		if err := w.run(0); err != nil {
+			t.Fatalf("seed %d, resumed: %v", seed, err)
+		}
+		hist, err := w.history()
+		if err != nil {
+			t.Fatalf("seed %d, resumed: %v", seed, err)
+		}
+		if err := followsRule(s, hist, w.window); err != nil {
+			t.Fatalf("seed %d (window %d, -j %d): %v", seed, w.window, jobs, err)
 		}
 	}
 }
