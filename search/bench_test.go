@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jikken-dev/jikken/internal/threadcpu"
 )
 
 // benchRequest is a search of dims floats in [-5, 5] with finished trials on a quadratic and
@@ -84,12 +86,12 @@ func BenchmarkSuggest(b *testing.B) {
 					b.ResetTimer()
 					for b.Loop() {
 						req.Number = len(req.History) + len(req.Pending)
-						start, startCPU := time.Now(), threadCPU()
+						start, startCPU := time.Now(), threadcpu.Now()
 						ps, err := s.Suggest(req)
 						if err != nil {
 							b.Fatal(err)
 						}
-						lat, cpu = append(lat, time.Since(start)), append(cpu, threadCPU()-startCPU)
+						lat, cpu = append(lat, time.Since(start)), append(cpu, threadcpu.Now()-startCPU)
 						o := benchObservation(len(req.History), req.Pending[0])
 						second(&o)
 						req.History, req.Pending = append(req.History, o), append(req.Pending[1:], ps)

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jikken-dev/jikken/internal/threadcpu"
 	"github.com/jikken-dev/jikken/search"
 	"github.com/jikken-dev/jikken/stats"
 )
@@ -210,14 +211,14 @@ func latency(args []string) error {
 		var wall, cpu []float64
 		for i := range *reps + 1 {
 			req.Number = len(req.History) + len(req.Pending)
-			start, startCPU := time.Now(), threadCPU()
+			start, startCPU := time.Now(), threadcpu.Now()
 			params, err := s.Suggest(req)
 			if err != nil {
 				return err
 			}
 			if i > 0 { // the first call fills the cache of decoded rows
 				wall = append(wall, float64(time.Since(start).Microseconds())/1e3)
-				cpu = append(cpu, float64((threadCPU()-startCPU).Microseconds())/1e3)
+				cpu = append(cpu, float64((threadcpu.Now()-startCPU).Microseconds())/1e3)
 			}
 			req.History = append(req.History, observe(len(req.History), req.Pending[0]))
 			req.Pending = append(req.Pending[1:], params)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package threadcpu
 
 import (
 	"time"
@@ -8,8 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// threadCPU is the CPU time the calling OS thread has used.
-func threadCPU() time.Duration {
+// Now is the CPU time the calling OS thread has used; a caller measuring an interval locks
+// itself to its thread (runtime.LockOSThread) first.
+func Now() time.Duration {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
 		return 0
