@@ -5,6 +5,9 @@
 #
 #   bench/search/overhead.sh [N] [JOBS] [SAMPLER] [ROUNDS]      (defaults: 2000 2 tpe 1)
 #
+# With PARALLEL=P each round also runs the search with `parallel: P` (P > JOBS: the next trials
+# are suggested and journaled while every slot is busy, so a slot that frees starts one at once).
+#
 # Each round runs the grid, then the search, with each binary of JIKKEN in turn (default:
 # jikken; several, space-separated, to compare builds side by side); the last lines are each
 # binary's medians over the rounds. A shared machine moves single runs by 2x: use rounds.
@@ -24,6 +27,10 @@ cat > search.jsonnet <<JSONNET
 { name: "search", search: { name: "s", cmd: "echo ::metric loss={{x}}", space: { x: { low: 0, high: 1 } },
   objective: "loss", sampler: "$SAMPLER", trials: $N, seed: 1 } }
 JSONNET
+if [ -n "${PARALLEL:-}" ]; then
+  sed "s/seed: 1 }/seed: 1, parallel: $PARALLEL }/" search.jsonnet > ahead.jsonnet
+  grep -q "parallel: $PARALLEL" ahead.jsonnet
+fi
 # Every run gets a store of its own, all removed at the end: removing one just before the next
 # run would charge that run for the file system's cleanup (docs/runner.md, "Overhead").
 n=0
@@ -42,12 +49,18 @@ for r in $(seq "$ROUNDS"); do
     g=$(secs "$b" grid.jsonnet)
     s=$(secs "$b" search.jsonnet)
     ratio=$(echo "scale=3; $s / $g" | bc)
-    echo "round $r $b: grid ${g}s, search ${s}s, ratio $ratio, load $(cut -d' ' -f1 /proc/loadavg)"
-    echo "$g $s $ratio" >> "times-$(echo "$b" | tr / _)"
+    a=- ahead=-
+    if [ -n "${PARALLEL:-}" ]; then
+      a=$(secs "$b" ahead.jsonnet)
+      ahead=$(echo "scale=3; $a / $g" | bc)
+    fi
+    echo "round $r $b: grid ${g}s, search ${s}s, ratio $ratio; parallel ${PARALLEL:--} ${a}s, ratio $ahead; load $(cut -d' ' -f1 /proc/loadavg)"
+    echo "$g $s $ratio $a $ahead" >> "times-$(echo "$b" | tr / _)"
   done
 done
 for b in "${bins[@]}"; do
   f="times-$(echo "$b" | tr / _)"
   echo "median of $ROUNDS, $b: grid $(cut -d' ' -f1 "$f" | median)s, search $(cut -d' ' -f2 "$f" | median)s, ratio $(cut -d' ' -f3 "$f" | median)"
+  [ -n "${PARALLEL:-}" ] && echo "  with parallel $PARALLEL: search $(cut -d' ' -f4 "$f" | median)s, ratio $(cut -d' ' -f5 "$f" | median)"
 done
 echo "load after: $(cat /proc/loadavg)"
