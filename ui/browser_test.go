@@ -112,17 +112,8 @@ func TestBrowser(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 
-	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))...)
-	defer acancel()
-	b, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-	var dialogs atomic.Int32
-	must(t, chromedp.Listen(b, func(ev any) {
-		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			dialogs.Add(1)
-		}
-	}))
+	b, dialogs, closeTab := browserTab(ctx, t, exe, false, chromedp.WindowSize(1400, 1000))
+	defer closeTab()
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		must(t, chromedp.Do(b, steps...))
@@ -318,4 +309,25 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// browserTab starts a headless Chromium (exe) under ctx and returns a tab in it, the number of
+// JavaScript dialogs the tab has opened (each also a test error when failOnDialog is set: no
+// page of the UI opens one, so one means a value ran as script), and the function that closes
+// both, to defer before the test server's Close.
+func browserTab(ctx context.Context, t *testing.T, exe string, failOnDialog bool, opts ...chromedp.ExecAllocatorOption) (context.Context, *atomic.Int32, func()) {
+	t.Helper()
+	actx, acancel := chromedp.NewExecAllocator(ctx, append(append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU), opts...)...)
+	b, bcancel := chromedp.NewContext(actx)
+	var dialogs atomic.Int32
+	must(t, chromedp.Listen(b, func(ev any) {
+		if e, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			dialogs.Add(1)
+			if failOnDialog {
+				t.Errorf("a dialog opened: %q", e.Message)
+			}
+		}
+	}))
+	return b, &dialogs, func() { bcancel(); acancel() }
 }

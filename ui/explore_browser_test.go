@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/jikken-dev/jikken/experiment"
@@ -112,19 +110,9 @@ func TestBrowserExplore(t *testing.T) {
 	// Sandboxed frames stay in the page's process: a dialog one opened would then reach this
 	// session (an isolated frame reports to its own target), and screenshots show its content.
 	// The sandbox itself (unique origin, no script) is the same either way.
-	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000),
-		chromedp.Flag("disable-features", "IsolateSandboxedIframes"))...)
-	defer acancel()
-	b, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-	var dialogs atomic.Int32
-	must(t, chromedp.Listen(b, func(ev any) {
-		if e, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			dialogs.Add(1)
-			t.Errorf("a dialog opened: %q", e.Message)
-		}
-	}))
+	b, dialogs, closeTab := browserTab(ctx, t, exe, true, chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes"))
+	defer closeTab()
 	count := func(expr string) int {
 		t.Helper()
 		v, err := chromedp.Run(b, chromedp.Evaluate[int](expr))

@@ -117,11 +117,8 @@ func testLiveCurve(t *testing.T, args []string) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU)...)
-	defer acancel()
-	b, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	b, _, closeTab := browserTab(ctx, t, exe, false)
+	defer closeTab()
 
 	count := func(tab context.Context, sel string) int {
 		t.Helper()

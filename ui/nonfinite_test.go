@@ -194,11 +194,8 @@ func TestBrowserNonFiniteMetrics(t *testing.T) {
 	defer hs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU)...)
-	defer acancel()
-	b, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	b, _, closeTab := browserTab(ctx, t, exe, false)
+	defer closeTab()
 	must(t, chromedp.Do(b, chromedp.Navigate(hs.URL+"/runs/"+id), chromedp.WaitVisible(chromedp.CSS(`#trials th[data-sort="m:loss"]`)),
 		chromedp.Click(chromedp.CSS(`#trials th[data-sort="m:loss"]`))))
 	// Loss: plain NaN, s-0 NaN, s-1 0.3, s-2 0.5, s-3 +Inf. The rows move only once the script has

@@ -5,11 +5,9 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/jikken-dev/jikken/store"
@@ -36,18 +34,8 @@ func TestBrowserPareto(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 
-	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))...)
-	defer acancel()
-	b, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-	var dialogs atomic.Int32
-	must(t, chromedp.Listen(b, func(ev any) {
-		if e, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			dialogs.Add(1)
-			t.Errorf("a dialog opened: %q", e.Message)
-		}
-	}))
+	b, dialogs, closeTab := browserTab(ctx, t, exe, true, chromedp.WindowSize(1200, 1000))
+	defer closeTab()
 	eval := func(expr string) string {
 		t.Helper()
 		v, err := chromedp.Run(b, chromedp.Evaluate[string](expr))
