@@ -464,12 +464,22 @@ func (z *parzen) logDensity(x []float64, buf []float64) float64 {
 	}
 	xs := z.xs
 	best := math.Inf(-1)
-	for k := range z.kernels {
+	// Newest kernels first (the prior, then the observations from the last): they tend to lie
+	// where the candidates are, so the best term is found early and most others are cut short.
+kernels:
+	for k := z.kernels - 1; k >= 0; k-- {
 		s := z.konst[k]
 		mu, inv := z.mu[k*nn:(k+1)*nn:(k+1)*nn], z.invSigma[k*nn:(k+1)*nn:(k+1)*nn]
 		for j, xv := range xs {
 			t := (xv - mu[j]) * inv[j]
 			s -= 0.5 * t * t
+			// Every factor only lowers s (the categorical ones are log probabilities), and best
+			// only rises: a kernel already 50 below best is left out of the sum below whatever
+			// its other factors, so they are not computed.
+			if s-best <= -50 {
+				buf[k] = s
+				continue kernels
+			}
 		}
 		base := k * z.catStride
 		for j, pos := range z.cat {
@@ -493,6 +503,81 @@ func (z *parzen) logDensity(x []float64, buf []float64) float64 {
 		}
 	}
 	return best + math.Log(sum)
+}
+
+// floorNear is how many kernels on each side of x marginalsFloor takes in each dim.
+const floorNear = 8
+
+// marginalsFloor is a lower bound on logMarginals(x), cheaper to compute: in each numeric dim
+// it sums only the prior's term and those of the floorNear kernels on each side of x (by
+// centre) that logMarginals also counts, less a margin for rounding. Where x lies among
+// narrow kernels, as a large group's are, those hold nearly all the marginal's mass, so the
+// bound is close; buf has room for one value per kernel.
+func (z *parzen) marginalsFloor(x []float64, buf []float64) float64 {
+	total, margin := 0.0, 0.0
+	for j, pos := range z.num {
+		xv := x[pos]
+		at := j * z.kernels
+		mus := z.sortedMu[at : at+z.kernels]
+		inv, konst := z.sortedInv[at:at+z.kernels], z.sortedConst[at:at+z.kernels]
+		// The window logMarginals reads, computed as it does, so that no term outside it counts.
+		reach := marginReach * z.widest[j]
+		lo, hi := xv-reach, xv+reach
+		mid, to := 0, len(mus)
+		for mid < to {
+			h := int(uint(mid+to) >> 1)
+			if mus[h] < xv {
+				mid = h + 1
+			} else {
+				to = h
+			}
+		}
+		p := z.priorAt[j]
+		t := (xv - mus[p]) * inv[p]
+		best := konst[p] - 0.5*t*t
+		buf[0] = best
+		m := 1
+		for i := max(mid-floorNear, 0); i < min(mid+floorNear, len(mus)); i++ {
+			if i == p || mus[i] < lo || mus[i] > hi {
+				continue
+			}
+			t := (xv - mus[i]) * inv[i]
+			s := konst[i] - 0.5*t*t
+			buf[m] = s
+			m++
+			if s > best {
+				best = s
+			}
+		}
+		sum := 0.0
+		for _, s := range buf[:m] {
+			if s-best > -50 {
+				sum += math.Exp(s - best)
+			}
+		}
+		v := best + math.Log(sum)
+		total += v
+		margin += math.Abs(best) + math.Abs(v) + 64
+	}
+	for j, pos := range z.cat {
+		best := math.Inf(-1)
+		for k := range z.kernels {
+			s := z.logw[k] + z.logp[k*z.catStride+z.catOff[j]+int(x[pos])]
+			buf[k] = s
+			best = max(best, s)
+		}
+		sum := 0.0
+		for _, s := range buf[:z.kernels] {
+			sum += math.Exp(s - best)
+		}
+		v := best + math.Log(sum)
+		total += v
+		margin += math.Abs(best) + math.Abs(v) + 64
+	}
+	// The terms are the same values logMarginals computes, and the two differ only in which they
+	// sum: beside that, rounding in either is a few units in the last place of the terms' sizes,
+	// far below this margin.
+	return total - 1e-9*(margin+math.Abs(total))
 }
 
 // marginReach: at 8 widths a normal density is e^-32 of its peak, too little to change a

@@ -64,3 +64,119 @@ func TestBucketCentres(t *testing.T) {
 		}
 	}
 }
+
+// TestBestCandidate: the bounded search picks the candidate that scoring every one in full
+// picks, ties (repeated candidates) included, and marginalsFloor is never above
+// logMarginals, on random spaces (numeric, discrete, categorical) and groups of many sizes.
+func TestBestCandidate(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var low, high parzen
+	for trial := range 300 {
+		var ps []Param
+		for i := range 1 + r.IntN(8) {
+			p := Param{Name: string(rune('a' + i)), Low: -5, High: 5}
+			switch r.IntN(4) {
+			case 0:
+				p.Kind, p.Low, p.High = Int, 0, float64(1+r.IntN(20))
+			case 1:
+				p = Param{Name: p.Name, Kind: Categorical, Choices: []any{"x", "y", "z"}[:2+r.IntN(2)]}
+			case 2:
+				p.Low, p.High, p.Log = 1e-3, 10, true
+			}
+			ps = append(ps, p)
+		}
+		g, err := compile(Space{Params: ps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dims := make([]*dim, len(g.dims))
+		for i := range g.dims {
+			dims[i] = &g.dims[i]
+		}
+		// Points around a centre (the good group) or anywhere (the others).
+		points := func(n int, spread float64) ([][]float64, []float64) {
+			var pts [][]float64
+			var w []float64
+			for range n {
+				x := make([]float64, len(dims))
+				for j, d := range dims {
+					if d.p.Kind == Categorical {
+						x[j] = float64(r.IntN(d.n))
+						continue
+					}
+					u := min(max(0.5+spread*(r.Float64()-0.5), 0), 1)
+					x[j] = d.snap(d.lo + u*(d.hi-d.lo))
+				}
+				pts, w = append(pts, x), append(w, 0.1+r.Float64())
+			}
+			return pts, w
+		}
+		lowPts, lowW := points(1+r.IntN(30), 0.3)
+		highPts, highW := points(1+r.IntN(300), 1)
+		neighbours := trial%5 != 0
+		low.fit(dims, lowPts, lowW, 1, neighbours)
+		high.fit(dims, highPts, highW, 1, neighbours)
+		tp := &tpe{ncand: 1 + r.IntN(40), blend: true}
+		nd := len(dims)
+		xs := make([]float64, tp.ncand*nd)
+		for c := range tp.ncand {
+			x := xs[c*nd : (c+1)*nd]
+			if c > 0 && r.IntN(4) == 0 { // a repeat of an earlier candidate: a tie
+				copy(x, xs[r.IntN(c)*nd:])
+				continue
+			}
+			low.sample(r, x, true)
+			for j, d := range dims {
+				if d.p.Kind != Categorical {
+					x[j] = d.snap(x[j])
+				}
+			}
+		}
+		tp.scratch.dens = make([]float64, max(low.kernels, high.kernels))
+		dens := tp.scratch.dens
+		full := func(c int) float64 {
+			x := xs[c*nd : (c+1)*nd]
+			return low.logDensity(x, dens) - high.logDensity(x, dens) + (low.logMarginals(x, dens) - high.logMarginals(x, dens))
+		}
+		for c := range tp.ncand {
+			x := xs[c*nd : (c+1)*nd]
+			if f, m := high.marginalsFloor(x, dens), high.logMarginals(x, dens); !(f <= m) {
+				t.Fatalf("trial %d, candidate %d: marginalsFloor %v above logMarginals %v", trial, c, f, m)
+			}
+			for _, z := range []*parzen{&low, &high} {
+				if got, want := z.logDensity(x, dens), plainLogDensity(z, x); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("trial %d, candidate %d: logDensity %v, every term computed %v", trial, c, got, want)
+				}
+			}
+		}
+		if got, want := tp.bestCandidate(&low, &high, xs, nd), tp.first(full); got != want {
+			t.Fatalf("trial %d: bestCandidate picked %d (score %v), scoring all picks %d (score %v)", trial, got, full(got), want, full(want))
+		}
+	}
+}
+
+// plainLogDensity is logDensity with every kernel's every factor computed, in kernel order.
+func plainLogDensity(z *parzen, x []float64) float64 {
+	terms := make([]float64, z.kernels)
+	nn := len(z.num)
+	best := math.Inf(-1)
+	for k := range terms {
+		s := z.konst[k]
+		for j, pos := range z.num {
+			t := (x[pos] - z.mu[k*nn+j]) * z.invSigma[k*nn+j]
+			s -= 0.5 * t * t
+		}
+		for j, pos := range z.cat {
+			s += z.logp[k*z.catStride+z.catOff[j]+int(x[pos])]
+		}
+		terms[k] = s
+		best = max(best, s)
+	}
+	sum := 0.0
+	for _, s := range terms {
+		if s-best > -50 {
+			sum += math.Exp(s - best)
+		}
+	}
+	return best + math.Log(sum)
+}

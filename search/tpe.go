@@ -38,15 +38,16 @@ type tpe struct {
 	liar, neighbours, marginals, blend bool
 	rows                               rowCache
 	scratch                            struct {
-		cands, above          []int
-		isBelow               []bool
-		low, high             parzen // the groups' estimators, their arrays reused
-		lowPts, highPts       [][]float64
-		keep                  []int
-		highW, dens, x, bestX []float64
-		feasible              []scored // best's, with several objectives
-		pos                   []int
-		scores                []float64
+		cands, above    []int
+		isBelow         []bool
+		low, high       parzen // the groups' estimators, their arrays reused
+		lowPts, highPts [][]float64
+		keep            []int
+		highW, dens, xs []float64
+		evals           []candidate
+		feasible        []scored // best's, with several objectives
+		pos             []int
+		scores          []float64
 	}
 }
 
@@ -239,11 +240,11 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, 
 	low := sc.low.fit(dims, sc.lowPts, lowW, t.priorWeight, t.neighbours)
 	high := sc.high.fit(dims, sc.highPts, sc.highW, t.priorWeight, t.neighbours)
 
-	dens := grow(sc.dens, max(low.kernels, high.kernels))
-	x, bestX := grow(sc.x, len(dims)), grow(sc.bestX, len(dims))
-	sc.dens, sc.x, sc.bestX = dens, x, bestX
-	bestScore := math.Inf(-1)
+	nd := len(dims)
+	sc.dens = grow(sc.dens, max(low.kernels, high.kernels))
+	sc.xs = grow(sc.xs, t.ncand*nd)
 	for c := range t.ncand {
+		x := sc.xs[c*nd : (c+1)*nd]
 		low.sample(rnd, x, t.marginals)
 		// Score the point the trial will actually run: on the grid, within the bounds.
 		for j, d := range dims {
@@ -251,16 +252,72 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, 
 				x[j] = d.snap(x[j])
 			}
 		}
-		s := low.logDensity(x, dens) - high.logDensity(x, dens)
-		if t.blend {
-			s += low.logMarginals(x, dens) - high.logMarginals(x, dens)
+	}
+	c := t.bestCandidate(low, high, sc.xs, nd)
+	t.put(dims, sc.xs[c*nd:(c+1)*nd], out)
+}
+
+// bestCandidate returns which of the candidates (xs, nd coordinates each) has the largest
+// score, the first of equals; the first if its score is NaN.
+func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
+	sc := &t.scratch
+	dens := sc.dens
+	x := func(c int) []float64 { return xs[c*nd : (c+1)*nd] }
+	joint := func(c int) float64 { return low.logDensity(x(c), dens) - high.logDensity(x(c), dens) }
+	if !t.blend {
+		return t.first(joint)
+	}
+	// Most of the score's cost is the high group's marginals: hundreds of kernels in each dim.
+	// Every candidate gets the rest of its score and an upper bound from marginalsFloor; then
+	// the candidates are scored in full in decreasing order of bound until the next bound is
+	// below the best score so far: none of the rest can win. The answer is the one scoring
+	// each in full would give, in a few full scores instead of ncand.
+	sc.evals = slices.Grow(sc.evals[:0], t.ncand)
+	for c := range t.ncand {
+		j, l := joint(c), low.logMarginals(x(c), dens)
+		bound := j + (l - high.marginalsFloor(x(c), dens))
+		if math.IsNaN(bound) || math.IsInf(bound, 0) {
+			return t.first(func(c int) float64 { return joint(c) + (low.logMarginals(x(c), dens) - high.logMarginals(x(c), dens)) })
 		}
-		if c == 0 || s > bestScore {
-			bestScore = s
-			copy(bestX, x)
+		sc.evals = append(sc.evals, candidate{c: c, joint: j, low: l, bound: bound})
+	}
+	evals := sc.evals
+	slices.SortFunc(evals, func(a, b candidate) int { return cmp.Or(cmp.Compare(b.bound, a.bound), a.c-b.c) })
+	best, bestScore := -1, 0.0
+	for _, e := range evals {
+		if best >= 0 && e.bound < bestScore {
+			break
+		}
+		// The same operations as scoring in full: s := joint; s += low - high.
+		s := e.joint
+		s += e.low - high.logMarginals(x(e.c), dens)
+		if math.IsNaN(s) {
+			return t.first(func(c int) float64 { return joint(c) + (low.logMarginals(x(c), dens) - high.logMarginals(x(c), dens)) })
+		}
+		if best < 0 || s > bestScore || (s == bestScore && e.c < best) {
+			best, bestScore = e.c, s
 		}
 	}
-	t.put(dims, bestX, out)
+	return best
+}
+
+// candidate is one candidate's score but for the high group's marginals, and a bound on its
+// whole score.
+type candidate struct {
+	c                 int
+	joint, low, bound float64
+}
+
+// first returns the first candidate of the largest score, or the first if its score is NaN,
+// scoring every candidate.
+func (t *tpe) first(score func(c int) float64) int {
+	best, bestScore := 0, math.Inf(-1)
+	for c := range t.ncand {
+		if s := score(c); c == 0 || s > bestScore {
+			best, bestScore = c, s
+		}
+	}
+	return best
 }
 
 func (t *tpe) put(dims []*dim, x []float64, out Params) {
