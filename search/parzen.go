@@ -505,40 +505,72 @@ kernels:
 	return best + math.Log(sum)
 }
 
-// floorNear is how many kernels on each side of x marginalsFloor takes in each dim.
-const floorNear = 8
+// boundNear is how many kernels on each side of x the lower bound of marginalsBound takes in
+// each dim.
+const boundNear = 8
 
-// marginalsFloor is a lower bound on logMarginals(x), cheaper to compute: in each numeric dim
-// it sums only the prior's term and those of the floorNear kernels on each side of x (by
-// centre) that logMarginals also counts, less a margin for rounding. Where x lies among
-// narrow kernels, as a large group's are, those hold nearly all the marginal's mass, so the
-// bound is close; buf has room for one value per kernel.
-func (z *parzen) marginalsFloor(x []float64, buf []float64) float64 {
-	total, margin := 0.0, 0.0
+// marginalsBound is a bound on logMarginals(x), below it (floor) or above it, for far less
+// work: the exps are a polynomial's, within a relative 1e-5 and on the right side, and the
+// dims' logs are one log of a product. The floor sums, in each numeric dim, only the prior's
+// term and those of the boundNear kernels on each side of x (by centre) that logMarginals also
+// counts: where x lies among narrow kernels, as a large group's are, those hold nearly all
+// the marginal's mass. The ceiling sums every term logMarginals may count. buf has room for
+// one value per kernel.
+func (z *parzen) marginalsBound(x []float64, buf []float64, floor bool) float64 {
+	total, margin, prod := 0.0, 0.0, 1.0
+	sumExp := func(terms []float64, best float64) {
+		sum := 0.0
+		for _, s := range terms {
+			if floor {
+				// Terms logMarginals may leave out count for nothing here.
+				if s-best > -50 {
+					sum += expFloor(s - best)
+				}
+			} else {
+				sum += expCeil(s - best)
+			}
+		}
+		total += best
+		margin += math.Abs(best) + 64
+		if prod *= sum; prod > 1e200 {
+			total += math.Log(prod)
+			prod = 1
+		}
+	}
 	for j, pos := range z.num {
 		xv := x[pos]
 		at := j * z.kernels
 		mus := z.sortedMu[at : at+z.kernels]
 		inv, konst := z.sortedInv[at:at+z.kernels], z.sortedConst[at:at+z.kernels]
-		// The window logMarginals reads, computed as it does, so that no term outside it counts.
+		// The window logMarginals reads, computed as it does, so that the floor counts no term
+		// outside it; the ceiling starts where logMarginals does, the floor a few kernels
+		// below x.
 		reach := marginReach * z.widest[j]
 		lo, hi := xv-reach, xv+reach
-		mid, to := 0, len(mus)
-		for mid < to {
-			h := int(uint(mid+to) >> 1)
-			if mus[h] < xv {
-				mid = h + 1
+		cut := lo
+		if floor {
+			cut = xv
+		}
+		from, to := 0, len(mus)
+		for from < to {
+			h := int(uint(from+to) >> 1)
+			if mus[h] < cut {
+				from = h + 1
 			} else {
 				to = h
 			}
+		}
+		end := len(mus)
+		if floor {
+			from, end = max(from-boundNear, 0), min(from+boundNear, len(mus))
 		}
 		p := z.priorAt[j]
 		t := (xv - mus[p]) * inv[p]
 		best := konst[p] - 0.5*t*t
 		buf[0] = best
 		m := 1
-		for i := max(mid-floorNear, 0); i < min(mid+floorNear, len(mus)); i++ {
-			if i == p || mus[i] < lo || mus[i] > hi {
+		for i := from; i < end && mus[i] <= hi; i++ {
+			if i == p || mus[i] < lo {
 				continue
 			}
 			t := (xv - mus[i]) * inv[i]
@@ -549,15 +581,7 @@ func (z *parzen) marginalsFloor(x []float64, buf []float64) float64 {
 				best = s
 			}
 		}
-		sum := 0.0
-		for _, s := range buf[:m] {
-			if s-best > -50 {
-				sum += math.Exp(s - best)
-			}
-		}
-		v := best + math.Log(sum)
-		total += v
-		margin += math.Abs(best) + math.Abs(v) + 64
+		sumExp(buf[:m], best)
 	}
 	for j, pos := range z.cat {
 		best := math.Inf(-1)
@@ -566,18 +590,37 @@ func (z *parzen) marginalsFloor(x []float64, buf []float64) float64 {
 			buf[k] = s
 			best = max(best, s)
 		}
-		sum := 0.0
-		for _, s := range buf[:z.kernels] {
-			sum += math.Exp(s - best)
-		}
-		v := best + math.Log(sum)
-		total += v
-		margin += math.Abs(best) + math.Abs(v) + 64
+		sumExp(buf[:z.kernels], best)
 	}
-	// The terms are the same values logMarginals computes, and the two differ only in which they
-	// sum: beside that, rounding in either is a few units in the last place of the terms' sizes,
-	// far below this margin.
-	return total - 1e-9*(margin+math.Abs(total))
+	total += math.Log(prod)
+	// Beside the exps' error, which they carry, the bound and logMarginals differ by rounding:
+	// a few units in the last place of the terms' sizes, far below this margin.
+	margin = 1e-9 * (margin + math.Abs(total))
+	if floor {
+		return total - margin
+	}
+	return total + margin
+}
+
+// expFloor and expCeil bound e^z for z <= 0 from below and from above, within a relative
+// 1e-5, for bounds on sums of exps: 2^k times the Taylor polynomial of degree 5 of e^w, where
+// z = k ln 2 + w and |w| <= ln(2)/2. The polynomial is below e^w (the remainder is e^ξ w^6/6!,
+// never negative) by at most a relative 4.9e-6; rounding adds about 1e-14.
+func expFloor(z float64) float64 {
+	if z < -700 {
+		return 0
+	}
+	return expPoly(z) * (1 - 1e-12)
+}
+
+func expCeil(z float64) float64 { return expPoly(max(z, -700)) * (1 + 1e-5) }
+
+func expPoly(z float64) float64 {
+	y := z * math.Log2E
+	k := int64(y - 0.5) // y <= 0: rounds y to the nearest integer
+	w := (y - float64(k)) * math.Ln2
+	p := 1 + w*(1+w*(1.0/2+w*(1.0/6+w*(1.0/24+w*(1.0/120)))))
+	return math.Float64frombits(math.Float64bits(p) + uint64(k)<<52)
 }
 
 // marginReach: at 8 widths a normal density is e^-32 of its peak, too little to change a

@@ -66,8 +66,8 @@ func TestBucketCentres(t *testing.T) {
 }
 
 // TestBestCandidate: the bounded search picks the candidate that scoring every one in full
-// picks, ties (repeated candidates) included, and marginalsFloor is never above
-// logMarginals, on random spaces (numeric, discrete, categorical) and groups of many sizes.
+// picks, ties (repeated candidates) included, marginalsBound bounds logMarginals, and
+// logDensity's shortcuts change nothing, on random spaces (numeric, discrete, categorical) and groups of many sizes.
 func TestBestCandidate(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var low, high parzen
@@ -140,10 +140,11 @@ func TestBestCandidate(t *testing.T) {
 		}
 		for c := range tp.ncand {
 			x := xs[c*nd : (c+1)*nd]
-			if f, m := high.marginalsFloor(x, dens), high.logMarginals(x, dens); !(f <= m) {
-				t.Fatalf("trial %d, candidate %d: marginalsFloor %v above logMarginals %v", trial, c, f, m)
-			}
 			for _, z := range []*parzen{&low, &high} {
+				m := z.logMarginals(x, dens)
+				if f, ceil := z.marginalsBound(x, dens, true), z.marginalsBound(x, dens, false); !(f <= m && m <= ceil) {
+					t.Fatalf("trial %d, candidate %d: logMarginals %v, bounds %v and %v", trial, c, m, f, ceil)
+				}
 				if got, want := z.logDensity(x, dens), plainLogDensity(z, x); math.Float64bits(got) != math.Float64bits(want) {
 					t.Fatalf("trial %d, candidate %d: logDensity %v, every term computed %v", trial, c, got, want)
 				}
@@ -179,4 +180,22 @@ func plainLogDensity(z *parzen, x []float64) float64 {
 		}
 	}
 	return best + math.Log(sum)
+}
+
+// TestExpBounds: expFloor and expCeil lie on their sides of math.Exp, within 1e-5.
+func TestExpBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range 200000 {
+		z := -r.Float64() * 60
+		switch {
+		case i < 2000:
+			z = -float64(i) * math.Ln2 / 4 // near the multiples of ln 2 / 2, where w is largest
+		case i%10 == 0:
+			z = -r.Float64() * 800
+		}
+		e, lo, hi := math.Exp(z), expFloor(z), expCeil(z)
+		if !(lo <= e && e <= hi) || (e > 0 && (hi > e*(1+1.1e-5) || lo < e*(1-1.1e-5)) && z > -700) {
+			t.Fatalf("e^%v = %v: bounds %v and %v", z, e, lo, hi)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -198,6 +199,30 @@ func TestSuggestIsPure(t *testing.T) {
 				for what, other := range map[string]Params{"a fresh sampler": again, "cloned maps": third, "a warm sampler again": back} {
 					if !reflect.DeepEqual(ps, other) {
 						t.Fatalf("seed %d %s trial %d: %v, but %v from %s", seed, name, n, ps, other, what)
+					}
+				}
+				// The same maps with other values, in new arrays: a warm sampler must not answer
+				// from what it kept of the old ones.
+				if len(hist) > 0 {
+					changed := req
+					changed.History = slices.Clone(hist)
+					for i := range changed.History {
+						o := &changed.History[i]
+						o.Values = slices.Clone(o.Values)
+						for k := range o.Values {
+							o.Values[k] = -o.Values[k]
+						}
+						if i%2 == 0 {
+							o.Constraints = []float64{1}
+						}
+					}
+					fresh, _ := New(name, samplerOptions(name))
+					want, _ := fresh.Suggest(changed)
+					if got, _ := warm.Suggest(changed); !reflect.DeepEqual(got, want) {
+						t.Fatalf("seed %d %s trial %d: with new values %v from a warm sampler, %v from a fresh one", seed, name, n, got, want)
+					}
+					if got, _ := warm.Suggest(req); !reflect.DeepEqual(got, ps) {
+						t.Fatalf("seed %d %s trial %d: %v, then %v after other values", seed, name, n, ps, got)
 					}
 				}
 				// Trials finish out of order: the one before last stays pending a while.

@@ -8,15 +8,20 @@ import (
 	"unsafe"
 )
 
-// rowCache keeps the internal coordinates of history observations between calls, so that a
-// history of 10,000 trials is not decoded from its maps on every suggestion. An entry is reused
-// only for the same Params map (by identity; Request says callers do not change a map they
-// have passed) in the same position with the same Number, and only for the same space: the
-// rows are exactly what decoding would give, so a warm cache never changes an answer. The
-// cache holds the maps it saw, which keeps their addresses from being reused by new maps.
+// rowCache keeps what tpe derives from each history observation between calls, so that a
+// history of 10,000 trials is not decoded from its maps and ranked from its values on every
+// suggestion: the internal coordinates of its params, and its rank (rowRank). An entry is
+// reused only for the same Params map and the same Values and Constraints arrays (by identity;
+// Request says callers do not change a map or array they have passed) with the same Number and
+// State in the same position, and only for the same space and objectives: the entries are
+// exactly what computing them afresh would give, so a warm cache never changes an answer. The
+// cache holds the maps and arrays it saw, which keeps their addresses from being reused by new
+// ones.
 type rowCache struct {
 	space Space
+	objs  []Objective
 	rows  []cachedRow
+	ranks []rowRank // one per row, apart: best and the groups scan them on every call
 	// The pending trials' rows by map: those of the last call, and the next call's, filled
 	// from them. Pending trials leave the list as they finish, so their positions shift.
 	pending, nextPending map[unsafe.Pointer]cachedRow
@@ -24,39 +29,69 @@ type rowCache struct {
 }
 
 type cachedRow struct {
-	params Params
-	number int
-	coords []float64
-	full   bool // no NaN in coords: every param present
+	params              Params
+	number              int
+	coords              []float64
+	values, constraints []float64 // the observation's, kept for their identity
+	state               State
 }
 
-// coords returns one row per observation: the internal coordinate of each param, NaN where
-// the param is absent or its value does not belong to the space, and whether the row has no
-// NaN (so that a caller need not look at every coordinate of 10,000 rows to learn that they
-// are all present). The slice is the cache's own, valid until the next call; the rows'
-// coordinates are never changed.
-func (c *rowCache) coords(sp Space, g *geometry, hist []Observation) []cachedRow {
-	if !reflect.DeepEqual(c.space, sp) {
-		c.space, c.rows = cloneSpace(sp), nil
+// rowRank is what tpe's best ranks an observation by, with its state and whether its row has
+// no NaN (every param present, so that a caller need not look at every coordinate of 10,000
+// rows to learn that they are all there).
+type rowRank struct {
+	v     float64 // score on the first objective, or for an infeasible trial its violation
+	class uint8   // class
+	state State
+	full  bool
+}
+
+// coords returns one row per observation (the internal coordinate of each param, NaN where
+// the param is absent or its value does not belong to the space) and its rank, and how many
+// observations are usable (not failed). The slices are the cache's own, valid until the next
+// call; the rows' coordinates are never changed.
+func (c *rowCache) coords(sp Space, objs []Objective, g *geometry, hist []Observation) ([]cachedRow, []rowRank, int) {
+	if !reflect.DeepEqual(c.space, sp) || !slices.Equal(c.objs, objs) {
+		c.space, c.objs, c.rows, c.ranks = cloneSpace(sp), slices.Clone(objs), nil, nil
 		clear(c.pending)
 	}
 	if len(c.rows) > len(hist) {
-		c.rows = c.rows[:len(hist)]
+		c.rows, c.ranks = c.rows[:len(hist)], c.ranks[:len(hist)]
 	}
+	usable := 0
 	for i := range hist {
 		o := &hist[i]
-		if i < len(c.rows) && c.rows[i].number == o.Number && sameMap(c.rows[i].params, o.Params) {
+		if o.State != Failed {
+			usable++
+		}
+		if i < len(c.rows) && c.rows[i].same(o) {
 			continue
 		}
-		row := cachedRow{params: o.Params, number: o.Number, coords: decode(g, o.Params)}
-		row.full = !slices.ContainsFunc(row.coords, math.IsNaN)
-		if i < len(c.rows) {
-			c.rows[i] = row
+		row := cachedRow{params: o.Params, number: o.Number, coords: decode(g, o.Params), values: o.Values, constraints: o.Constraints, state: o.State}
+		rank := rowRank{class: uint8(class(o)), state: o.State, full: !slices.ContainsFunc(row.coords, math.IsNaN)}
+		if rank.class == 2 {
+			rank.v = violation(o)
 		} else {
-			c.rows = append(c.rows, row)
+			rank.v = score(objs, o, 0)
+		}
+		if i < len(c.rows) {
+			c.rows[i], c.ranks[i] = row, rank
+		} else {
+			c.rows, c.ranks = append(c.rows, row), append(c.ranks, rank)
 		}
 	}
-	return c.rows
+	return c.rows, c.ranks, usable
+}
+
+// same reports whether r was made from o, or from an observation that cannot differ from it.
+func (r *cachedRow) same(o *Observation) bool {
+	return r.number == o.Number && r.state == o.State && sameMap(r.params, o.Params) &&
+		sameArray(r.values, o.Values) && sameArray(r.constraints, o.Constraints)
+}
+
+// sameArray reports whether a and b are the same elements of the same array (or both empty).
+func sameArray(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
 }
 
 // pendingCoords returns the rows of the pending trials' params, as coords does for the

@@ -11,9 +11,11 @@ import (
 
 // Request is everything a suggestion may depend on; the answer is a pure function of it.
 //
-// Samplers keep decoded rows between calls, keyed by the identity of each observation's and
-// each pending trial's Params map: a caller must not change a Params map it has passed before
-// (pass a new map instead). Passing the same maps on every call keeps that cache warm.
+// Samplers keep what they derive from each observation between calls (its decoded params,
+// its rank), keyed by the identity of its Params map and of its Values and Constraints arrays,
+// and decoded pending trials by the identity of their maps: a caller must not change a Params
+// map or a Values or Constraints array it has passed before (pass a new one instead). Passing
+// the same maps and arrays on every call keeps that cache warm.
 type Request struct {
 	Space      Space
 	Objectives []Objective

@@ -79,16 +79,10 @@ func (t *tpe) Suggest(r Request) (Params, error) {
 	if err != nil {
 		return nil, err
 	}
-	usable := 0
-	for i := range r.History {
-		if r.History[i].State != Failed {
-			usable++
-		}
-	}
+	rows, ranks, usable := t.rows.coords(r.Space, r.Objectives, g, r.History)
 	if usable < t.startup {
 		return haltonParams(g, r.Seed, r.Number), nil
 	}
-	rows := t.rows.coords(r.Space, g, r.History)
 	var pend [][]float64
 	if t.liar {
 		pend = t.rows.pendingCoords(g, r.Pending)
@@ -102,7 +96,7 @@ func (t *tpe) Suggest(r Request) (Params, error) {
 		if !g.active(grp[0], out) {
 			continue
 		}
-		t.suggestGroup(g, grp, r, rows, pend, sub, out)
+		t.suggestGroup(g, grp, r, rows, ranks, pend, sub, out)
 	}
 	return out, nil
 }
@@ -141,7 +135,7 @@ func groups(g *geometry) [][]int {
 }
 
 // suggestGroup fills out with the group's params.
-func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, pend [][]float64, rnd *rand.Rand, out Params) {
+func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, ranks []rowRank, pend [][]float64, rnd *rand.Rand, out Params) {
 	// Params with a single possible value take no part in the model.
 	var dims []*dim
 	var cols []int
@@ -167,8 +161,8 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, 
 	}
 	sc := &t.scratch
 	sc.cands = sc.cands[:0] // history positions with the group present
-	for i := range r.History {
-		if r.History[i].State != Failed && (rows[i].full || has(rows[i].coords)) {
+	for i, k := range ranks {
+		if k.state != Failed && (k.full || has(rows[i].coords)) {
 			sc.cands = append(sc.cands, i)
 		}
 	}
@@ -267,19 +261,20 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 	if !t.blend {
 		return t.first(joint)
 	}
-	// Most of the score's cost is the high group's marginals: hundreds of kernels in each dim.
-	// Every candidate gets the rest of its score and an upper bound from marginalsFloor; then
-	// the candidates are scored in full in decreasing order of bound until the next bound is
-	// below the best score so far: none of the rest can win. The answer is the one scoring
-	// each in full would give, in a few full scores instead of ncand.
+	// Most of the score's cost is the marginals' exps: hundreds of kernels in each dim of the
+	// high group. Every candidate gets its joint term and an upper bound on its score from
+	// bounds on the marginals (marginalsBound); then the candidates are scored in full in
+	// decreasing order of bound until the next bound is below the best score so far: none of
+	// the rest can win. The answer is the one scoring each in full would give, in a few full
+	// scores instead of ncand.
 	sc.evals = slices.Grow(sc.evals[:0], t.ncand)
 	for c := range t.ncand {
-		j, l := joint(c), low.logMarginals(x(c), dens)
-		bound := j + (l - high.marginalsFloor(x(c), dens))
+		j := joint(c)
+		bound := j + (low.marginalsBound(x(c), dens, false) - high.marginalsBound(x(c), dens, true))
 		if math.IsNaN(bound) || math.IsInf(bound, 0) {
 			return t.first(func(c int) float64 { return joint(c) + (low.logMarginals(x(c), dens) - high.logMarginals(x(c), dens)) })
 		}
-		sc.evals = append(sc.evals, candidate{c: c, joint: j, low: l, bound: bound})
+		sc.evals = append(sc.evals, candidate{c: c, joint: j, bound: bound})
 	}
 	evals := sc.evals
 	slices.SortFunc(evals, func(a, b candidate) int { return cmp.Or(cmp.Compare(b.bound, a.bound), a.c-b.c) })
@@ -290,7 +285,7 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 		}
 		// The same operations as scoring in full: s := joint; s += low - high.
 		s := e.joint
-		s += e.low - high.logMarginals(x(e.c), dens)
+		s += low.logMarginals(x(e.c), dens) - high.logMarginals(x(e.c), dens)
 		if math.IsNaN(s) {
 			return t.first(func(c int) float64 { return joint(c) + (low.logMarginals(x(c), dens) - high.logMarginals(x(c), dens)) })
 		}
@@ -304,8 +299,8 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 // candidate is one candidate's score but for the high group's marginals, and a bound on its
 // whole score.
 type candidate struct {
-	c                 int
-	joint, low, bound float64
+	c            int
+	joint, bound float64
 }
 
 // first returns the first candidate of the largest score, or the first if its score is NaN,
@@ -388,13 +383,14 @@ func class(o *Observation) int {
 }
 
 // bestSingle selects the n best of cands by (class, first objective or violation, Number)
-// with a bounded insertion: linear in the history for the small n TPE uses.
+// with a bounded insertion: linear in the history for the small n TPE uses. The keys come
+// from the row cache's ranks, which coords has made for r.History.
 func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 	if n <= 0 {
 		return nil
 	}
 	type key struct {
-		class int
+		class uint8
 		v     float64
 		num   int
 		pos   int
@@ -408,22 +404,18 @@ func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 		}
 		return cmp.Compare(a.num, b.num)
 	}
+	ranks := t.rows.ranks
 	top := make([]key, 0, n+1)
 	for _, i := range cands {
-		o := &r.History[i]
-		k := key{class: class(o), num: o.Number, pos: i}
-		if k.class == 2 {
-			k.v = violation(o)
-		} else {
-			k.v = score(r.Objectives, o, 0)
-		}
+		rk := &ranks[i]
 		// Most candidates lose to the last of the top: less(k, top[n-1]) >= 0, written out with
 		// plain comparisons (v is never NaN: score and violation give +Inf instead).
 		if len(top) == n {
-			if w := &top[n-1]; k.class > w.class || k.class == w.class && (k.v > w.v || k.v == w.v && k.num >= w.num) {
+			if w := &top[n-1]; rk.class > w.class || rk.class == w.class && (rk.v > w.v || rk.v == w.v && r.History[i].Number >= w.num) {
 				continue
 			}
 		}
+		k := key{class: rk.class, v: rk.v, num: r.History[i].Number, pos: i}
 		at, _ := slices.BinarySearchFunc(top, k, less)
 		top = slices.Insert(top, at, k)
 		if len(top) > n {
