@@ -35,7 +35,6 @@ type parzen struct {
 	priorAt                          []int
 	xs                               []float64 // logDensity's numeric coordinates of x
 	bucket                           bucketScratch
-	last                             []widthLogs // fit's scratch
 	// Categorical dims: logp[k*catStride+catOff[j]+c] is log P(choice c) in kernel k.
 	logp      []float64
 	catOff    []int
@@ -56,7 +55,7 @@ const (
 // It reuses z's arrays.
 func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64, neighbours bool) *parzen {
 	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, norm: z.norm, sorted: z.sorted[:0],
-		num: z.num[:0], cat: z.cat[:0], catOff: z.catOff[:0], widest: z.widest, sortedMu: z.sortedMu, sortedInv: z.sortedInv, sortedConst: z.sortedConst, priorAt: z.priorAt[:0], xs: z.xs, bucket: z.bucket, last: z.last}
+		num: z.num[:0], cat: z.cat[:0], catOff: z.catOff[:0], widest: z.widest, sortedMu: z.sortedMu, sortedInv: z.sortedInv, sortedConst: z.sortedConst, priorAt: z.priorAt[:0], xs: z.xs, bucket: z.bucket}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
 			z.catOff = append(z.catOff, z.catStride)
@@ -108,13 +107,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 		}
 	}
 	logTotal := math.Log(total)
-	// Most kernels of a large group share a width (the clip below) and most weights are 1, so
-	// the log and inverse of the last width in each dim, and the log of the last weight, are
-	// kept: the same input gives the same result, without most of the logs.
-	z.last = slices.Grow(z.last[:0], nn)[:nn]
-	for j := range z.last {
-		z.last[j] = widthLogs{sig: math.NaN()}
-	}
+	// Most weights are 1: the log of the last weight is kept.
 	lastW, lastLogW := math.NaN(), 0.0
 	for k := range z.kernels {
 		w := priorWeight
@@ -124,34 +117,51 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 		if w != lastW {
 			lastW, lastLogW = w, math.Log(w)
 		}
-		c := lastLogW - logTotal
-		z.logw[k] = c
-		for j, pos := range z.num {
-			d := dims[pos]
-			width := d.hi - d.lo
-			sig := z.sigma[k*nn+j]
-			if k < n { // Optuna's magic clip: no kernel narrower than the range / (kernels + 1)
-				sig = min(max(sig, width/min(100, 1+float64(z.kernels))), maxPriorScale*width)
-			}
-			mu := z.mu[k*nn+j]
-			l := &z.last[j]
-			if sig != l.sig {
-				*l = widthLogs{sig: sig, log: math.Log(sig), inv: 1 / sig}
-			}
-			z.sigma[k*nn+j], z.invSigma[k*nn+j] = sig, l.inv
-			nm := l.log + logSqrt2Pi + logMass((d.lo-mu)/sig, (d.hi-mu)/sig)
-			z.norm[k*nn+j] = -nm
-			c -= nm
-		}
-		z.konst[k] = c
+		z.logw[k] = lastLogW - logTotal
+		z.konst[k] = z.logw[k]
 	}
 	z.widest = grow(z.widest, nn)
-	for k := range n {
-		for j := range nn {
-			z.widest[j] = max(z.widest[j], z.sigma[k*nn+j])
+	size := len(z.sorted)
+	z.sortedMu, z.sortedInv, z.sortedConst = grow(z.sortedMu, size), grow(z.sortedInv, size), grow(z.sortedConst, size)
+	// Dim by dim, the kernels in order of centre, so that the factors are written where
+	// logMarginals reads them in sequence; each kernel's konst takes its dims' terms in the
+	// dims' order all the same.
+	for j, pos := range z.num {
+		d := dims[pos]
+		width := d.hi - d.lo
+		// Optuna's magic clip: no kernel narrower than the range / (kernels + 1).
+		narrowest, widestAllowed := width/min(100, 1+float64(z.kernels)), maxPriorScale*width
+		// Many kernels of a large group have the clipped width and, in order of centre,
+		// neighbours often share the gap that sets their width: the logs and inverses of both
+		// are kept, which gives the same results without most of the logs.
+		clipped := min(narrowest, widestAllowed)
+		clip := widthLogs{sig: clipped, log: math.Log(clipped), inv: 1 / clipped}
+		last := widthLogs{sig: math.NaN()}
+		for i, c := range z.sorted[j*z.kernels : (j+1)*z.kernels] {
+			k := c.k
+			sig := z.sigma[k*nn+j]
+			if k < n {
+				sig = min(max(sig, narrowest), widestAllowed)
+				z.widest[j] = max(z.widest[j], sig)
+			}
+			l := &clip
+			if sig != clip.sig {
+				if sig != last.sig {
+					last = widthLogs{sig: sig, log: math.Log(sig), inv: 1 / sig}
+				}
+				l = &last
+			}
+			z.sigma[k*nn+j], z.invSigma[k*nn+j] = sig, l.inv
+			nm := l.log + logSqrt2Pi + logMass((d.lo-c.mu)/sig, (d.hi-c.mu)/sig)
+			z.norm[k*nn+j] = -nm
+			z.konst[k] -= nm
+			at := j*z.kernels + i
+			z.sortedMu[at], z.sortedInv[at], z.sortedConst[at] = c.mu, l.inv, z.logw[k]+z.norm[k*nn+j]
+			if k == z.kernels-1 {
+				z.priorAt = append(z.priorAt, i)
+			}
 		}
 	}
-	z.sortedFactors()
 	z.logp = grow(z.logp, z.kernels*z.catStride)
 	for j, pos := range z.cat {
 		nc := dims[pos].n
@@ -194,24 +204,6 @@ func (z *parzen) sortCentres() {
 			z.sorted = append(z.sorted, centre{z.mu[k*nn+j], k})
 		}
 		bucketCentres(z.sorted[at:], &z.bucket)
-	}
-}
-
-// sortedFactors fills sortedMu, sortedInv, sortedConst and priorAt from sorted and the fitted
-// kernels.
-func (z *parzen) sortedFactors() {
-	nn, size := len(z.num), len(z.sorted)
-	z.sortedMu, z.sortedInv, z.sortedConst = grow(z.sortedMu, size), grow(z.sortedInv, size), grow(z.sortedConst, size)
-	for j := range z.num {
-		for i, c := range z.sorted[j*z.kernels : (j+1)*z.kernels] {
-			at := j*z.kernels + i
-			z.sortedMu[at] = c.mu
-			z.sortedInv[at] = z.invSigma[c.k*nn+j]
-			z.sortedConst[at] = z.logw[c.k] + z.norm[c.k*nn+j]
-			if c.k == z.kernels-1 {
-				z.priorAt = append(z.priorAt, i)
-			}
-		}
 	}
 }
 
