@@ -20,20 +20,51 @@ import (
 type rowCache struct {
 	space Space
 	objs  []Objective
-	rows  []cachedRow
-	ranks []rowRank // one per row, apart: best and the groups scan them on every call
+	// One entry per observation in each, apart so that each pass reads only what it needs:
+	// keys on every call, ranks for best and the groups, rows for the models.
+	keys  []rowKey
+	rows  [][]float64
+	ranks []rowRank
 	// The pending trials' rows by map: those of the last call, and the next call's, filled
 	// from them. Pending trials leave the list as they finish, so their positions shift.
 	pending, nextPending map[unsafe.Pointer]cachedRow
 	pendingView          [][]float64
+	distinct             bool // the last history's Numbers increase strictly
 }
 
-type cachedRow struct {
-	params              Params
+// rowKey is what a cache entry was made from: the observation's Number and State and the
+// identities of its map and arrays (an empty array counts as nil). The pointers keep the maps
+// and arrays alive.
+type rowKey struct {
+	params              unsafe.Pointer
+	values, constraints *float64
 	number              int
-	coords              []float64
-	values, constraints []float64 // the observation's, kept for their identity
+	nv, nc              int
 	state               State
+}
+
+func keyOf(o *Observation) rowKey {
+	k := rowKey{params: mapPointer(o.Params), number: o.Number, nv: len(o.Values), nc: len(o.Constraints), state: o.State}
+	if len(o.Values) > 0 {
+		k.values = unsafe.SliceData(o.Values)
+	}
+	if len(o.Constraints) > 0 {
+		k.constraints = unsafe.SliceData(o.Constraints)
+	}
+	return k
+}
+
+// of reports whether k is o's key, field by field: comparing whole keys costs a call.
+func (k *rowKey) of(o *Observation) bool {
+	return k.number == o.Number && k.params == mapPointer(o.Params) && k.state == o.State &&
+		k.nv == len(o.Values) && k.nc == len(o.Constraints) &&
+		(k.nv == 0 || k.values == unsafe.SliceData(o.Values)) && (k.nc == 0 || k.constraints == unsafe.SliceData(o.Constraints))
+}
+
+// cachedRow is a pending trial's row.
+type cachedRow struct {
+	params Params
+	coords []float64
 }
 
 // rowRank is what tpe's best ranks an observation by, with its state and whether its row has
@@ -50,48 +81,42 @@ type rowRank struct {
 // the param is absent or its value does not belong to the space) and its rank, and how many
 // observations are usable (not failed). The slices are the cache's own, valid until the next
 // call; the rows' coordinates are never changed.
-func (c *rowCache) coords(sp Space, objs []Objective, g *geometry, hist []Observation) ([]cachedRow, []rowRank, int) {
+func (c *rowCache) coords(sp Space, objs []Objective, g *geometry, hist []Observation) ([][]float64, []rowRank, int) {
 	if !reflect.DeepEqual(c.space, sp) || !slices.Equal(c.objs, objs) {
-		c.space, c.objs, c.rows, c.ranks = cloneSpace(sp), slices.Clone(objs), nil, nil
+		c.space, c.objs, c.keys, c.rows, c.ranks = cloneSpace(sp), slices.Clone(objs), nil, nil, nil
 		clear(c.pending)
 	}
-	if len(c.rows) > len(hist) {
-		c.rows, c.ranks = c.rows[:len(hist)], c.ranks[:len(hist)]
+	if len(c.keys) > len(hist) {
+		c.keys, c.rows, c.ranks = c.keys[:len(hist)], c.rows[:len(hist)], c.ranks[:len(hist)]
 	}
 	usable := 0
+	c.distinct = true
 	for i := range hist {
 		o := &hist[i]
 		if o.State != Failed {
 			usable++
 		}
-		if i < len(c.rows) && c.rows[i].same(o) {
+		if i > 0 && o.Number <= hist[i-1].Number {
+			c.distinct = false
+		}
+		if i < len(c.keys) && c.keys[i].of(o) {
 			continue
 		}
-		row := cachedRow{params: o.Params, number: o.Number, coords: decode(g, o.Params), values: o.Values, constraints: o.Constraints, state: o.State}
-		rank := rowRank{class: uint8(class(o)), state: o.State, full: !slices.ContainsFunc(row.coords, math.IsNaN)}
+		key := keyOf(o)
+		row := decode(g, o.Params)
+		rank := rowRank{class: uint8(class(o)), state: o.State, full: !slices.ContainsFunc(row, math.IsNaN)}
 		if rank.class == 2 {
 			rank.v = violation(o)
 		} else {
 			rank.v = score(objs, o, 0)
 		}
-		if i < len(c.rows) {
-			c.rows[i], c.ranks[i] = row, rank
+		if i < len(c.keys) {
+			c.keys[i], c.rows[i], c.ranks[i] = key, row, rank
 		} else {
-			c.rows, c.ranks = append(c.rows, row), append(c.ranks, rank)
+			c.keys, c.rows, c.ranks = append(c.keys, key), append(c.rows, row), append(c.ranks, rank)
 		}
 	}
 	return c.rows, c.ranks, usable
-}
-
-// same reports whether r was made from o, or from an observation that cannot differ from it.
-func (r *cachedRow) same(o *Observation) bool {
-	return r.number == o.Number && r.state == o.State && sameMap(r.params, o.Params) &&
-		sameArray(r.values, o.Values) && sameArray(r.constraints, o.Constraints)
-}
-
-// sameArray reports whether a and b are the same elements of the same array (or both empty).
-func sameArray(a, b []float64) bool {
-	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
 }
 
 // pendingCoords returns the rows of the pending trials' params, as coords does for the

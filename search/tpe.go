@@ -45,6 +45,8 @@ type tpe struct {
 		keep            []int
 		highW, dens, xs []float64
 		evals           []candidate
+		bar             bar      // bestSingle's, from the last call
+		pre             []int    // bestSingle's first pass
 		feasible        []scored // best's, with several objectives
 		pos             []int
 		scores          []float64
@@ -135,7 +137,7 @@ func groups(g *geometry) [][]int {
 }
 
 // suggestGroup fills out with the group's params.
-func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, ranks []rowRank, pend [][]float64, rnd *rand.Rand, out Params) {
+func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows [][]float64, ranks []rowRank, pend [][]float64, rnd *rand.Rand, out Params) {
 	// Params with a single possible value take no part in the model.
 	var dims []*dim
 	var cols []int
@@ -162,7 +164,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, 
 	sc := &t.scratch
 	sc.cands = sc.cands[:0] // history positions with the group present
 	for i, k := range ranks {
-		if k.state != Failed && (k.full || has(rows[i].coords)) {
+		if k.state != Failed && (k.full || has(rows[i])) {
 			sc.cands = append(sc.cands, i)
 		}
 	}
@@ -207,7 +209,7 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows []cachedRow, 
 		if ref < 0 {
 			return pend[-1-ref]
 		}
-		return rows[ref].coords
+		return rows[ref]
 	}
 	// The model's columns are usually the whole row (no conditions, no constant params): then
 	// the rows are used as they are, and otherwise copied.
@@ -405,6 +407,22 @@ func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 		return cmp.Compare(a.num, b.num)
 	}
 	ranks := t.rows.ranks
+	// With distinct Numbers the order is total, so the n best are the n least keys whatever
+	// the order of the scan; then a first pass that keeps only the candidates no worse than
+	// the last call's n-th best loses none of them if it keeps at least n, and leaves the
+	// insertion below a few dozen candidates instead of the history.
+	sc := &t.scratch
+	if bar := &sc.bar; t.rows.distinct && bar.set {
+		sc.pre = sc.pre[:0]
+		for _, i := range cands {
+			if rk := &ranks[i]; rk.class < bar.class || rk.class == bar.class && (rk.v < bar.v || rk.v == bar.v && r.History[i].Number <= bar.num) {
+				sc.pre = append(sc.pre, i)
+			}
+		}
+		if len(sc.pre) >= n {
+			cands = sc.pre
+		}
+	}
 	top := make([]key, 0, n+1)
 	for _, i := range cands {
 		rk := &ranks[i]
@@ -422,12 +440,24 @@ func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 			top = top[:n]
 		}
 	}
+	if len(top) == n {
+		w := &top[n-1]
+		sc.bar = bar{set: true, class: w.class, v: w.v, num: w.num}
+	}
 	out := make([]int, len(top))
 	for i, k := range top {
 		out[i] = k.pos
 	}
 	slices.Sort(out)
 	return out
+}
+
+// bar is the key of the last n-th best that bestSingle found.
+type bar struct {
+	set   bool
+	class uint8
+	v     float64
+	num   int
 }
 
 // weight is Optuna's default weight of the i-th oldest of n observations: 1 for up to 25
