@@ -497,36 +497,36 @@ kernels:
 	return best + math.Log(sum)
 }
 
-// boundNear is how many kernels on each side of x the lower bound of marginalsBound takes in
-// each dim.
+// boundNear is how many kernels on each side of x the quick lower bound of marginalsBounds
+// takes in each dim.
 const boundNear = 8
 
-// marginalsBound is a bound on logMarginals(x), below it (floor) or above it, for far less
-// work: the exps are a polynomial's, within a relative 1e-5 and on the right side, and the
-// dims' logs are one log of a product. The floor sums, in each numeric dim, only the prior's
-// term and those of the boundNear kernels on each side of x (by centre) that logMarginals also
-// counts: where x lies among narrow kernels, as a large group's are, those hold nearly all
-// the marginal's mass. The ceiling sums every term logMarginals may count. buf has room for
-// one value per kernel.
-func (z *parzen) marginalsBound(x []float64, buf []float64, floor bool) float64 {
-	total, margin, prod := 0.0, 0.0, 1.0
+// marginalsBounds bounds logMarginals(x) from below (lo) and above (hi) for less work: the exps
+// are a polynomial's, within a relative 1e-5 and on the right side, and the dims' logs are one
+// log of a product. With near 0 both sum the terms logMarginals does (hi also those it leaves
+// out as negligible), and they differ from it by about 1e-5 a dim. With near above 0, a
+// quicker lower bound: in each numeric dim only the prior's term and those of the near
+// kernels on each side of x (by centre) that logMarginals also counts, which hold most of the
+// marginal's mass where x lies among narrow kernels, as a large group's are; hi is then +Inf.
+// buf has room for one value per kernel.
+func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi float64) {
+	total, margin, prodLo, prodHi := 0.0, 0.0, 1.0, 1.0
 	sumExp := func(terms []float64, best float64) {
-		sum := 0.0
+		sumLo, sumHi := 0.0, 0.0
 		for _, s := range terms {
-			if floor {
-				// Terms logMarginals may leave out count for nothing here.
-				if s-best > -50 {
-					sum += expFloor(s - best)
-				}
-			} else {
-				sum += expCeil(s - best)
+			e := expPoly(max(s-best, -700))
+			if s-best > -50 { // the terms logMarginals counts, if best is its best
+				sumLo += e
 			}
+			sumHi += e
 		}
 		total += best
 		margin += math.Abs(best) + 64
-		if prod *= sum; prod > 1e200 {
-			total += math.Log(prod)
-			prod = 1
+		prodLo *= sumLo
+		if prodHi *= sumHi; prodHi > 1e200 {
+			total += math.Log(prodHi)
+			prodLo /= prodHi
+			prodHi = 1
 		}
 	}
 	for j, pos := range z.num {
@@ -534,13 +534,12 @@ func (z *parzen) marginalsBound(x []float64, buf []float64, floor bool) float64 
 		at := j * z.kernels
 		mus := z.sortedMu[at : at+z.kernels]
 		inv, konst := z.sortedInv[at:at+z.kernels], z.sortedConst[at:at+z.kernels]
-		// The window logMarginals reads, computed as it does, so that the floor counts no term
-		// outside it; the ceiling starts where logMarginals does, the floor a few kernels
-		// below x.
+		// The window logMarginals reads, computed as it does, so that no term outside it
+		// counts; the whole of it, or near kernels each side of x.
 		reach := marginReach * z.widest[j]
 		lo, hi := xv-reach, xv+reach
 		cut := lo
-		if floor {
+		if near > 0 {
 			cut = xv
 		}
 		from, to := 0, len(mus)
@@ -553,8 +552,8 @@ func (z *parzen) marginalsBound(x []float64, buf []float64, floor bool) float64 
 			}
 		}
 		end := len(mus)
-		if floor {
-			from, end = max(from-boundNear, 0), min(from+boundNear, len(mus))
+		if near > 0 {
+			from, end = max(from-near, 0), min(from+near, len(mus))
 		}
 		p := z.priorAt[j]
 		t := (xv - mus[p]) * inv[p]
@@ -584,29 +583,21 @@ func (z *parzen) marginalsBound(x []float64, buf []float64, floor bool) float64 
 		}
 		sumExp(buf[:z.kernels], best)
 	}
-	total += math.Log(prod)
-	// Beside the exps' error, which they carry, the bound and logMarginals differ by rounding:
-	// a few units in the last place of the terms' sizes, far below this margin.
+	// The polynomial's error, and beside it rounding: a few units in the last place of the
+	// terms' sizes, far below the margin.
+	lo = total + math.Log(prodLo*(1-1e-12))
+	hi = total + math.Log(prodHi*(1+1e-5))
 	margin = 1e-9 * (margin + math.Abs(total))
-	if floor {
-		return total - margin
+	if near > 0 {
+		return lo - margin, math.Inf(1)
 	}
-	return total + margin
+	return lo - margin, hi + margin
 }
 
-// expFloor and expCeil bound e^z for z <= 0 from below and from above, within a relative
-// 1e-5, for bounds on sums of exps: 2^k times the Taylor polynomial of degree 5 of e^w, where
-// z = k ln 2 + w and |w| <= ln(2)/2. The polynomial is below e^w (the remainder is e^ξ w^6/6!,
-// never negative) by at most a relative 4.9e-6; rounding adds about 1e-14.
-func expFloor(z float64) float64 {
-	if z < -700 {
-		return 0
-	}
-	return expPoly(z) * (1 - 1e-12)
-}
-
-func expCeil(z float64) float64 { return expPoly(max(z, -700)) * (1 + 1e-5) }
-
+// expPoly is e^z for z in [-700, 0] within a relative 4.9e-6, never above it but for
+// rounding (about 1e-14): 2^k times the Taylor polynomial of degree 5 of e^w, where
+// z = k ln 2 + w and |w| <= ln(2)/2; the polynomial is below e^w by its remainder,
+// e^ξ w^6/6!, at most 4.9e-6 of e^w.
 func expPoly(z float64) float64 {
 	y := z * math.Log2E
 	k := int64(y - 0.5) // y <= 0: rounds y to the nearest integer

@@ -260,49 +260,78 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 	dens := sc.dens
 	x := func(c int) []float64 { return xs[c*nd : (c+1)*nd] }
 	joint := func(c int) float64 { return low.logDensity(x(c), dens) - high.logDensity(x(c), dens) }
+	full := func(c int) float64 { return joint(c) + (low.logMarginals(x(c), dens) - high.logMarginals(x(c), dens)) }
 	if !t.blend {
 		return t.first(joint)
 	}
 	// Most of the score's cost is the marginals' exps: hundreds of kernels in each dim of the
-	// high group. Every candidate gets its joint term and an upper bound on its score from
-	// bounds on the marginals (marginalsBound); then the candidates are scored in full in
-	// decreasing order of bound until the next bound is below the best score so far: none of
-	// the rest can win. The answer is the one scoring each in full would give, in a few full
-	// scores instead of ncand.
+	// high group. Every candidate gets its joint term and bounds on its score from bounds on
+	// the marginals (marginalsBounds), the high group's a quick lower one; then, in decreasing
+	// order of upper bound, candidates get close bounds until the next upper bound is below
+	// the best lower bound so far: none of the rest can win. When one candidate's lower bound
+	// is above every other's upper bound, it is the one scoring all in full would pick;
+	// otherwise those left are scored in full. Sums of the same terms round alike: the bounds
+	// on the score hold (s := joint; s += low - high, with low and high replaced by bounds on
+	// them, moves only as they move).
 	sc.evals = slices.Grow(sc.evals[:0], t.ncand)
 	for c := range t.ncand {
-		j := joint(c)
-		bound := j + (low.marginalsBound(x(c), dens, false) - high.marginalsBound(x(c), dens, true))
-		if math.IsNaN(bound) || math.IsInf(bound, 0) {
-			return t.first(func(c int) float64 { return joint(c) + (low.logMarginals(x(c), dens) - high.logMarginals(x(c), dens)) })
+		e := candidate{c: c, joint: joint(c), lo: math.Inf(-1)}
+		e.lowLo, e.lowHi = low.marginalsBounds(x(c), dens, 0)
+		highLo, _ := high.marginalsBounds(x(c), dens, boundNear)
+		e.hi = e.joint + (e.lowHi - highLo)
+		if !finite(e.hi) || !finite(e.lowLo) {
+			return t.first(full)
 		}
-		sc.evals = append(sc.evals, candidate{c: c, joint: j, bound: bound})
+		sc.evals = append(sc.evals, e)
 	}
 	evals := sc.evals
-	slices.SortFunc(evals, func(a, b candidate) int { return cmp.Or(cmp.Compare(b.bound, a.bound), a.c-b.c) })
-	best, bestScore := -1, 0.0
-	for _, e := range evals {
-		if best >= 0 && e.bound < bestScore {
-			break
+	slices.SortFunc(evals, func(a, b candidate) int { return cmp.Or(cmp.Compare(b.hi, a.hi), a.c-b.c) })
+	lead, n := math.Inf(-1), 0
+	for ; n < len(evals) && evals[n].hi >= lead; n++ {
+		e := &evals[n]
+		highLo, highHi := high.marginalsBounds(x(e.c), dens, 0)
+		e.lo, e.hi = e.joint+(e.lowLo-highHi), e.joint+(e.lowHi-highLo)
+		if !finite(e.lo) || !finite(e.hi) {
+			return t.first(full)
 		}
-		// The same operations as scoring in full: s := joint; s += low - high.
+		lead = max(lead, e.lo)
+	}
+	win, alive := -1, 0
+	for _, e := range evals[:n] {
+		if e.hi >= lead {
+			win, alive = e.c, alive+1
+		}
+	}
+	if alive == 1 {
+		return win
+	}
+	// Scores too close for the bounds: the first of the largest, as scoring all would pick.
+	left := evals[:n]
+	slices.SortFunc(left, func(a, b candidate) int { return a.c - b.c })
+	best, bestScore := -1, 0.0
+	for _, e := range left {
+		if e.hi < lead {
+			continue
+		}
 		s := e.joint
 		s += low.logMarginals(x(e.c), dens) - high.logMarginals(x(e.c), dens)
 		if math.IsNaN(s) {
-			return t.first(func(c int) float64 { return joint(c) + (low.logMarginals(x(c), dens) - high.logMarginals(x(c), dens)) })
+			return t.first(full)
 		}
-		if best < 0 || s > bestScore || (s == bestScore && e.c < best) {
+		if best < 0 || s > bestScore {
 			best, bestScore = e.c, s
 		}
 	}
 	return best
 }
 
-// candidate is one candidate's score but for the high group's marginals, and a bound on its
-// whole score.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// candidate is one candidate's joint term, bounds on the low group's marginals, and bounds on
+// its score.
 type candidate struct {
-	c            int
-	joint, bound float64
+	c                           int
+	joint, lowLo, lowHi, lo, hi float64
 }
 
 // first returns the first candidate of the largest score, or the first if its score is NaN,
