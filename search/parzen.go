@@ -520,17 +520,8 @@ const boundNear = 8
 // buf has room for one value per kernel.
 func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi float64) {
 	total, margin, prodLo, prodHi := 0.0, 0.0, 1.0, 1.0
-	sumExp := func(terms []float64, best float64) {
-		sum, small := 0.0, 0
-		for _, s := range terms {
-			// The terms logMarginals counts, if best is its best; the others are below e^-50
-			// of the largest each.
-			if z := s - best; z > -50 {
-				sum += expPoly(z)
-			} else {
-				small++
-			}
-		}
+	add := func(terms []float64, best float64) {
+		sum, small := sumTerms(terms, best)
 		total += best
 		margin += math.Abs(best) + 64
 		prodLo *= sum
@@ -583,7 +574,7 @@ func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi f
 				best = s
 			}
 		}
-		sumExp(buf[:m], best)
+		add(buf[:m], best)
 	}
 	for j, pos := range z.cat {
 		best := math.Inf(-1)
@@ -592,7 +583,7 @@ func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi f
 			buf[k] = s
 			best = max(best, s)
 		}
-		sumExp(buf[:z.kernels], best)
+		add(buf[:z.kernels], best)
 	}
 	// The polynomial's error, and beside it rounding: a few units in the last place of the
 	// terms' sizes, far below the margin.
@@ -603,6 +594,19 @@ func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi f
 		return lo - margin, math.Inf(1)
 	}
 	return lo - margin, hi + margin
+}
+
+// sumTerms is the sum of expPoly(s-best) over the terms within e^-50 of best, and how many
+// are not.
+func sumTerms(terms []float64, best float64) (sum float64, small int) {
+	for _, s := range terms {
+		if z := s - best; z > -50 {
+			sum += expPoly(z)
+		} else {
+			small++
+		}
+	}
+	return sum, small
 }
 
 // expPoly is e^z for z in [-700, 0] within a relative 4.9e-6, never above it but for

@@ -289,6 +289,16 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 	lead, n := math.Inf(-1), 0
 	for ; n < len(evals) && evals[n].hi >= lead; n++ {
 		e := &evals[n]
+		if n > 0 {
+			// Most candidates after the first lose by more than a wider quick bound shows.
+			highLo, _ := high.marginalsBounds(x(e.c), dens, 4*boundNear)
+			if e.hi = e.joint + (e.lowHi - highLo); !finite(e.hi) {
+				return t.first(full)
+			}
+			if e.hi < lead {
+				continue
+			}
+		}
 		highLo, highHi := high.marginalsBounds(x(e.c), dens, 0)
 		e.lo, e.hi = e.joint+(e.lowLo-highHi), e.joint+(e.lowHi-highLo)
 		if !finite(e.lo) || !finite(e.hi) {
