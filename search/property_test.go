@@ -259,3 +259,39 @@ func cloneHistory(h []Observation) []Observation {
 	}
 	return out
 }
+
+// TestTPEWarmCacheChanges: a warm TPE answers as a fresh one when the history shrinks, when
+// failed trials come and go, and when one gets a new map with a param missing.
+func TestTPEWarmCacheChanges(t *testing.T) {
+	req := benchRequest(3, 300, 4)
+	warm, _ := New("tpe", nil)
+	check := func(what string, r Request) {
+		t.Helper()
+		fresh, _ := New("tpe", nil)
+		want, _ := fresh.Suggest(r)
+		if got, _ := warm.Suggest(r); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: a warm sampler gives %v, a fresh one %v", what, got, want)
+		}
+	}
+	check("all complete", req)
+	failed := req
+	failed.History = slices.Clone(req.History)
+	for i := range failed.History {
+		if i%9 == 4 {
+			failed.History[i].State = Failed
+		}
+	}
+	check("some failed", failed)
+	check("all complete again", req)
+	short := req
+	short.History = failed.History[:150]
+	check("shorter, some failed", short)
+	check("all complete after the shorter", req)
+	missing := req
+	missing.History = slices.Clone(req.History)
+	o := &missing.History[200]
+	o.Params = maps.Clone(o.Params)
+	delete(o.Params, "x01")
+	check("a param missing", missing)
+	check("all complete at the end", req)
+}

@@ -30,6 +30,7 @@ type rowCache struct {
 	pending, nextPending map[unsafe.Pointer]cachedRow
 	pendingView          [][]float64
 	distinct             bool // the last history's Numbers increase strictly
+	partial              int  // how many entries are failed or lack a param
 }
 
 // rowKey is what a cache entry was made from: the observation's Number and State and the
@@ -77,16 +78,27 @@ type rowRank struct {
 	full  bool
 }
 
+// partial is 1 for a failed observation or one that lacks a param, else 0.
+func (k rowRank) partial() int {
+	if k.state == Failed || !k.full {
+		return 1
+	}
+	return 0
+}
+
 // coords returns one row per observation (the internal coordinate of each param, NaN where
 // the param is absent or its value does not belong to the space) and its rank, and how many
 // observations are usable (not failed). The slices are the cache's own, valid until the next
 // call; the rows' coordinates are never changed.
 func (c *rowCache) coords(sp Space, objs []Objective, g *geometry, hist []Observation) ([][]float64, []rowRank, int) {
 	if !reflect.DeepEqual(c.space, sp) || !slices.Equal(c.objs, objs) {
-		c.space, c.objs, c.keys, c.rows, c.ranks = cloneSpace(sp), slices.Clone(objs), nil, nil, nil
+		c.space, c.objs, c.keys, c.rows, c.ranks, c.partial = cloneSpace(sp), slices.Clone(objs), nil, nil, nil, 0
 		clear(c.pending)
 	}
 	if len(c.keys) > len(hist) {
+		for _, k := range c.ranks[len(hist):] {
+			c.partial -= k.partial()
+		}
 		c.keys, c.rows, c.ranks = c.keys[:len(hist)], c.rows[:len(hist)], c.ranks[:len(hist)]
 	}
 	usable := 0
@@ -110,7 +122,9 @@ func (c *rowCache) coords(sp Space, objs []Objective, g *geometry, hist []Observ
 		} else {
 			rank.v = score(objs, o, 0)
 		}
+		c.partial += rank.partial()
 		if i < len(c.keys) {
+			c.partial -= c.ranks[i].partial()
 			c.keys[i], c.rows[i], c.ranks[i] = key, row, rank
 		} else {
 			c.keys, c.rows, c.ranks = append(c.keys, key), append(c.rows, row), append(c.ranks, rank)

@@ -39,7 +39,7 @@ type tpe struct {
 	rows                               rowCache
 	scratch                            struct {
 		cands, above    []int
-		isBelow         []bool
+		all, below      []int
 		low, high       parzen // the groups' estimators, their arrays reused
 		lowPts, highPts [][]float64
 		keep            []int
@@ -162,13 +162,22 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows [][]float64, 
 		return true
 	}
 	sc := &t.scratch
-	sc.cands = sc.cands[:0] // history positions with the group present
-	for i, k := range ranks {
-		if k.state != Failed && (k.full || has(rows[i])) {
-			sc.cands = append(sc.cands, i)
+	var cands []int // history positions with the group present
+	if t.rows.partial == 0 {
+		// Every observation usable with every param present, as in most searches: all of them.
+		for len(sc.all) < len(ranks) {
+			sc.all = append(sc.all, len(sc.all))
 		}
+		cands = sc.all[:len(ranks)]
+	} else {
+		sc.cands = sc.cands[:0]
+		for i, k := range ranks {
+			if k.state != Failed && (k.full || has(rows[i])) {
+				sc.cands = append(sc.cands, i)
+			}
+		}
+		cands = sc.cands
 	}
-	cands := sc.cands
 	var pending []int
 	for i, p := range pend {
 		if p != nil && has(p) {
@@ -189,19 +198,19 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows [][]float64, 
 		return
 	}
 	below := t.best(r, cands, nBelow)
-	sc.isBelow = slices.Grow(sc.isBelow[:0], len(r.History))[:len(r.History)]
-	clear(sc.isBelow)
-	for _, i := range below {
-		sc.isBelow[i] = true
-	}
 	// The above group in Number order (Optuna's weights favour recent trials), pending trials
-	// last: a history position, or -1-p for pending trial p.
+	// last: a history position, or -1-p for pending trial p. It is cands but below (both in
+	// increasing order), copied a stretch at a time.
+	sc.below = append(sc.below[:0], below...)
+	slices.Sort(sc.below)
 	sc.above = sc.above[:0]
-	for _, i := range cands {
-		if !sc.isBelow[i] {
-			sc.above = append(sc.above, i)
-		}
+	from := 0
+	for _, b := range sc.below {
+		at, _ := slices.BinarySearch(cands[from:], b)
+		sc.above = append(sc.above, cands[from:from+at]...)
+		from += at + 1
 	}
+	sc.above = append(sc.above, cands[from:]...)
 	for _, i := range pending {
 		sc.above = append(sc.above, -1-i)
 	}
