@@ -511,9 +511,9 @@ kernels:
 const boundNear = 8
 
 // marginalsBounds bounds logMarginals(x) from below (lo) and above (hi) for less work: the exps
-// are a polynomial's, within a relative 1e-5 and on the right side, and the dims' logs are one
+// are a polynomial's, within a relative 1e-10 and on the right side, and the dims' logs are one
 // log of a product. With near 0 both sum the terms logMarginals does (hi also those it leaves
-// out as negligible), and they differ from it by about 1e-5 a dim. With near above 0, a
+// out as negligible), and they differ from it by about 1e-9 a dim. With near above 0, a
 // quicker lower bound: in each numeric dim only the prior's term and those of the near
 // kernels on each side of x (by centre) that logMarginals also counts, which hold most of the
 // marginal's mass where x lies among narrow kernels, as a large group's are; hi is then +Inf.
@@ -588,7 +588,7 @@ func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi f
 	// The polynomial's error, and beside it rounding: a few units in the last place of the
 	// terms' sizes, far below the margin.
 	lo = total + math.Log(prodLo*(1-1e-12))
-	hi = total + math.Log(prodHi*(1+1e-5))
+	hi = total + math.Log(prodHi*(1+1e-9))
 	margin = 1e-9 * (margin + math.Abs(total))
 	if near > 0 {
 		return lo - margin, math.Inf(1)
@@ -609,17 +609,26 @@ func sumTerms(terms []float64, best float64) (sum float64, small int) {
 	return sum, small
 }
 
-// expPoly is e^z for z in [-700, 0] within a relative 4.9e-6, never above it but for
-// rounding (about 1e-14): 2^k times the Taylor polynomial of degree 5 of e^w, where
-// z = k ln 2 + w and |w| <= ln(2)/2; the polynomial is below e^w by its remainder,
-// e^ξ w^6/6!, at most 4.9e-6 of e^w.
+// expPoly is e^z for z in [-700, 0] within a relative 4e-11, never above it but for
+// rounding (about 1e-14): z = (k + f) ln(2)/64 with k whole and |f| <= 1/2, e^z is
+// 2^(k/64) (a power of two times one of 64 tabled values) times e^w, w = f ln(2)/64, and
+// e^w's Taylor polynomial of degree 3 is below it by its remainder e^ξ w^4/4!, at most 4e-11
+// of e^w.
 func expPoly(z float64) float64 {
-	y := z * math.Log2E
+	y := z * (64 / math.Ln2)
 	k := int64(y - 0.5) // y <= 0: rounds y to the nearest integer
-	w := (y - float64(k)) * math.Ln2
-	p := 1 + w*(1+w*(1.0/2+w*(1.0/6+w*(1.0/24+w*(1.0/120)))))
-	return math.Float64frombits(math.Float64bits(p) + uint64(k)<<52)
+	w := (y - float64(k)) * (math.Ln2 / 64)
+	p := 1 + w*(1+w*(1.0/2+w*(1.0/6)))
+	return math.Float64frombits(math.Float64bits(p*exp2Sixtyfourths[k&63]) + uint64(k>>6)<<52)
 }
+
+// exp2Sixtyfourths[i] is 2^(i/64).
+var exp2Sixtyfourths = func() (t [64]float64) {
+	for i := range t {
+		t[i] = math.Exp2(float64(i) / 64)
+	}
+	return t
+}()
 
 // marginReach: at 8 widths a normal density is e^-32 of its peak, too little to change a
 // candidate's rank.
