@@ -22,9 +22,8 @@ type parzen struct {
 	mu, sigma, invSigma []float64
 	// konst[k] is the kernel's log weight plus the normalising terms of its numeric factors.
 	konst []float64
-	// For the marginals: logw[k] is kernel k's log weight, norm[k*len(num)+j] the log
-	// normalising term of its factor in numeric dim j.
-	logw, norm []float64
+	// For the marginals: logw[k] is kernel k's log weight.
+	logw []float64
 	// sorted[j*kernels+i] is the i-th kernel by centre in numeric dim j (the prior included);
 	// widest[j] the largest width of an observation's kernel there.
 	sorted []centre
@@ -54,7 +53,7 @@ const (
 // distances between neighbouring observations in each dim (neighbours) or from Scott's rule.
 // It reuses z's arrays.
 func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeight float64, neighbours bool) *parzen {
-	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, norm: z.norm, sorted: z.sorted[:0],
+	*z = parzen{dims: dims, kernels: len(pts) + 1, cumw: z.cumw, mu: z.mu, sigma: z.sigma, invSigma: z.invSigma, konst: z.konst, logp: z.logp, logw: z.logw, sorted: z.sorted[:0],
 		num: z.num[:0], cat: z.cat[:0], catOff: z.catOff[:0], widest: z.widest, sortedMu: z.sortedMu, sortedInv: z.sortedInv, sortedConst: z.sortedConst, priorAt: z.priorAt[:0], xs: z.xs, bucket: z.bucket}
 	for j, d := range dims {
 		if d.p.Kind == Categorical {
@@ -70,7 +69,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	for _, w := range weights {
 		total += w
 	}
-	z.cumw = grow(z.cumw, z.kernels)
+	z.cumw = resize(z.cumw, z.kernels)
 	acc := 0.0
 	for k := range z.kernels {
 		w := priorWeight
@@ -81,12 +80,11 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 		z.cumw[k] = acc
 	}
 	nn := len(z.num)
-	z.mu = grow(z.mu, z.kernels*nn)
-	z.sigma = grow(z.sigma, z.kernels*nn)
-	z.invSigma = grow(z.invSigma, z.kernels*nn)
-	z.konst = grow(z.konst, z.kernels)
-	z.logw = grow(z.logw, z.kernels)
-	z.norm = grow(z.norm, z.kernels*nn)
+	z.mu = resize(z.mu, z.kernels*nn)
+	z.sigma = resize(z.sigma, z.kernels*nn)
+	z.invSigma = resize(z.invSigma, z.kernels*nn)
+	z.konst = resize(z.konst, z.kernels)
+	z.logw = resize(z.logw, z.kernels)
 	// The prior kernel sits at the centre and spans the range.
 	for j, pos := range z.num {
 		d := dims[pos]
@@ -122,7 +120,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	}
 	z.widest = grow(z.widest, nn)
 	size := len(z.sorted)
-	z.sortedMu, z.sortedInv, z.sortedConst = grow(z.sortedMu, size), grow(z.sortedInv, size), grow(z.sortedConst, size)
+	z.sortedMu, z.sortedInv, z.sortedConst = resize(z.sortedMu, size), resize(z.sortedInv, size), resize(z.sortedConst, size)
 	// Dim by dim, the kernels in order of centre, so that the factors are written where
 	// logMarginals reads them in sequence; each kernel's konst takes its dims' terms in the
 	// dims' order all the same.
@@ -153,16 +151,15 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 			}
 			z.sigma[k*nn+j], z.invSigma[k*nn+j] = sig, l.inv
 			nm := l.log + logSqrt2Pi + logMass((d.lo-c.mu)/sig, (d.hi-c.mu)/sig)
-			z.norm[k*nn+j] = -nm
 			z.konst[k] -= nm
 			at := j*z.kernels + i
-			z.sortedMu[at], z.sortedInv[at], z.sortedConst[at] = c.mu, l.inv, z.logw[k]+z.norm[k*nn+j]
+			z.sortedMu[at], z.sortedInv[at], z.sortedConst[at] = c.mu, l.inv, z.logw[k]+(-nm)
 			if k == z.kernels-1 {
 				z.priorAt = append(z.priorAt, i)
 			}
 		}
 	}
-	z.logp = grow(z.logp, z.kernels*z.catStride)
+	z.logp = resize(z.logp, z.kernels*z.catStride)
 	for j, pos := range z.cat {
 		nc := dims[pos].n
 		for k := range z.kernels {
@@ -368,6 +365,15 @@ func (z *parzen) neighbourBandwidths() {
 			z.sigma[c.k*nn+j] = gap
 		}
 	}
+}
+
+// resize returns a slice of length n, reusing s's array when it is large enough; its
+// contents are unspecified: for arrays that are then written in full.
+func resize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
 }
 
 // grow returns a slice of n zeros, reusing s's array when it is large enough.

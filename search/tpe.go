@@ -246,8 +246,8 @@ func (t *tpe) suggestGroup(g *geometry, grp []int, r Request, rows [][]float64, 
 	high := sc.high.fit(dims, sc.highPts, sc.highW, t.priorWeight, t.neighbours)
 
 	nd := len(dims)
-	sc.dens = grow(sc.dens, max(low.kernels, high.kernels))
-	sc.xs = grow(sc.xs, t.ncand*nd)
+	sc.dens = resize(sc.dens, max(low.kernels, high.kernels))
+	sc.xs = resize(sc.xs, t.ncand*nd)
 	for c := range t.ncand {
 		x := sc.xs[c*nd : (c+1)*nd]
 		low.sample(rnd, x, t.marginals)
