@@ -279,9 +279,8 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 	// order of upper bound, candidates get close bounds until the next upper bound is below
 	// the best lower bound so far: none of the rest can win. When one candidate's lower bound
 	// is above every other's upper bound, it is the one scoring all in full would pick;
-	// otherwise those left are scored in full. Sums of the same terms round alike: the bounds
-	// on the score hold (s := joint; s += low - high, with low and high replaced by bounds on
-	// them, moves only as they move).
+	// otherwise those left are scored in full. The bounds hold in floating point too: the
+	// score is s := joint; s += low - high, and rounding never moves s against low or high.
 	sc.evals = slices.Grow(sc.evals[:0], t.ncand)
 	for c := range t.ncand {
 		e := candidate{c: c, joint: joint(c), lo: math.Inf(-1)}
