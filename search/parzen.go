@@ -89,8 +89,11 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 	for j, pos := range z.num {
 		d := dims[pos]
 		z.mu[n*nn+j], z.sigma[n*nn+j] = (d.lo+d.hi)/2, maxPriorScale*(d.hi-d.lo)
-		for k := range n {
-			z.mu[k*nn+j] = pts[k][pos]
+	}
+	for k, p := range pts { // row by row: each observation's row is read once
+		mu := z.mu[k*nn : (k+1)*nn]
+		for j, pos := range z.num {
+			mu[j] = p[pos]
 		}
 	}
 	z.sortCentres()
@@ -118,7 +121,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 		z.logw[k] = lastLogW - logTotal
 		z.konst[k] = z.logw[k]
 	}
-	z.widest = grow(z.widest, nn)
+	z.widest = resize(z.widest, nn)
 	size := len(z.sorted)
 	z.sortedMu, z.sortedInv, z.sortedConst = resize(z.sortedMu, size), resize(z.sortedInv, size), resize(z.sortedConst, size)
 	// Dim by dim, the kernels in order of centre, so that the factors are written where
@@ -135,12 +138,13 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 		clipped := min(narrowest, widestAllowed)
 		clip := widthLogs{sig: clipped, log: math.Log(clipped), inv: 1 / clipped}
 		last := widthLogs{sig: math.NaN()}
+		widest := 0.0
 		for i, c := range z.sorted[j*z.kernels : (j+1)*z.kernels] {
 			k := c.k
 			sig := z.sigma[k*nn+j]
 			if k < n {
 				sig = min(max(sig, narrowest), widestAllowed)
-				z.widest[j] = max(z.widest[j], sig)
+				widest = max(widest, sig)
 			}
 			l := &clip
 			if sig != clip.sig {
@@ -158,6 +162,7 @@ func (z *parzen) fit(dims []*dim, pts [][]float64, weights []float64, priorWeigh
 				z.priorAt = append(z.priorAt, i)
 			}
 		}
+		z.widest[j] = widest
 	}
 	z.logp = resize(z.logp, z.kernels*z.catStride)
 	for j, pos := range z.cat {
