@@ -530,15 +530,19 @@ const boundNear = 8
 // marginal's mass where x lies among narrow kernels, as a large group's are; hi is then +Inf.
 // buf has room for one value per kernel.
 func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi float64) {
-	total, margin, prodLo, prodHi := 0.0, 0.0, 1.0, 1.0
+	// Each dim's sum is at least 1 (its best term) and at most its number of terms: the
+	// products take a log only every hundred dims or so.
+	total, margin, logLo, logHi, prodLo, prodHi := 0.0, 0.0, 0.0, 0.0, 1.0, 1.0
 	add := func(terms []float64, best float64) {
 		sum, small := sumTerms(terms, best)
 		total += best
 		margin += math.Abs(best) + 64
-		prodLo *= sum
+		if prodLo *= sum; prodLo > 1e200 {
+			logLo += math.Log(prodLo)
+			prodLo = 1
+		}
 		if prodHi *= sum + float64(small)*2e-22; prodHi > 1e200 {
-			total += math.Log(prodHi)
-			prodLo /= prodHi
+			logHi += math.Log(prodHi)
 			prodHi = 1
 		}
 	}
@@ -598,9 +602,9 @@ func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi f
 	}
 	// The polynomial's error, and beside it rounding: a few units in the last place of the
 	// terms' sizes, far below the margin.
-	lo = total + math.Log(prodLo*(1-1e-12))
-	hi = total + math.Log(prodHi*(1+1e-9))
-	margin = 1e-9 * (margin + math.Abs(total))
+	lo = total + (logLo + math.Log(prodLo*(1-1e-12)))
+	hi = total + (logHi + math.Log(prodHi*(1+1e-9)))
+	margin = 1e-9 * (margin + math.Abs(total) + logHi)
 	if near > 0 {
 		return lo - margin, math.Inf(1)
 	}
