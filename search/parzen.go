@@ -478,6 +478,8 @@ func (z *parzen) logDensity(x []float64, buf []float64) float64 {
 	best := math.Inf(-1)
 	// Newest kernels first (the prior, then the observations from the last): they tend to lie
 	// where the candidates are, so the best term is found early and most others are cut short.
+	// The kernels not cut short go to buf in that order, the last kernel first.
+	m := 0
 kernels:
 	for k := z.kernels - 1; k >= 0; k-- {
 		s := z.konst[k]
@@ -489,7 +491,6 @@ kernels:
 			// only rises: a kernel already 50 below best is left out of the sum below whatever
 			// its other factors, so they are not computed.
 			if s-best <= -50 {
-				buf[k] = s
 				continue kernels
 			}
 		}
@@ -497,7 +498,8 @@ kernels:
 		for j, pos := range z.cat {
 			s += z.logp[base+z.catOff[j]+int(x[pos])]
 		}
-		buf[k] = s
+		buf[m] = s
+		m++
 		// Not max: no term is NaN (every factor is finite), and of +0 and -0 either gives the
 		// same sum below; max's handling of both costs a tenth of the loop.
 		if s > best {
@@ -508,9 +510,9 @@ kernels:
 		return best
 	}
 	sum := 0.0
-	for _, s := range buf[:z.kernels] {
+	for i := m - 1; i >= 0; i-- { // in order of kernel
 		// Below e^-50 a kernel cannot change the sum in double precision: skip its exp.
-		if s-best > -50 {
+		if s := buf[i]; s-best > -50 {
 			sum += math.Exp(s - best)
 		}
 	}
