@@ -295,3 +295,60 @@ func TestTPEWarmCacheChanges(t *testing.T) {
 	check("a param missing", missing)
 	check("all complete at the end", req)
 }
+
+// TestRowCacheCounts: the row cache's counts, kept up as entries come, change and go, are
+// those of the history it last saw.
+func TestRowCacheCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	req := benchRequest(2, 200, 0)
+	g, err := compile(req.Space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c rowCache
+	hist := slices.Clone(req.History)
+	for step := range 300 {
+		switch r.IntN(4) {
+		case 0: // shorter
+			hist = hist[:r.IntN(len(hist)+1)]
+		case 1: // longer
+			for range r.IntN(20) {
+				hist = append(hist, req.History[r.IntN(len(req.History))])
+			}
+		case 2: // some entries replaced: other trials, failed ones, a param missing
+			hist = slices.Clone(hist)
+			for range r.IntN(10) {
+				if len(hist) == 0 {
+					break
+				}
+				i := r.IntN(len(hist))
+				o := req.History[r.IntN(len(req.History))]
+				switch r.IntN(3) {
+				case 0:
+					o.State = Failed
+				case 1:
+					o.Params = maps.Clone(o.Params)
+					delete(o.Params, "x00")
+				}
+				hist[i] = o
+			}
+		case 3: // the same
+		}
+		_, _, usable := c.coords(req.Space, req.Objectives, g, hist)
+		failed, partial, descents := 0, 0, 0
+		for i, o := range hist {
+			if o.State == Failed {
+				failed++
+			}
+			if o.State == Failed || len(o.Params) < 2 {
+				partial++
+			}
+			if i > 0 && o.Number <= hist[i-1].Number {
+				descents++
+			}
+		}
+		if usable != len(hist)-failed || c.partial != partial || c.descents != descents {
+			t.Fatalf("step %d: usable %d, partial %d, descents %d; want %d, %d, %d", step, usable, c.partial, c.descents, len(hist)-failed, partial, descents)
+		}
+	}
+}

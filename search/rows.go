@@ -29,9 +29,13 @@ type rowCache struct {
 	// from them. Pending trials leave the list as they finish, so their positions shift.
 	pending, nextPending map[unsafe.Pointer]cachedRow
 	pendingView          [][]float64
-	distinct             bool // the last history's Numbers increase strictly
-	partial              int  // how many entries are failed or lack a param
+	// How many entries are failed, are failed or lack a param, and have a Number not above
+	// the one before.
+	failed, partial, descents int
 }
+
+// distinct reports whether the last history's Numbers increase strictly.
+func (c *rowCache) distinct() bool { return c.descents == 0 }
 
 // rowKey is what a cache entry was made from: the observation's Number and State and the
 // identities of its map and arrays (an empty array counts as nil). The pointers keep the maps
@@ -92,25 +96,17 @@ func (k rowRank) partial() int {
 // call; the rows' coordinates are never changed.
 func (c *rowCache) coords(sp Space, objs []Objective, g *geometry, hist []Observation) ([][]float64, []rowRank, int) {
 	if !reflect.DeepEqual(c.space, sp) || !slices.Equal(c.objs, objs) {
-		c.space, c.objs, c.keys, c.rows, c.ranks, c.partial = cloneSpace(sp), slices.Clone(objs), nil, nil, nil, 0
+		c.space, c.objs, c.keys, c.rows, c.ranks = cloneSpace(sp), slices.Clone(objs), nil, nil, nil
+		c.failed, c.partial, c.descents = 0, 0, 0
 		clear(c.pending)
 	}
-	if len(c.keys) > len(hist) {
-		for _, k := range c.ranks[len(hist):] {
-			c.partial -= k.partial()
-		}
-		c.keys, c.rows, c.ranks = c.keys[:len(hist)], c.rows[:len(hist)], c.ranks[:len(hist)]
+	for len(c.keys) > len(hist) {
+		i := len(c.keys) - 1
+		c.count(i, -1)
+		c.keys, c.rows, c.ranks = c.keys[:i], c.rows[:i], c.ranks[:i]
 	}
-	usable := 0
-	c.distinct = true
 	for i := range hist {
 		o := &hist[i]
-		if o.State != Failed {
-			usable++
-		}
-		if i > 0 && o.Number <= hist[i-1].Number {
-			c.distinct = false
-		}
 		if i < len(c.keys) && c.keys[i].of(o) {
 			continue
 		}
@@ -122,15 +118,34 @@ func (c *rowCache) coords(sp Space, objs []Objective, g *geometry, hist []Observ
 		} else {
 			rank.v = score(objs, o, 0)
 		}
-		c.partial += rank.partial()
 		if i < len(c.keys) {
-			c.partial -= c.ranks[i].partial()
+			c.count(i, -1)
 			c.keys[i], c.rows[i], c.ranks[i] = key, row, rank
 		} else {
 			c.keys, c.rows, c.ranks = append(c.keys, key), append(c.rows, row), append(c.ranks, rank)
 		}
+		c.count(i, +1)
 	}
-	return c.rows, c.ranks, usable
+	return c.rows, c.ranks, len(hist) - c.failed
+}
+
+// count adds (sign +1) or takes away (-1) entry i's part in the counts: failed, partial,
+// and the descents between it and its neighbours (an entry's Number not above the one
+// before it), so that a call that reuses every entry needs no pass of its own over them.
+func (c *rowCache) count(i, sign int) {
+	k := c.ranks[i]
+	if k.state == Failed {
+		c.failed += sign
+	}
+	c.partial += sign * k.partial()
+	if i > 0 && c.keys[i].number <= c.keys[i-1].number {
+		c.descents += sign
+	}
+	// The pair with the next entry counts once: taken away with entry i only when i is
+	// replaced in the middle, and given back after.
+	if i+1 < len(c.keys) && c.keys[i+1].number <= c.keys[i].number {
+		c.descents += sign
+	}
 }
 
 // pendingCoords returns the rows of the pending trials' params, as coords does for the

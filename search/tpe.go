@@ -459,7 +459,7 @@ func (t *tpe) bestSingle(r Request, cands []int, n int) []int {
 	// the last call's n-th best loses none of them if it keeps at least n, and leaves the
 	// insertion below a few dozen candidates instead of the history.
 	sc := &t.scratch
-	if bar := &sc.bar; t.rows.distinct && bar.set {
+	if bar := &sc.bar; t.rows.distinct() && bar.set {
 		sc.pre = sc.pre[:0]
 		for _, i := range cands {
 			if rk := &ranks[i]; rk.class < bar.class || rk.class == bar.class && (rk.v < bar.v || rk.v == bar.v && r.History[i].Number <= bar.num) {
