@@ -549,57 +549,23 @@ func (z *parzen) marginalsBounds(x []float64, buf []float64, near int) (lo, hi f
 		}
 	}
 	for j, pos := range z.num {
-		xv := x[pos]
-		at := j * z.kernels
-		mus := z.sortedMu[at : at+z.kernels]
-		inv, konst := z.sortedInv[at:at+z.kernels], z.sortedConst[at:at+z.kernels]
 		// The window logMarginals reads, computed as it does, so that no term outside it
 		// counts; the whole of it, or near kernels each side of x.
+		xv := x[pos]
 		reach := marginReach * z.widest[j]
 		lo, hi := xv-reach, xv+reach
-		cut := lo
+		var from, end int
 		if near > 0 {
-			cut = xv
+			mid := z.firstAt(j, xv)
+			from, end = max(mid-near, 0), min(mid+near, z.kernels)
+		} else {
+			from, end = z.firstAt(j, lo), z.kernels
 		}
-		from, to := 0, len(mus)
-		for from < to {
-			h := int(uint(from+to) >> 1)
-			if mus[h] < cut {
-				from = h + 1
-			} else {
-				to = h
-			}
-		}
-		end := len(mus)
-		if near > 0 {
-			from, end = max(from-near, 0), min(from+near, len(mus))
-		}
-		p := z.priorAt[j]
-		t := (xv - mus[p]) * inv[p]
-		best := konst[p] - 0.5*t*t
-		buf[0] = best
-		m := 1
-		for i := from; i < end && mus[i] <= hi; i++ {
-			if i == p || mus[i] < lo {
-				continue
-			}
-			t := (xv - mus[i]) * inv[i]
-			s := konst[i] - 0.5*t*t
-			buf[m] = s
-			m++
-			if s > best {
-				best = s
-			}
-		}
+		m, best := z.marginTerms(j, xv, lo, hi, from, end, buf)
 		add(buf[:m], best)
 	}
 	for j, pos := range z.cat {
-		best := math.Inf(-1)
-		for k := range z.kernels {
-			s := z.logw[k] + z.logp[k*z.catStride+z.catOff[j]+int(x[pos])]
-			buf[k] = s
-			best = max(best, s)
-		}
+		best := z.catTerms(j, int(x[pos]), buf)
 		add(buf[:z.kernels], best)
 	}
 	// The polynomial's error, and beside it rounding: a few units in the last place of the
@@ -657,40 +623,12 @@ func (z *parzen) logMarginals(x []float64, buf []float64) float64 {
 	total := 0.0
 	buf = buf[:z.kernels]
 	for j, pos := range z.num {
-		xv := x[pos]
-		at := j * z.kernels
-		mus := z.sortedMu[at : at+z.kernels]
-		inv, konst := z.sortedInv[at:at+z.kernels], z.sortedConst[at:at+z.kernels]
 		// Only kernels within marginReach widths of x count: a binary search in the sorted
 		// centres finds the first.
+		xv := x[pos]
 		reach := marginReach * z.widest[j]
-		from, to := 0, len(mus)
-		for lo := xv - reach; from < to; {
-			h := int(uint(from+to) >> 1)
-			if mus[h] < lo {
-				from = h + 1
-			} else {
-				to = h
-			}
-		}
-		// The prior's term first, then the others in order of centre: the order of the sum.
-		p := z.priorAt[j]
-		t := (xv - mus[p]) * inv[p]
-		best := konst[p] - 0.5*t*t
-		buf[0] = best
-		m := 1
-		for i, hi := from, xv+reach; i < len(mus) && mus[i] <= hi; i++ {
-			if i == p {
-				continue
-			}
-			t := (xv - mus[i]) * inv[i]
-			s := konst[i] - 0.5*t*t
-			buf[m] = s
-			m++
-			if s > best { // not max: as in logDensity
-				best = s
-			}
-		}
+		lo := xv - reach
+		m, best := z.marginTerms(j, xv, lo, xv+reach, z.firstAt(j, lo), z.kernels, buf)
 		sum := 0.0
 		for _, s := range buf[:m] {
 			if s-best > -50 {
@@ -700,12 +638,7 @@ func (z *parzen) logMarginals(x []float64, buf []float64) float64 {
 		total += best + math.Log(sum)
 	}
 	for j, pos := range z.cat {
-		best := math.Inf(-1)
-		for k := range z.kernels {
-			s := z.logw[k] + z.logp[k*z.catStride+z.catOff[j]+int(x[pos])]
-			buf[k] = s
-			best = max(best, s)
-		}
+		best := z.catTerms(j, int(x[pos]), buf)
 		sum := 0.0
 		for _, s := range buf[:z.kernels] {
 			sum += math.Exp(s - best)
@@ -713,4 +646,59 @@ func (z *parzen) logMarginals(x []float64, buf []float64) float64 {
 		total += best + math.Log(sum)
 	}
 	return total
+}
+
+// firstAt is the first position in numeric dim j's centres, in order, of a centre at or
+// above v.
+func (z *parzen) firstAt(j int, v float64) int {
+	mus := z.sortedMu[j*z.kernels : (j+1)*z.kernels]
+	from, to := 0, len(mus)
+	for from < to {
+		h := int(uint(from+to) >> 1)
+		if mus[h] < v {
+			from = h + 1
+		} else {
+			to = h
+		}
+	}
+	return from
+}
+
+// marginTerms writes to buf the terms of numeric dim j's marginal at xv: the prior's first,
+// then in order of centre those of the kernels at positions [from, end) with centres in
+// [lo, hi]. It returns how many and the largest.
+func (z *parzen) marginTerms(j int, xv, lo, hi float64, from, end int, buf []float64) (int, float64) {
+	at := j * z.kernels
+	mus := z.sortedMu[at : at+z.kernels]
+	inv, konst := z.sortedInv[at:at+z.kernels], z.sortedConst[at:at+z.kernels]
+	p := z.priorAt[j]
+	t := (xv - mus[p]) * inv[p]
+	best := konst[p] - 0.5*t*t
+	buf[0] = best
+	m := 1
+	for i := from; i < end && mus[i] <= hi; i++ {
+		if i == p || mus[i] < lo {
+			continue
+		}
+		t := (xv - mus[i]) * inv[i]
+		s := konst[i] - 0.5*t*t
+		buf[m] = s
+		m++
+		if s > best { // not max: as in logDensity
+			best = s
+		}
+	}
+	return m, best
+}
+
+// catTerms writes to buf the terms of categorical dim j's marginal at choice c, one per
+// kernel, and returns the largest.
+func (z *parzen) catTerms(j, c int, buf []float64) float64 {
+	best := math.Inf(-1)
+	for k := range z.kernels {
+		s := z.logw[k] + z.logp[k*z.catStride+z.catOff[j]+c]
+		buf[k] = s
+		best = max(best, s)
+	}
+	return best
 }
