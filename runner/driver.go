@@ -222,7 +222,8 @@ func (d *driver) report(a core.Report) {
 }
 
 func (d *driver) summary() *Summary {
-	sum := &Summary{RunID: d.m.RunID, Counts: d.c.Counts(), Interrupted: d.c.Interrupted(), Status: d.c.Status(), Stopped: d.c.PlanAborted()}
+	sum := &Summary{RunID: d.m.RunID, Counts: d.c.Counts(), Interrupted: d.c.Interrupted(), Status: d.c.Status()}
+	sum.Stopped, sum.StoppedField = d.c.PlanAborted()
 	for i := range d.c.Len() {
 		rec := d.c.Record(i)
 		if rec.Status == store.Pending && len(rec.Attempts) == 0 {

@@ -91,11 +91,16 @@ type Core struct {
 	began     time.Time
 	planDone  bool
 	planAbort string
+	planField string
 	// eager is set for an Eager planner; early are the trials whose final records it may see
 	// before they are stored, reask is set when it is to be asked at the end of the step.
 	eager bool
 	early []int
 	reask bool
+	// capGroup and capN are a Capped planner's cap (capN 0: none); capRunning counts the
+	// attempts of capGroup's trials holding a slot.
+	capGroup         string
+	capN, capRunning int
 	// curves are the points of each trial's attempt curveOf, for a planner that prunes.
 	curves  map[int][]MetricPoint
 	curveOf map[int]int
@@ -228,9 +233,12 @@ func New(cfg Config) *Core {
 	}
 	c.index = index
 	c.counts.Total = len(cfg.Trials)
+	if cp, ok := cfg.Planner.(Capped); ok {
+		c.capGroup, c.capN = cp.Cap()
+	}
 	for i := range cfg.Trials {
 		spec := &cfg.Trials[i]
-		t := &trialState{i: i, spec: spec, svc: spec.DeclaredService(), tries: spec.Retries + 1, req: requestOf(spec.Resources)}
+		t := &trialState{i: i, spec: spec, svc: spec.DeclaredService(), tries: spec.Retries + 1, req: c.requestOf(spec)}
 		if spec.Service && spec.Retries == 0 && (spec.Restart == trial.RestartOnFailure || spec.Restart == trial.RestartAlways) {
 			t.tries = 1 + DefaultRestarts
 		}
@@ -681,7 +689,7 @@ func (c *Core) fill() {
 	}
 	for _, qs := range []*queues{&c.services, &c.waiting} {
 		for !c.halted && (qs == &c.services || c.running < c.cfg.Jobs) {
-			i, ok := qs.next(c.pool.fits)
+			i, ok := qs.next(c.startable)
 			if !ok {
 				break
 			}
@@ -705,6 +713,19 @@ func (c *Core) fill() {
 			}
 		}
 	}
+}
+
+// startable reports whether a trial that asks r may start now as far as what it holds goes: its
+// resources fit, and a Capped planner's trial is under the cap.
+func (c *Core) startable(r request) bool {
+	return c.pool.fits(r) && (!r.capped || c.capRunning < c.capN)
+}
+
+// requestOf is what a trial holds while it runs.
+func (c *Core) requestOf(spec *trial.Trial) request {
+	r := requestOf(spec.Resources)
+	r.capped = c.capN > 0 && spec.Group == c.capGroup && !spec.DeclaredService()
+	return r
 }
 
 // needed reports whether a service still has a trial to serve.
@@ -800,6 +821,9 @@ func (c *Core) start(t *trialState) {
 	t.ph, t.healthy, t.stop, t.stopWhy, t.queued = starting, false, noStop, "", false
 	if !t.svc {
 		c.running++
+	}
+	if t.req.capped {
+		c.capRunning++
 	}
 	c.active++
 	if t.tries > 0 {
@@ -1105,6 +1129,9 @@ func (c *Core) release(t *trialState) {
 	c.active--
 	if !t.svc {
 		c.running--
+	}
+	if t.req.capped {
+		c.capRunning--
 	}
 	c.pool.give(t.grant)
 	t.grant = grant{}
