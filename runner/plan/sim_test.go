@@ -80,8 +80,8 @@ type world struct {
 	ahead int
 	// window is the planner's (parallel plus ahead), parallel its cap on trials at once.
 	window, parallel int
-	c      *core.Core
-	now    time.Time
+	c                *core.Core
+	now              time.Time
 	// began is when the run was created; grew when the plan last gained a trial.
 	began, grew time.Time
 
