@@ -68,6 +68,10 @@ func (d *driver) send(ev core.Event) {
 		return
 	}
 	d.do(d.c.Step(ev))
+	// The planner's ask comes after what the step started is on its way (core.Config.DeferAsk).
+	for d.c.AskDue() {
+		d.do(d.c.Step(core.Ask{At: time.Now()}))
+	}
 	if d.c.Done() {
 		d.ended = true
 		close(d.done)

@@ -163,7 +163,7 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	c := core.New(core.Config{
 		RunID: m.RunID, Backend: r.Backend.Name(), Host: r.Host,
 		Trials: trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior, Capacity: r.Capacity,
-		Adopted: adopted, Planner: planner, Curves: curves, Kept: kept,
+		Adopted: adopted, Planner: planner, Curves: curves, Kept: kept, DeferAsk: true,
 	})
 	d := newDriver(r, m, c)
 	return d.run(ctx)

@@ -37,6 +37,11 @@ type Config struct {
 	Adopted map[string]int
 	// Planner, when set, grows the plan as the run goes (plan.go); nil: Trials is the plan.
 	Planner Planner
+	// DeferAsk moves the ask of an Eager planner that a trial's end makes due out of that
+	// step into one of its own (Ask), which the driver sends once it has carried out the
+	// step's actions: a trial that starts in the step (one suggested ahead) is not held up by
+	// the planner's thinking, nor by anything the planner adds.
+	DeferAsk bool
 	// Curves are, for a planner that prunes, the points of the last attempt of trials final in
 	// the journal, by trial name (a pruned trial's cut where it was pruned): the curves later
 	// trials are judged against.
@@ -97,6 +102,9 @@ type Core struct {
 	eager bool
 	early []int
 	reask bool
+	// askDue is set, with DeferAsk, while an ask waits for its step (Ask); asking is set
+	// during that step.
+	askDue, asking bool
 	// capGroup and capN are a Capped planner's cap (capN 0: none); capRunning counts the
 	// attempts of capGroup's trials holding a slot.
 	capGroup         string
@@ -368,6 +376,13 @@ func (c *Core) Step(ev Event) []Action {
 		c.halt(e.Reason, true)
 	case Persisted:
 		c.persisted(e.Trial, e.Version)
+	case Ask:
+		c.asking = true
+		defer func() { c.asking = false }()
+		if c.askDue {
+			c.askDue = false
+			c.ask()
+		}
 	case DevicesBusy:
 		c.devicesBusy(e)
 	case MetricsReported:
@@ -386,10 +401,13 @@ func (c *Core) Step(ev Event) []Action {
 	return c.acts
 }
 
+// AskDue reports whether the driver is to send Ask (see Config.DeferAsk) before anything else.
+func (c *Core) AskDue() bool { return c.askDue }
+
 // Done reports whether the run has ended: nothing runs, every record is stored, and every
 // trial is final (or the run was halted).
 func (c *Core) Done() bool {
-	if !c.begun || c.active > 0 || c.unsettled > 0 || !c.Planned() {
+	if !c.begun || c.active > 0 || c.unsettled > 0 || c.askDue || !c.Planned() {
 		return false
 	}
 	if c.halted {
@@ -462,8 +480,12 @@ func (c *Core) schedule() {
 		}
 		if c.reask {
 			c.reask = false
-			c.ask()
-			continue
+			if c.cfg.DeferAsk && !c.asking {
+				c.askDue = true
+			} else {
+				c.ask()
+				continue
+			}
 		}
 		c.fill()
 		if len(c.dirty) == 0 {
@@ -593,7 +615,7 @@ func (c *Core) wakeServices() {
 // with "cannot start": the services that run all along then took whatever devices were free
 // when they started or restarted, and could leave the GPUs in pieces no trial fit in.)
 func (c *Core) stalled() {
-	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() || c.unsettled > 0 {
+	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() || c.unsettled > 0 || c.askDue {
 		return
 	}
 	for _, t := range c.ts {
@@ -617,7 +639,7 @@ func (c *Core) stalled() {
 // needs one of them running beside it, or no trial waits at all. The runner never stops such
 // a trial (it is not a declared service), so its record says why the run waits for it.
 func (c *Core) waitsOnServers() {
-	if c.halted || c.implied == 0 {
+	if c.halted || c.implied == 0 || c.askDue {
 		return
 	}
 	var holders []*trialState

@@ -13,7 +13,8 @@ import (
 
 // TestAheadStartsAtOnce: with a trial suggested ahead, a search trial that ends lets the next
 // one start in the same step, with no store write in between: it was suggested and journaled
-// while every slot was busy. Without it, the next trial is suggested when one ends, and starts
+// while every slot was busy. With the ask deferred (as the runner builds its core), the
+// suggestion that replaces it comes in a step of its own, after that start. Without it, the next trial is suggested when one ends, and starts
 // only once its pending record is stored, a durable write on the path from every end to the
 // next start (what made a search of millisecond trials slower than the same grid).
 func TestAheadStartsAtOnce(t *testing.T) {
@@ -24,8 +25,15 @@ func TestAheadStartsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ahead, want := range map[int]int{0: 0, 1: trials - jobs} {
+	for _, c := range []struct {
+		ahead    int
+		deferAsk bool
+		want     int
+	}{{0, false, 0}, {1, false, trials - jobs}, {1, true, trials - jobs}} {
+		ahead := c.ahead
 		w := newWorld(rand.New(rand.NewPCG(1, 1)), exp.Search, jobs, ahead)
+		w.deferAsk = c.deferAsk
+		w.boot()
 		if err := w.step(core.Begin{At: w.now}); err != nil {
 			t.Fatal(err)
 		}
@@ -61,6 +69,7 @@ func TestAheadStartsAtOnce(t *testing.T) {
 			at := w.attempts[i]
 			delete(w.attempts, i)
 			v, _ := objective(w.c.Trial(i).Params, 0)
+			planned := w.c.Len()
 			for _, a := range w.c.Step(core.Exited{Trial: i, Attempt: at.n, Values: map[string]float64{"loss": v}, At: w.now}) {
 				if _, ok := a.(core.StartAttempt); ok {
 					atOnce++
@@ -69,12 +78,19 @@ func TestAheadStartsAtOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// With DeferAsk the planner thinks in a step of its own, after the start is on its way.
+			if c.deferAsk && w.c.Len() > planned {
+				t.Fatalf("ahead %d, deferred: the planner added a trial in the step a trial ended", ahead)
+			}
+			if err := w.step(core.Ask{At: w.now}); err != nil {
+				t.Fatal(err)
+			}
 			if err := w.check(); err != nil {
 				t.Fatalf("ahead %d: %v", ahead, err)
 			}
 		}
-		if atOnce != want {
-			t.Errorf("ahead %d: %d trials started in the step another ended, want %d", ahead, atOnce, want)
+		if atOnce != c.want {
+			t.Errorf("ahead %d (deferred ask %v): %d trials started in the step another ended, want %d", ahead, c.deferAsk, atOnce, c.want)
 		}
 	}
 }

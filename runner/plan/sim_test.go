@@ -78,6 +78,9 @@ type world struct {
 	s     *experiment.Search
 	jobs  int
 	ahead int
+	// deferAsk builds the core as the runner does (core.Config.DeferAsk), else the planner is
+	// asked in the step that makes it due.
+	deferAsk bool
 	// window is the planner's (parallel plus ahead), parallel its cap on trials at once.
 	window, parallel int
 	c                *core.Core
@@ -109,6 +112,7 @@ func newWorld(rng *rand.Rand, s *experiment.Search, jobs, ahead int) *world {
 	start := time.Unix(1_700_000_000, 0)
 	w := &world{rng: rng, s: s, jobs: jobs, ahead: ahead, now: start, began: start, store: map[string]*store.TrialRecord{},
 		live: map[string][]core.MetricPoint{}, started: map[string]int{}}
+	w.deferAsk = rng.IntN(2) == 1
 	w.boot()
 	return w
 }
@@ -141,7 +145,7 @@ func (w *world) boot() {
 	for _, t := range added {
 		kept[t.Name] = true
 	}
-	w.c = core.New(core.Config{RunID: "r", Backend: "sim", Trials: added, Jobs: w.jobs, Journal: journal, Planner: p, Curves: curves, Kept: kept})
+	w.c = core.New(core.Config{RunID: "r", Backend: "sim", Trials: added, Jobs: w.jobs, Journal: journal, Planner: p, Curves: curves, Kept: kept, DeferAsk: w.deferAsk})
 	w.queued, w.attempts, w.timers = map[int]core.Persist{}, map[int]*attempt{}, nil
 }
 
@@ -151,6 +155,14 @@ func (w *world) step(ev core.Event) error {
 	for _, a := range w.c.Step(ev) {
 		if err := w.apply(a); err != nil {
 			return err
+		}
+	}
+	// As the runner's driver does, once the step's actions are carried out.
+	for w.c.AskDue() {
+		for _, a := range w.c.Step(core.Ask{At: w.now}) {
+			if err := w.apply(a); err != nil {
+				return err
+			}
 		}
 	}
 	if w.c.Len() > planned {
