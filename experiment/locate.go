@@ -39,6 +39,15 @@ func locate(file, src string, list []Problem) {
 	})
 }
 
+// Locate returns a problem with field of file, at the line and column of src (the file's text)
+// that produced it, as Load places validation problems: for what is found wrong with an
+// experiment only once it runs (a search objective no trial logs).
+func Locate(file, src, field, msg string) Problem {
+	list := []Problem{{File: file, Field: field, Msg: msg}}
+	locate(file, src, list)
+	return list[0]
+}
+
 type locator struct {
 	env map[ast.Identifier]ast.Node // locals seen on the way down
 }

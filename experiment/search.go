@@ -26,8 +26,8 @@ type Search struct {
 	Pruner      Choice
 	// Trials is the budget: at most this many trials are suggested.
 	Trials int
-	// Parallel is how many trials run at once, and so how many are suggested before the
-	// results of earlier ones are known (0: the run's -j).
+	// Parallel is how many trials run at once (0: the run's -j); the runner suggests one more
+	// before the results of earlier ones are known (runner/plan).
 	Parallel int
 	// Wall, when set, stops suggesting once the run has lasted this long, counted from its
 	// creation or latest extension across resumes (runner/plan.Began).

@@ -68,6 +68,10 @@ func (d *driver) send(ev core.Event) {
 		return
 	}
 	d.do(d.c.Step(ev))
+	// The planner's ask comes after what the step started is on its way (core.Config.DeferAsk).
+	for d.c.AskDue() {
+		d.do(d.c.Step(core.Ask{At: time.Now()}))
+	}
 	if d.c.Done() {
 		d.ended = true
 		close(d.done)
@@ -222,7 +226,8 @@ func (d *driver) report(a core.Report) {
 }
 
 func (d *driver) summary() *Summary {
-	sum := &Summary{RunID: d.m.RunID, Counts: d.c.Counts(), Interrupted: d.c.Interrupted(), Status: d.c.Status(), Stopped: d.c.PlanAborted()}
+	sum := &Summary{RunID: d.m.RunID, Counts: d.c.Counts(), Interrupted: d.c.Interrupted(), Status: d.c.Status()}
+	sum.Stopped, sum.StoppedField = d.c.PlanAborted()
 	for i := range d.c.Len() {
 		rec := d.c.Record(i)
 		if rec.Status == store.Pending && len(rec.Attempts) == 0 {

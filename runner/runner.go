@@ -91,8 +91,8 @@ type Summary struct {
 	Counts      Counts
 	Interrupted bool
 	// Stopped is why a search ended before its budget as a failure (its trials logged no
-	// objective), or "".
-	Stopped string
+	// objective), or ""; StoppedField is the experiment's field at fault, when it is.
+	Stopped, StoppedField string
 }
 
 // ErrTrialsFailed is returned (wrapped) when the run ended with trials that did not succeed.
@@ -163,7 +163,7 @@ func (r *Runner) Run(ctx context.Context, m *store.Manifest, prior map[string]*s
 	c := core.New(core.Config{
 		RunID: m.RunID, Backend: r.Backend.Name(), Host: r.Host,
 		Trials: trials, Jobs: r.Jobs, FailFast: r.FailFast, Journal: prior, Capacity: r.Capacity,
-		Adopted: adopted, Planner: planner, Curves: curves, Kept: kept,
+		Adopted: adopted, Planner: planner, Curves: curves, Kept: kept, DeferAsk: true,
 	})
 	d := newDriver(r, m, c)
 	return d.run(ctx)
@@ -183,7 +183,7 @@ func (r *Runner) planner(m *store.Manifest, prior map[string]*store.TrialRecord)
 	}
 	switch {
 	case r.Search != nil:
-		return plan.Resume(r.Search, m.Options.Jobs, plan.Began(m), prior)
+		return plan.Resume(r.Search, plan.SettingsOf(m), prior)
 	case len(r.Sequential) > 0:
 		p, err := seqplan.New(m.File, m.Evaluated, r.Sequential)
 		if err != nil {

@@ -77,6 +77,9 @@ type Extension struct {
 type RunOptions struct {
 	Jobs     int  `json:"jobs"`
 	FailFast bool `json:"fail_fast,omitempty"`
+	// SearchAhead is how many trials a search suggests beyond those it runs at once
+	// (runner/plan.Settings); runs created before it was recorded have none.
+	SearchAhead int `json:"search_ahead,omitempty"`
 	// InPlace runs trials in the working tree instead of a copy of the code snapshot.
 	InPlace bool              `json:"in_place,omitempty"`
 	ExtStr  map[string]string `json:"ext_str,omitempty"`

@@ -22,6 +22,7 @@ import (
 	"github.com/jikken-dev/jikken/internal/cmdutil/expflags"
 	"github.com/jikken-dev/jikken/internal/version"
 	"github.com/jikken-dev/jikken/runner"
+	"github.com/jikken-dev/jikken/runner/plan"
 	"github.com/jikken-dev/jikken/store"
 )
 
@@ -158,6 +159,9 @@ func runRun(ctx context.Context, o *runOptions) error {
 			GPUs: o.host.GPUs, CPUs: o.host.CPUs, Memory: o.host.Memory, NoEnforce: o.host.NoEnforce},
 		Code: code, Sources: exp.Sources, Evaluated: exp.Evaluated, Trials: exp.Trials,
 	}
+	if exp.Search != nil {
+		m.Options.SearchAhead = plan.Ahead
+	}
 	if err := runs.CreateManifest(ctx, m); err != nil {
 		return fmt.Errorf("record run: %w", err)
 	}
@@ -281,6 +285,11 @@ func execute(ctx context.Context, f *cmdutil.Factory, runs store.Runs, m *store.
 	switch {
 	case sum.Interrupted:
 		return cmdutil.Silent(cmdutil.ExitInterrupted)
+	case sum.StoppedField != "":
+		// The experiment is at fault (a search objective no trial logs): an invalid input, as
+		// those found before anything runs, placed at the field to fix.
+		p := experiment.Locate(m.File, m.Sources[filepath.Base(m.File)], sum.StoppedField, sum.Stopped)
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New(p.String())}
 	case sum.Status != store.Succeeded:
 		return cmdutil.Silent(cmdutil.ExitTrialFailed)
 	}

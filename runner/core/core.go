@@ -37,6 +37,11 @@ type Config struct {
 	Adopted map[string]int
 	// Planner, when set, grows the plan as the run goes (plan.go); nil: Trials is the plan.
 	Planner Planner
+	// DeferAsk moves the ask of an Eager planner that a trial's end makes due out of that
+	// step into one of its own (Ask), which the driver sends once it has carried out the
+	// step's actions: a trial that starts in the step (one suggested ahead) is not held up by
+	// the planner's thinking, nor by anything the planner adds.
+	DeferAsk bool
 	// Curves are, for a planner that prunes, the points of the last attempt of trials final in
 	// the journal, by trial name (a pruned trial's cut where it was pruned): the curves later
 	// trials are judged against.
@@ -91,11 +96,19 @@ type Core struct {
 	began     time.Time
 	planDone  bool
 	planAbort string
+	planField string
 	// eager is set for an Eager planner; early are the trials whose final records it may see
 	// before they are stored, reask is set when it is to be asked at the end of the step.
 	eager bool
 	early []int
 	reask bool
+	// askDue is set, with DeferAsk, while an ask waits for its step (Ask); asking is set
+	// during that step.
+	askDue, asking bool
+	// capGroup and capN are a Capped planner's cap (capN 0: none); capRunning counts the
+	// attempts of capGroup's trials holding a slot.
+	capGroup         string
+	capN, capRunning int
 	// curves are the points of each trial's attempt curveOf, for a planner that prunes.
 	curves  map[int][]MetricPoint
 	curveOf map[int]int
@@ -228,9 +241,12 @@ func New(cfg Config) *Core {
 	}
 	c.index = index
 	c.counts.Total = len(cfg.Trials)
+	if cp, ok := cfg.Planner.(Capped); ok {
+		c.capGroup, c.capN = cp.Cap()
+	}
 	for i := range cfg.Trials {
 		spec := &cfg.Trials[i]
-		t := &trialState{i: i, spec: spec, svc: spec.DeclaredService(), tries: spec.Retries + 1, req: requestOf(spec.Resources)}
+		t := &trialState{i: i, spec: spec, svc: spec.DeclaredService(), tries: spec.Retries + 1, req: c.requestOf(spec)}
 		if spec.Service && spec.Retries == 0 && (spec.Restart == trial.RestartOnFailure || spec.Restart == trial.RestartAlways) {
 			t.tries = 1 + DefaultRestarts
 		}
@@ -360,6 +376,13 @@ func (c *Core) Step(ev Event) []Action {
 		c.halt(e.Reason, true)
 	case Persisted:
 		c.persisted(e.Trial, e.Version)
+	case Ask:
+		c.asking = true
+		defer func() { c.asking = false }()
+		if c.askDue {
+			c.askDue = false
+			c.ask()
+		}
 	case DevicesBusy:
 		c.devicesBusy(e)
 	case MetricsReported:
@@ -378,10 +401,13 @@ func (c *Core) Step(ev Event) []Action {
 	return c.acts
 }
 
+// AskDue reports whether the driver is to send Ask (see Config.DeferAsk) before anything else.
+func (c *Core) AskDue() bool { return c.askDue }
+
 // Done reports whether the run has ended: nothing runs, every record is stored, and every
 // trial is final (or the run was halted).
 func (c *Core) Done() bool {
-	if !c.begun || c.active > 0 || c.unsettled > 0 || !c.Planned() {
+	if !c.begun || c.active > 0 || c.unsettled > 0 || c.askDue || !c.Planned() {
 		return false
 	}
 	if c.halted {
@@ -454,8 +480,12 @@ func (c *Core) schedule() {
 		}
 		if c.reask {
 			c.reask = false
-			c.ask()
-			continue
+			if c.cfg.DeferAsk && !c.asking {
+				c.askDue = true
+			} else {
+				c.ask()
+				continue
+			}
 		}
 		c.fill()
 		if len(c.dirty) == 0 {
@@ -585,7 +615,7 @@ func (c *Core) wakeServices() {
 // with "cannot start": the services that run all along then took whatever devices were free
 // when they started or restarted, and could leave the GPUs in pieces no trial fit in.)
 func (c *Core) stalled() {
-	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() || c.unsettled > 0 {
+	if !c.pool.limited || c.halted || c.running > 0 || c.open == 0 || c.pool.holding() || c.unsettled > 0 || c.askDue {
 		return
 	}
 	for _, t := range c.ts {
@@ -609,7 +639,7 @@ func (c *Core) stalled() {
 // needs one of them running beside it, or no trial waits at all. The runner never stops such
 // a trial (it is not a declared service), so its record says why the run waits for it.
 func (c *Core) waitsOnServers() {
-	if c.halted || c.implied == 0 {
+	if c.halted || c.implied == 0 || c.askDue {
 		return
 	}
 	var holders []*trialState
@@ -681,7 +711,7 @@ func (c *Core) fill() {
 	}
 	for _, qs := range []*queues{&c.services, &c.waiting} {
 		for !c.halted && (qs == &c.services || c.running < c.cfg.Jobs) {
-			i, ok := qs.next(c.pool.fits)
+			i, ok := qs.next(c.startable)
 			if !ok {
 				break
 			}
@@ -705,6 +735,19 @@ func (c *Core) fill() {
 			}
 		}
 	}
+}
+
+// startable reports whether a trial that asks r may start now as far as what it holds goes: its
+// resources fit, and a Capped planner's trial is under the cap.
+func (c *Core) startable(r request) bool {
+	return c.pool.fits(r) && (!r.capped || c.capRunning < c.capN)
+}
+
+// requestOf is what a trial holds while it runs.
+func (c *Core) requestOf(spec *trial.Trial) request {
+	r := requestOf(spec.Resources)
+	r.capped = c.capN > 0 && spec.Group == c.capGroup && !spec.DeclaredService()
+	return r
 }
 
 // needed reports whether a service still has a trial to serve.
@@ -800,6 +843,9 @@ func (c *Core) start(t *trialState) {
 	t.ph, t.healthy, t.stop, t.stopWhy, t.queued = starting, false, noStop, "", false
 	if !t.svc {
 		c.running++
+	}
+	if t.req.capped {
+		c.capRunning++
 	}
 	c.active++
 	if t.tries > 0 {
@@ -1105,6 +1151,9 @@ func (c *Core) release(t *trialState) {
 	c.active--
 	if !t.svc {
 		c.running--
+	}
+	if t.req.capped {
+		c.capRunning--
 	}
 	c.pool.give(t.grant)
 	t.grant = grant{}

@@ -166,3 +166,39 @@ func TestEagerPlannerPrunesFromStoredRecords(t *testing.T) {
 		t.Fatalf("g-0 as Prune saw it before and after its final record was stored: %v", p.pruned)
 	}
 }
+
+// With DeferAsk, the step a trial ends in only issues its final record: the eager ask waits for
+// a step of its own (Ask), which adds the next trial and sees the ended one final though its
+// record is not stored yet; until that step the run is not done, whatever else holds.
+func TestDeferredAskComesInAStepOfItsOwn(t *testing.T) {
+	p := &windowed{n: 4, w: 2, eager: true}
+	c := core.New(core.Config{RunID: "r", Jobs: 2, Planner: p, DeferAsk: true})
+	persists, _ := split(c.Step(core.Begin{At: epoch}))
+	for _, r := range persists {
+		c.Step(core.Persisted{Trial: r.Trial, Version: r.Version, At: epoch})
+	}
+	for i := range 2 {
+		persists, _ := split(c.Step(core.Started{Trial: i, Attempt: 1, At: epoch}))
+		for _, r := range persists {
+			c.Step(core.Persisted{Trial: r.Trial, Version: r.Version, At: epoch})
+		}
+	}
+	persists, _ = split(c.Step(core.Exited{Trial: 0, Attempt: 1, At: epoch}))
+	if len(persists) != 1 || persists[0].Record.Name != "g-0" || !c.AskDue() || c.Len() != 2 {
+		t.Fatalf("the step g-0 ended in: records %v, ask due %v, %d trials; want g-0's final record alone, the ask due, 2 trials", persists, c.AskDue(), c.Len())
+	}
+	if c.Done() {
+		t.Fatal("done with an ask due")
+	}
+	added, _ := split(c.Step(core.Ask{At: epoch}))
+	if len(added) != 1 || added[0].Record.Name != "g-2" || c.AskDue() || fmt.Sprint(p.seen) != "[succeeded]" {
+		t.Fatalf("the Ask step: records %v, ask due %v, g-0 seen %v; want g-2's pending record, g-0 seen succeeded", added, c.AskDue(), p.seen)
+	}
+	// g-2 waits for g-0's final record as well as its own.
+	if _, starts := split(c.Step(core.Persisted{Trial: added[0].Trial, Version: added[0].Version, At: epoch})); len(starts) > 0 {
+		t.Fatalf("g-2 started before g-0's final record was stored")
+	}
+	if _, starts := split(c.Step(core.Persisted{Trial: persists[0].Trial, Version: persists[0].Version, At: epoch})); fmt.Sprint(starts) != "[2]" {
+		t.Fatalf("both records stored: started %v, want g-2", starts)
+	}
+}

@@ -118,6 +118,11 @@ type StopRequested struct {
 	At     time.Time
 }
 
+// Ask is the step of its own in which a core built with Config.DeferAsk asks its eager planner,
+// sent by the driver as soon as it has carried out the actions of the step that made the ask
+// due (AskDue).
+type Ask struct{ At time.Time }
+
 // Persisted reports that version Version of a trial's record is in the store.
 type Persisted struct {
 	Trial, Version int
@@ -148,6 +153,7 @@ func (e Exited) time() time.Time        { return e.At }
 func (e TimerFired) time() time.Time    { return e.At }
 func (e StopRequested) time() time.Time { return e.At }
 func (e Persisted) time() time.Time     { return e.At }
+func (e Ask) time() time.Time           { return e.At }
 func (e PersistFailed) time() time.Time { return e.At }
 func (e DevicesBusy) time() time.Time   { return e.At }
 

@@ -36,6 +36,15 @@ type Eager interface {
 	Eager() bool
 }
 
+// Capped is implemented by planners that add trials ahead of a free slot (a search that suggests
+// the next trial while every slot is busy, so that the slot that frees starts it at once) but
+// must not run more than some of them at once: at most n trials of group run at a time,
+// whatever the run's -j. The answer must not change during a run.
+type Capped interface {
+	Planner
+	Cap() (group string, n int)
+}
+
 // Pruning is implemented by planners that stop trials early from their intermediate values. The
 // core asks it once per new point of a running trial that is not being stopped, with curves
 // holding every trial's points of its current (or last) attempt, the asked trial's cut at that
@@ -87,8 +96,9 @@ type Decision struct {
 	Drop     []Drop
 	Complete bool
 	// Abort, with Complete, says why the plan cannot go on as it should (a search whose
-	// trials log no objective): the run ends failed, with that reason.
-	Abort string
+	// trials log no objective): the run ends failed, with that reason. Field names the field
+	// of the experiment at fault when the experiment is ("search.objective"), or is empty.
+	Abort, Field string
 }
 
 // Drop names a trial a planner gives up, and why.
@@ -103,8 +113,9 @@ func (c *Core) Trial(i int) *trial.Trial { return c.ts[i].spec }
 // Len is how many trials the plan has now.
 func (c *Core) Len() int { return len(c.ts) }
 
-// PlanAborted is why the planner ended the plan early as a failure, or "".
-func (c *Core) PlanAborted() string { return c.planAbort }
+// PlanAborted is why the planner ended the plan early as a failure, or "", and the field of the
+// experiment at fault, if any.
+func (c *Core) PlanAborted() (why, field string) { return c.planAbort, c.planField }
 
 // Planned reports whether the plan is complete: no planner, one that said so, or a halted run,
 // whose planner is asked nothing more.
@@ -160,7 +171,7 @@ func (c *Core) ask() {
 		}
 	}
 	if d.Complete || (len(d.Add) == 0 && c.open == 0 && c.unsettled == 0) {
-		c.planDone, c.planAbort = true, d.Abort
+		c.planDone, c.planAbort, c.planField = true, d.Abort, d.Field
 	}
 }
 
@@ -169,7 +180,7 @@ func (c *Core) ask() {
 func (c *Core) add(spec trial.Trial) *trialState {
 	spec.Index = len(c.ts)
 	sp := &spec
-	t := &trialState{i: spec.Index, spec: sp, tries: spec.Retries + 1, req: requestOf(spec.Resources)}
+	t := &trialState{i: spec.Index, spec: sp, tries: spec.Retries + 1, req: c.requestOf(sp)}
 	t.rec = record.Trial{Run: c.cfg.RunID, Name: spec.Name, Index: spec.Index, Group: spec.Group,
 		Status: record.Pending, Params: spec.Params, Seed: spec.Seed, Image: spec.Image, Backend: c.cfg.Backend}
 	c.ts = append(c.ts, t)

@@ -125,8 +125,8 @@ func TestPlannerAbortFailsTheRun(t *testing.T) {
 	p := &steps{n: 2, drop: -1, abort: "no objective"}
 	c := core.New(core.Config{RunID: "r", Jobs: 2, Planner: p})
 	drive(t, c)
-	if c.Status() != record.Failed || c.PlanAborted() != "no objective" || c.Counts().Succeeded != 2 {
-		t.Fatalf("status %s, aborted %q, counts %+v", c.Status(), c.PlanAborted(), c.Counts())
+	if why, _ := c.PlanAborted(); c.Status() != record.Failed || why != "no objective" || c.Counts().Succeeded != 2 {
+		t.Fatalf("status %s, aborted %q, counts %+v", c.Status(), why, c.Counts())
 	}
 }
 
@@ -204,5 +204,72 @@ func TestDropOfAStartedTrialIsNoted(t *testing.T) {
 	// Running, the note (while it runs), succeeded: the note is stored once and never reported.
 	if persists != 3 || reports != 2 || notedRunning != 1 {
 		t.Fatalf("trial 0 persisted %d times (noted while running: %d), reported %d times", persists, notedRunning, reports)
+	}
+}
+
+// capped adds five trials of group g at once and caps them at two running.
+type capped struct{ asked bool }
+
+func (p *capped) Next(v core.View) core.Decision {
+	if p.asked {
+		return core.Decision{Complete: true}
+	}
+	p.asked = true
+	var d core.Decision
+	for k := range 5 {
+		d.Add = append(d.Add, trial.Trial{Name: fmt.Sprintf("g-%d", k), Group: "g", Cmd: trial.Command{Shell: "true"}})
+	}
+	return d
+}
+
+func (p *capped) Cap() (string, int) { return "g", 2 }
+
+// TestCappedPlanner: a Capped planner's trials never run more than its cap at once, whatever
+// -j allows; the slots they leave go to other trials, which are not held behind them.
+func TestCappedPlanner(t *testing.T) {
+	fixed := []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: trial.Command{Shell: "true"}}}
+	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 4, Planner: &capped{}})
+	queue := c.Step(core.Begin{At: epoch})
+	running := map[int]int{} // trial -> attempt
+	most, order := 0, ""
+	for len(queue) > 0 || len(running) > 0 {
+		if len(queue) == 0 {
+			// Nothing else to do: the first trial still running ends.
+			i := -1
+			for j := range running {
+				if i < 0 || j < i {
+					i = j
+				}
+			}
+			queue = c.Step(core.Exited{Trial: i, Attempt: running[i], At: epoch})
+			delete(running, i)
+			continue
+		}
+		a := queue[0]
+		queue = queue[1:]
+		switch a := a.(type) {
+		case core.Persist:
+			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
+		case core.StartAttempt:
+			running[a.Trial] = a.Attempt
+			order += c.Trial(a.Trial).Name + " "
+			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
+			g := 0
+			for i := range running {
+				if c.Trial(i).Group == "g" {
+					g++
+				}
+			}
+			most = max(most, g)
+		}
+	}
+	if !c.Done() || c.Counts().Succeeded != 7 {
+		t.Fatalf("not done: %+v", c.Counts())
+	}
+	if most != 2 {
+		t.Fatalf("%d trials of the capped group ran at once, cap 2 (started %s)", most, order)
+	}
+	if order != "a b g-0 g-1 g-2 g-3 g-4 " {
+		t.Fatalf("started %s", order)
 	}
 }

@@ -42,6 +42,9 @@ type request struct {
 	whole int   // whole GPUs
 	share int64 // thousandths of one GPU
 	mig   string
+	// capped is set for the trials a Capped planner caps: they queue apart, and start only
+	// under its cap.
+	capped bool
 }
 
 func requestOf(r trial.Resources) request {

@@ -23,7 +23,7 @@ func BenchmarkSearch10k(b *testing.B) {
 	}
 	at := time.Unix(1_700_000_000, 0)
 	for b.Loop() {
-		p, _ := plan.New(exp.Search, 64)
+		p, _ := plan.New(exp.Search, plan.Settings{Jobs: 64, Ahead: plan.Ahead})
 		c := core.New(core.Config{RunID: "r", Jobs: 64, Planner: p})
 		queue := c.Step(core.Begin{At: at})
 		for len(queue) > 0 {

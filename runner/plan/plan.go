@@ -2,15 +2,19 @@
 // that asks a sampler (package search) for the next trial's params and a pruner (package prune)
 // whether a running trial should stop.
 //
-// Its order makes a search reproducible on every backend and across resumes. With a window W
-// (the search's parallel, else the run's -j), trial k is suggested only once every trial
-// numbered k-W or less has a final record, and the sampler is shown exactly those trials
-// (0..k-W, by number) as history and the params of trials k-W+1..k-1 as pending. What a
-// suggestion depends on is thus fixed by the numbers, not by which trial happened to end first.
-// The planner is eager (core.Eager): it suggests as soon as those final records are issued,
-// and trial k starts once they and its own pending record are in the store.
+// Its order makes a search reproducible on every backend and across resumes. At most P trials
+// of the search run at once (its parallel, else the run's -j), and the search suggests A more
+// (Settings.Ahead, 1 since runs recorded it): with the window W = P+A, trial k is suggested
+// only once every trial numbered k-W or less has a final record, and the sampler is shown
+// exactly those trials (0..k-W, by number) as history and the params of trials k-W+1..k-1 as
+// pending. What a suggestion depends on is thus fixed by the numbers, not by which trial
+// happened to end first. The A trials suggested ahead wait, journaled, for one of the P to
+// end, and start at once when it does: the suggestion and its durable write are off the path
+// from a trial's end to the next start (core.Capped holds the P). The planner is eager
+// (core.Eager): it suggests as soon as those final records are issued, and trial k starts
+// once they and its own pending record are in the store.
 // Pruning follows the same rule: trial k is judged, point by point, against the curves of the
-// finished trials numbered k-W or less.
+// finished trials numbered k-W or less (all final before k starts).
 package plan
 
 import (
@@ -32,7 +36,9 @@ import (
 type Search struct {
 	spec    *experiment.Search
 	sampler search.Sampler
-	window  int
+	// window is how many trials are suggested without the results of each other (parallel
+	// plus ahead); parallel how many run at once.
+	window, parallel int
 	// began is when the run's wall budget started (see Began); zero: the runner's start.
 	began time.Time
 	// numbers maps a search trial's number to its index in the plan, as far as the view has
@@ -57,22 +63,38 @@ type pruning struct {
 	pruner prune.Pruner
 }
 
-// New builds the planner of search s for a run whose cap is jobs (the window when s sets no
-// parallel). It returns a core.Planner, which also implements core.Pruning when s has a pruner.
-func New(s *experiment.Search, jobs int) (core.Planner, error) {
-	return newPlanner(s, jobs, time.Time{})
+// Settings are what a run adds to its search block; its manifest records them (SettingsOf), so
+// that a resumed run plans as the first one did.
+type Settings struct {
+	// Jobs is the run's -j: how many trials run at once when the search sets no parallel.
+	Jobs int
+	// Ahead is how many trials are suggested beyond those that run at once (Ahead, for runs
+	// that record it; 0 for older runs).
+	Ahead int
+	// Began is when the search's wall budget started (Began); zero: the runner's start.
+	Began time.Time
 }
 
-func newPlanner(s *experiment.Search, jobs int, began time.Time) (core.Planner, error) {
+// Ahead is the Settings.Ahead of a new run.
+const Ahead = 1
+
+// SettingsOf are the settings run m was created with.
+func SettingsOf(m *store.Manifest) Settings {
+	return Settings{Jobs: m.Options.Jobs, Ahead: m.Options.SearchAhead, Began: Began(m)}
+}
+
+// New builds the planner of search s for a run with settings set. It returns a core.Planner,
+// which also implements core.Capped, and core.Pruning when s has a pruner.
+func New(s *experiment.Search, set Settings) (core.Planner, error) {
 	sp, err := search.New(s.Sampler.Name, s.Sampler.Options)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: sampler: %w", s.Name, err)
 	}
-	w := s.Parallel
-	if w < 1 {
-		w = max(1, jobs)
+	par := s.Parallel
+	if par < 1 {
+		par = max(1, set.Jobs)
 	}
-	p := &Search{spec: s, sampler: sp, window: w, began: began}
+	p := &Search{spec: s, sampler: sp, parallel: par, window: par + max(0, set.Ahead), began: set.Began}
 	if s.Pruner.Name == "" || s.Pruner.Name == "none" {
 		return p, nil
 	}
@@ -90,10 +112,10 @@ func newPlanner(s *experiment.Search, jobs int, began time.Time) (core.Planner, 
 // or less) is not all final in the journal: the planner is eager (core.Eager), so it was
 // suggested from final records that did not reach the store, and is suggested again from those
 // that did. Trials after it cannot have started either: their history holds its own. The
-// search's wall budget counts from began (see Began; zero: from this runner's start), so that a
-// resumed run does not get the whole budget again.
-func Resume(s *experiment.Search, jobs int, began time.Time, journal map[string]*store.TrialRecord) (core.Planner, []experiment.Trial, error) {
-	p, err := newPlanner(s, jobs, began)
+// search's wall budget counts from set.Began (see Began; zero: from this runner's start), so
+// that a resumed run does not get the whole budget again.
+func Resume(s *experiment.Search, set Settings, journal map[string]*store.TrialRecord) (core.Planner, []experiment.Trial, error) {
+	p, err := New(s, set)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,9 +167,12 @@ const MinChecked = 3
 // discards what a crash left of a suggestion whose history was not stored).
 func (p *Search) Eager() bool { return true }
 
-// Window is how many trials run at once at most, and so are suggested without the results of
-// each other.
+// Window is how many trials are suggested without the results of each other: those that run at
+// once and those suggested ahead.
 func (p *Search) Window() int { return p.window }
+
+// Cap implements core.Capped: at most the search's parallel trials run at once.
+func (p *Search) Cap() (string, int) { return p.spec.Name, p.parallel }
 
 // Next implements core.Planner.
 func (p *Search) Next(v core.View) core.Decision {
@@ -159,7 +184,11 @@ func (p *Search) Next(v core.View) core.Decision {
 	p.advance(v)
 	if why := p.noObjective(); why != "" {
 		p.aborted = why
-		return core.Decision{Complete: true, Abort: why}
+		field := "search.objective"
+		if len(p.spec.Objectives) > 1 {
+			field = "search.objectives"
+		}
+		return core.Decision{Complete: true, Abort: why, Field: field}
 	}
 	if p.spec.Wall > 0 && v.Now.Sub(p.wallStart(v)) >= time.Duration(p.spec.Wall) {
 		return core.Decision{Complete: true}

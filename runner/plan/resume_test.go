@@ -8,10 +8,11 @@ import (
 	"github.com/jikken-dev/jikken/store"
 )
 
-// The search is eager: when s-0 ends, its final record and the pending record of s-2 (window 2)
-// go to the store together. A runner killed between the two writes leaves one of them. With
-// s-2's alone, s-2 was suggested from a value the store lost: the resume suggests it again once
-// s-0 has run again. With s-0's alone, or both, nothing was lost.
+// The search is eager: when s-0 ends, its final record and the pending record of s-2 (window 2:
+// -j 2 and nothing suggested ahead) go to the store together. A runner killed between the two
+// writes leaves one of them. With s-2's alone, s-2 was suggested from a value the store lost:
+// the resume suggests it again once s-0 has run again. With s-0's alone, or both, nothing was
+// lost.
 func TestResumeAfterAKillBetweenTheWrites(t *testing.T) {
 	s := testSearch(t)
 	params := map[string]any{"x": 0.5, "n": 3.0, "c": 2.0}
@@ -37,7 +38,7 @@ func TestResumeAfterAKillBetweenTheWrites(t *testing.T) {
 		// A trial that started is kept whatever the others say: it started once its history was stored.
 		{"s-2 started", map[string]*store.TrialRecord{"s-0": running("s-0"), "s-1": running("s-1"), "s-2": running("s-2")}, []string{"s-0", "s-1", "s-2"}},
 	} {
-		_, trials, err := Resume(s, 2, time.Time{}, c.journal)
+		_, trials, err := Resume(s, Settings{Jobs: 2}, c.journal)
 		if err != nil {
 			t.Fatal(err)
 		}

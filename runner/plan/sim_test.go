@@ -20,7 +20,8 @@ import (
 
 // The properties of a search run by the core, checked over seeded random interleavings of
 // attempts, metric reports and store writes (a failure prints the seed that replays it):
-//   - never more than -j attempts at once, nor more search trials running than the window;
+//   - never more than -j attempts at once, nor more search trials running than the search's
+//     parallel (its trials suggested ahead wait for one of those to end);
 //   - never more trials than the budget;
 //   - every attempt starts after its trial's pending record is in the store, and after the final
 //     records of the trials it was suggested from (the planner is eager: it sees them issued);
@@ -46,7 +47,8 @@ func point(p map[string]any, s int, noise float64) float64 {
 	return v + float64(trialLen-1-s)
 }
 
-func genSearch(rng *rand.Rand) (*experiment.Search, int) {
+// genSearch returns a search, the run's -j and the trials suggested ahead.
+func genSearch(rng *rand.Rand) (*experiment.Search, int, int) {
 	blk := map[string]any{"name": "s", "cmd": "f {{x}} {{y}}", "objective": "loss", "sampler": []string{"random", "tpe"}[rng.IntN(2)],
 		"space":  map[string]any{"x": map[string]any{"low": -5, "high": 5}, "y": map[string]any{"low": -5, "high": 5}},
 		"trials": 1 + rng.IntN(30), "seed": rng.IntN(1000), "pruner": []string{"none", "median"}[rng.IntN(2)]}
@@ -58,7 +60,7 @@ func genSearch(rng *rand.Rand) (*experiment.Search, int) {
 	if err != nil {
 		panic(err)
 	}
-	return exp.Search, 1 + rng.IntN(4)
+	return exp.Search, 1 + rng.IntN(4), rng.IntN(2)
 }
 
 // attempt is a simulated attempt.
@@ -72,12 +74,17 @@ type attempt struct {
 
 // world is the store, the backend and the clock around a core.
 type world struct {
-	rng    *rand.Rand
-	s      *experiment.Search
-	jobs   int
-	window int
-	c      *core.Core
-	now    time.Time
+	rng   *rand.Rand
+	s     *experiment.Search
+	jobs  int
+	ahead int
+	// deferAsk builds the core as the runner does (core.Config.DeferAsk), else the planner is
+	// asked in the step that makes it due.
+	deferAsk bool
+	// window is the planner's (parallel plus ahead), parallel its cap on trials at once.
+	window, parallel int
+	c                *core.Core
+	now              time.Time
 	// began is when the run was created; grew when the plan last gained a trial.
 	began, grew time.Time
 
@@ -101,10 +108,11 @@ func (w *world) noise() float64 {
 	return float64(w.boots)
 }
 
-func newWorld(rng *rand.Rand, s *experiment.Search, jobs int) *world {
+func newWorld(rng *rand.Rand, s *experiment.Search, jobs, ahead int) *world {
 	start := time.Unix(1_700_000_000, 0)
-	w := &world{rng: rng, s: s, jobs: jobs, now: start, began: start, store: map[string]*store.TrialRecord{},
+	w := &world{rng: rng, s: s, jobs: jobs, ahead: ahead, now: start, began: start, store: map[string]*store.TrialRecord{},
 		live: map[string][]core.MetricPoint{}, started: map[string]int{}}
+	w.deferAsk = rng.IntN(2) == 1
 	w.boot()
 	return w
 }
@@ -112,11 +120,12 @@ func newWorld(rng *rand.Rand, s *experiment.Search, jobs int) *world {
 // boot builds a core from the journal, as a new or resumed runner does.
 func (w *world) boot() {
 	w.boots++
-	p, added, err := plan.Resume(w.s, w.jobs, w.began, w.store)
+	p, added, err := plan.Resume(w.s, plan.Settings{Jobs: w.jobs, Ahead: w.ahead, Began: w.began}, w.store)
 	if err != nil {
 		panic(err)
 	}
 	w.window = p.(interface{ Window() int }).Window()
+	_, w.parallel = p.(core.Capped).Cap()
 	curves := map[string][]core.MetricPoint{}
 	for name, rec := range w.store {
 		if (rec.Status == store.Succeeded || rec.Status == store.Pruned) && len(rec.Attempts) > 0 {
@@ -136,7 +145,7 @@ func (w *world) boot() {
 	for _, t := range added {
 		kept[t.Name] = true
 	}
-	w.c = core.New(core.Config{RunID: "r", Backend: "sim", Trials: added, Jobs: w.jobs, Journal: journal, Planner: p, Curves: curves, Kept: kept})
+	w.c = core.New(core.Config{RunID: "r", Backend: "sim", Trials: added, Jobs: w.jobs, Journal: journal, Planner: p, Curves: curves, Kept: kept, DeferAsk: w.deferAsk})
 	w.queued, w.attempts, w.timers = map[int]core.Persist{}, map[int]*attempt{}, nil
 }
 
@@ -146,6 +155,14 @@ func (w *world) step(ev core.Event) error {
 	for _, a := range w.c.Step(ev) {
 		if err := w.apply(a); err != nil {
 			return err
+		}
+	}
+	// As the runner's driver does, once the step's actions are carried out.
+	for w.c.AskDue() {
+		for _, a := range w.c.Step(core.Ask{At: w.now}) {
+			if err := w.apply(a); err != nil {
+				return err
+			}
 		}
 	}
 	if w.c.Len() > planned {
@@ -204,8 +221,8 @@ func (w *world) check() error {
 	switch {
 	case running > w.jobs:
 		return fmt.Errorf("%d attempts at once, -j %d", running, w.jobs)
-	case searching > w.window:
-		return fmt.Errorf("%d search trials at once, window %d", searching, w.window)
+	case searching > w.parallel:
+		return fmt.Errorf("%d search trials at once, parallel %d", searching, w.parallel)
 	case w.c.Len() > w.s.Trials:
 		return fmt.Errorf("%d trials, budget %d", w.c.Len(), w.s.Trials)
 	}
@@ -336,8 +353,8 @@ func TestSearchProperties(t *testing.T) {
 	}
 	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 27))
-		s, jobs := genSearch(rng)
-		ref := newWorld(rand.New(rand.NewPCG(seed, 1)), s, jobs)
+		s, jobs, ahead := genSearch(rng)
+		ref := newWorld(rand.New(rand.NewPCG(seed, 1)), s, jobs, ahead)
 		if err := ref.run(0); err != nil {
 			t.Fatalf("seed %d, uninterrupted: %v", seed, err)
 		}
@@ -349,7 +366,7 @@ func TestSearchProperties(t *testing.T) {
 			t.Fatalf("seed %d: %d trials run, budget %d", seed, len(want), s.Trials)
 		}
 		// The same search, killed 1 to 3 times at random moments and resumed.
-		w := newWorld(rand.New(rand.NewPCG(seed, 2)), s, jobs)
+		w := newWorld(rand.New(rand.NewPCG(seed, 2)), s, jobs, ahead)
 		for range 1 + rng.IntN(3) {
 			if err := w.run(w.steps + 1 + rng.IntN(4*s.Trials*trialLen)); err != nil {
 				t.Fatalf("seed %d, before a kill: %v", seed, err)
@@ -366,8 +383,8 @@ func TestSearchProperties(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			for n := range max(len(got), len(want)) {
 				if n >= len(got) || n >= len(want) || !reflect.DeepEqual(got[n], want[n]) {
-					t.Fatalf("seed %d (window %d, -j %d, pruner %s): first difference at trial %d:\n resumed       %+v\n uninterrupted %+v",
-						seed, w.window, jobs, s.Pruner.Name, n, at(got, n), at(want, n))
+					t.Fatalf("seed %d (window %d, parallel %d, -j %d, pruner %s): first difference at trial %d:\n resumed       %+v\n uninterrupted %+v",
+						seed, w.window, w.parallel, jobs, s.Pruner.Name, n, at(got, n), at(want, n))
 				}
 			}
 		}
@@ -386,8 +403,8 @@ func at(es []entry, n int) any {
 func TestWindowOrder(t *testing.T) {
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 28))
-		s, jobs := genSearch(rng)
-		ref := newWorld(rand.New(rand.NewPCG(seed, 4)), s, jobs)
+		s, jobs, ahead := genSearch(rng)
+		ref := newWorld(rand.New(rand.NewPCG(seed, 4)), s, jobs, ahead)
 		if err := ref.run(0); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -441,8 +458,8 @@ func TestResumedHistoryFollowsTheRule(t *testing.T) {
 	}
 	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 29))
-		s, jobs := genSearch(rng)
-		w := newWorld(rand.New(rand.NewPCG(seed, 5)), s, jobs)
+		s, jobs, ahead := genSearch(rng)
+		w := newWorld(rand.New(rand.NewPCG(seed, 5)), s, jobs, ahead)
 		w.noisy = true
 		for range 1 + rng.IntN(4) {
 			if err := w.run(w.steps + 1 + rng.IntN(2*s.Trials*trialLen)); err != nil {
@@ -477,7 +494,7 @@ func TestWallAcrossResume(t *testing.T) {
 	}
 	const wall = 100 * time.Second
 	for seed := range uint64(20) {
-		w := newWorld(rand.New(rand.NewPCG(seed, 9)), exp.Search, 2)
+		w := newWorld(rand.New(rand.NewPCG(seed, 9)), exp.Search, 2, int(seed%2))
 		killAt := time.Duration(30+3*seed) * time.Second
 		if err := w.runUntil(func() bool { return w.now.Sub(w.began) >= killAt }); err != nil {
 			t.Fatalf("seed %d, before the kill: %v", seed, err)
