@@ -2,6 +2,8 @@ package core_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/jikken-dev/jikken/record"
@@ -42,19 +44,10 @@ func (s *steps) Next(v core.View) core.Decision {
 func drive(t *testing.T, c *core.Core) []string {
 	t.Helper()
 	var started []string
-	queue := c.Step(core.Begin{At: epoch})
-	for len(queue) > 0 {
-		a := queue[0]
-		queue = queue[1:]
-		switch a := a.(type) {
-		case core.Persist:
-			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
-		case core.StartAttempt:
-			started = append(started, c.Trial(a.Trial).Name)
-			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
-			queue = append(queue, c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Values: map[string]float64{"v": 1}, At: epoch})...)
-		}
-	}
+	settle(c, c.Step(core.Begin{At: epoch}), func(a core.StartAttempt) []core.Action {
+		started = append(started, c.Trial(a.Trial).Name)
+		return c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Values: map[string]float64{"v": 1}, At: epoch})
+	})
 	if !c.Done() {
 		t.Fatalf("not done: %+v", c.Counts())
 	}
@@ -86,18 +79,9 @@ func TestEliminatedWithAFailureFails(t *testing.T) {
 	p := &steps{n: 1, drop: 1}
 	fixed := []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: trial.Command{Shell: "true"}}}
 	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 1, Planner: p})
-	queue := c.Step(core.Begin{At: epoch})
-	for len(queue) > 0 {
-		a := queue[0]
-		queue = queue[1:]
-		switch a := a.(type) {
-		case core.Persist:
-			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
-		case core.StartAttempt:
-			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
-			queue = append(queue, c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Code: 1, At: epoch})...)
-		}
-	}
+	settle(c, c.Step(core.Begin{At: epoch}), func(a core.StartAttempt) []core.Action {
+		return c.Step(core.Exited{Trial: a.Trial, Attempt: a.Attempt, Code: 1, At: epoch})
+	})
 	if n := c.Counts(); !c.Done() || n.Failed != 2 || n.Eliminated != 1 || c.Status() != record.Failed {
 		t.Fatalf("done %v, counts %+v, status %s", c.Done(), n, c.Status())
 	}
@@ -207,6 +191,22 @@ func TestDropOfAStartedTrialIsNoted(t *testing.T) {
 	}
 }
 
+// settle carries out actions and those that follow, each record stored at once and each attempt
+// started at once; onStart is told of each start, and returns the actions of what it did next.
+func settle(c *core.Core, queue []core.Action, onStart func(core.StartAttempt) []core.Action) {
+	for len(queue) > 0 {
+		a := queue[0]
+		queue = queue[1:]
+		switch a := a.(type) {
+		case core.Persist:
+			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
+		case core.StartAttempt:
+			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
+			queue = append(queue, onStart(a)...)
+		}
+	}
+}
+
 // capped adds five trials of group g at once and caps them at two running.
 type capped struct{ asked bool }
 
@@ -229,39 +229,27 @@ func (p *capped) Cap() (string, int) { return "g", 2 }
 func TestCappedPlanner(t *testing.T) {
 	fixed := []trial.Trial{{Name: "a", Cmd: trial.Command{Shell: "true"}}, {Name: "b", Index: 1, Cmd: trial.Command{Shell: "true"}}}
 	c := core.New(core.Config{RunID: "r", Trials: fixed, Jobs: 4, Planner: &capped{}})
-	queue := c.Step(core.Begin{At: epoch})
 	running := map[int]int{} // trial -> attempt
 	most, order := 0, ""
-	for len(queue) > 0 || len(running) > 0 {
-		if len(queue) == 0 {
-			// Nothing else to do: the first trial still running ends.
-			i := -1
-			for j := range running {
-				if i < 0 || j < i {
-					i = j
-				}
+	onStart := func(a core.StartAttempt) []core.Action {
+		running[a.Trial] = a.Attempt
+		order += c.Trial(a.Trial).Name + " "
+		g := 0
+		for i := range running {
+			if c.Trial(i).Group == "g" {
+				g++
 			}
-			queue = c.Step(core.Exited{Trial: i, Attempt: running[i], At: epoch})
-			delete(running, i)
-			continue
 		}
-		a := queue[0]
-		queue = queue[1:]
-		switch a := a.(type) {
-		case core.Persist:
-			queue = append(queue, c.Step(core.Persisted{Trial: a.Trial, Version: a.Version, At: epoch})...)
-		case core.StartAttempt:
-			running[a.Trial] = a.Attempt
-			order += c.Trial(a.Trial).Name + " "
-			queue = append(queue, c.Step(core.Started{Trial: a.Trial, Attempt: a.Attempt, At: epoch})...)
-			g := 0
-			for i := range running {
-				if c.Trial(i).Group == "g" {
-					g++
-				}
-			}
-			most = max(most, g)
-		}
+		most = max(most, g)
+		return nil
+	}
+	settle(c, c.Step(core.Begin{At: epoch}), onStart)
+	for len(running) > 0 {
+		// The first trial still running ends.
+		i := slices.Min(slices.Collect(maps.Keys(running)))
+		n := running[i]
+		delete(running, i)
+		settle(c, c.Step(core.Exited{Trial: i, Attempt: n, At: epoch}), onStart)
 	}
 	if !c.Done() || c.Counts().Succeeded != 7 {
 		t.Fatalf("not done: %+v", c.Counts())
