@@ -67,11 +67,18 @@ func (d *driver) send(ev core.Event) {
 	if d.ended {
 		return
 	}
-	d.do(d.c.Step(ev))
-	// The planner's ask comes after what the step started is on its way (core.Config.DeferAsk).
+	acts := d.c.Step(ev)
+	recs := records(acts)
+	d.carry(acts)
+	// The planner is asked once what the step started is on its way (core.Config.DeferAsk);
+	// the records of both steps go to the store as one group: a trial's final record and the
+	// pending record of the trial suggested from it, one write.
 	for d.c.AskDue() {
-		d.do(d.c.Step(core.Ask{At: time.Now()}))
+		acts := d.c.Step(core.Ask{At: time.Now()})
+		recs = append(recs, records(acts)...)
+		d.carry(acts)
 	}
+	d.persist.add(recs)
 	if d.c.Done() {
 		d.ended = true
 		close(d.done)
@@ -142,18 +149,22 @@ func (d *driver) finish() (*Summary, error) {
 	return sum, nil
 }
 
-// do carries out actions; the caller holds mu. Nothing here waits: attempts, stops and health
-// checks run in goroutines of their own, records go to the store writer, all of one step's
-// records at once, so that they are written together (a trial's final record and the pending
-// record of the trial a search suggests from it: one write, not two in a row).
-func (d *driver) do(acts []core.Action) {
+// records are the records a step's actions store.
+func records(acts []core.Action) []core.Persist {
 	var recs []core.Persist
 	for _, a := range acts {
 		if p, ok := a.(core.Persist); ok {
 			recs = append(recs, p)
 		}
 	}
-	d.persist.add(recs)
+	return recs
+}
+
+// carry carries out a step's actions but its records (send hands those to the store writer);
+// the caller holds mu. Nothing here waits: attempts, stops and health checks run in goroutines
+// of their own. No action waits for a record of its own step: the core starts an attempt only
+// once its trial's pending record is stored.
+func (d *driver) carry(acts []core.Action) {
 	for _, a := range acts {
 		switch a := a.(type) {
 		case core.StartAttempt:
