@@ -77,3 +77,29 @@ func TestBegan(t *testing.T) {
 		t.Fatalf("extended: %v, want %v", got, later)
 	}
 }
+
+// A run keeps the rule it was created with: a manifest written before trials were suggested
+// ahead has no search_ahead, and its resume suggests with the window it started with.
+func TestSettingsOfOldAndNewRuns(t *testing.T) {
+	var old, m store.Manifest
+	if err := json.Unmarshal([]byte(`{"options": {"jobs": 3}}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"options": {"jobs": 3, "search_ahead": 1}}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	s := testSearch(t)
+	for _, c := range []struct {
+		m           *store.Manifest
+		window, cap int
+	}{{&old, 3, 3}, {&m, 4, 3}} {
+		p, err := New(s, SettingsOf(c.m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, n := p.(core.Capped).Cap()
+		if w := p.(interface{ Window() int }).Window(); w != c.window || n != c.cap {
+			t.Errorf("options %+v: window %d, cap %d; want %d and %d", c.m.Options, w, n, c.window, c.cap)
+		}
+	}
+}
