@@ -381,16 +381,6 @@ func resize(s []float64, n int) []float64 {
 	return s[:n]
 }
 
-// grow returns a slice of n zeros, reusing s's array when it is large enough.
-func grow(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
-}
-
 // tailCut: beyond 6 standard deviations a tail holds less than 1e-9 of the mass, which cannot
 // change a candidate's rank; the tail is then left out instead of computed.
 const tailCut = 6
