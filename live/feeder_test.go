@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,45 @@ func TestBatches(t *testing.T) {
 		if p.Seq != int64(i+1) || p.Value != float64(i) || *p.Step != int64(i) {
 			t.Fatalf("point %d = %+v", i, p)
 		}
+	}
+}
+
+// TestSmallLogSmallBuffer: a trial that prints a few lines costs its feeder a few KiB, not a
+// chunk's budget (a run of 2,000 short trials allocated 2 GB that way); a metric line longer
+// than the first buffer, appended later, is still read whole.
+func TestSmallLogSmallBuffer(t *testing.T) {
+	runs, _, srcs := setup(t)
+	appendFile(t, srcs[1].Path, "starting\n::metric loss=0.5\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f, err := live.Start(context.Background(), live.Options{Runs: runs, Run: run, Trial: trial, Attempt: 1, Sources: srcs, Every: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<10 {
+		t.Errorf("a feeder of a 2-line log allocated %d KiB, want under 256", got>>10)
+	}
+
+	reported := make(chan int64, 100)
+	f, err = live.Start(context.Background(), live.Options{Runs: runs, Run: run, Trial: trial, Attempt: 2, Sources: srcs,
+		Every: 5 * time.Millisecond, Reported: func(up int64) { reported <- up }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up := <-reported; up != 1 {
+		t.Fatalf("first report up to %d, want 1", up)
+	}
+	long := `{"name":"b","value":7,"pad":"` + strings.Repeat("x", 40<<10) + `"}` + "\n"
+	appendFile(t, srcs[0].Path, long+`{"name":"b","value":8}`+"\n")
+	notes, err := f.Stop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(stored(t, runs, 2)), "1:loss=0.5 2:b=7 3:b=8"; got != want {
+		t.Errorf("points %s, want %s (notes %q)", got, want, notes)
 	}
 }

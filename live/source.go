@@ -17,6 +17,9 @@ import (
 // no more memory than a short one.
 const MaxLine = 64 << 10
 
+// minBuffer is the smallest buffer a reader reads with.
+const minBuffer = 4 << 10
+
 // Kind says how a source's lines are read.
 type Kind int
 
@@ -67,8 +70,18 @@ func (r *reader) read(budget int, final bool) (ms []track.Metric, notes []string
 		return nil, nil, false, err
 	}
 	defer f.Close()
-	if cap(r.buf) < MaxLine+1 {
-		r.buf = make([]byte, 0, max(budget, MaxLine+1))
+	// Most trials print a few lines: the buffer starts at what the file holds (a page at least)
+	// rather than at the budget, and grows when a line does not fit in it. Holding a whole
+	// budget for each attempt made the allocations of a run of short trials almost all this.
+	full := max(budget, MaxLine+1)
+	if cap(r.buf) < full {
+		size := full
+		if st, err := f.Stat(); err == nil {
+			size = min(full, max(int(st.Size()-r.pos.Offset)+1, minBuffer))
+		}
+		if size > cap(r.buf) {
+			r.buf = make([]byte, 0, size)
+		}
 	}
 	read := 0
 	for read < budget {
@@ -78,6 +91,11 @@ func (r *reader) read(budget int, final bool) (ms []track.Metric, notes []string
 		}
 		data := r.buf[:n]
 		short := n < cap(r.buf) // the end of what the file holds now
+		if !short && cap(r.buf) < full && bytes.IndexByte(data, '\n') < 0 {
+			// A line longer than the buffer: read it again with a larger one.
+			r.buf = make([]byte, 0, min(2*cap(r.buf), full))
+			continue
+		}
 		for {
 			if read >= budget {
 				return ms, notes, true, nil

@@ -169,7 +169,8 @@ func ParseStdoutMetric(line string) (Metric, bool) {
 func ScanStdoutMetrics(r io.Reader) ([]Metric, error) {
 	var out []Metric
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	// Most logs are short: the buffer starts small and grows to a line's length, up to 1 MiB.
+	sc.Buffer(make([]byte, 4<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.Contains(line, "::metric ") {
