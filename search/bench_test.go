@@ -57,9 +57,17 @@ func benchObservation(n int, p Params) Observation {
 func BenchmarkSuggest(b *testing.B) {
 	for _, name := range []string{"tpe", "tpe-2obj", "cmaes", "nsga2-2obj", "random"} {
 		for _, finished := range []int{1000, 10000} {
-			for _, dims := range []int{2, 10} {
-				b.Run(fmt.Sprintf("%s/history=%d/pending=64/dims=%d", name, finished, dims), func(b *testing.B) {
-					req := benchRequest(dims, finished, 64)
+			for _, dims := range []int{1, 2, 10} {
+				// One dim and two pending is the search of bench/search/overhead.sh, -j 2.
+				pending := 64
+				if dims == 1 {
+					if name != "tpe" {
+						continue
+					}
+					pending = 2
+				}
+				b.Run(fmt.Sprintf("%s/history=%d/pending=%d/dims=%d", name, finished, pending, dims), func(b *testing.B) {
+					req := benchRequest(dims, finished, pending)
 					sampler, twoObjectives := strings.CutSuffix(name, "-2obj")
 					second := func(o *Observation) {
 						if twoObjectives {

@@ -692,3 +692,71 @@ func (z *parzen) catTerms(j, c int, buf []float64) float64 {
 	}
 	return best
 }
+
+// densities1 is logDensity(x) and logMarginals(x), bit for bit, for an estimator of one
+// numeric dim, from one pass over the kernels: there the marginal is the mixture itself and
+// their terms are the same numbers (the same factors, in the same operations), only summed in
+// other orders over other sets (every term within e^-50 of the best, in kernel order; those
+// near x, in order of centre). When both sets have the same best term, as they have but for
+// a kernel far from x outweighing all near it, each term's exp serves both sums. sk and ex
+// have room for one value per kernel.
+func (z *parzen) densities1(xv float64, sk, ex []float64) (joint, marg float64) {
+	k := z.kernels
+	mus, inv, konst, srt := z.sortedMu[:k], z.sortedInv[:k], z.sortedConst[:k], z.sorted[:k]
+	sk, ex = sk[:k], ex[:k]
+	best := math.Inf(-1)
+	for i, c := range srt {
+		t := (xv - mus[i]) * inv[i]
+		s := konst[i] - 0.5*t*t
+		sk[c.k] = s
+		if s > best { // not max: as in logDensity
+			best = s
+		}
+	}
+	if math.IsInf(best, -1) {
+		joint = best
+	} else {
+		sum := 0.0
+		for i, s := range sk {
+			e := 0.0
+			if s-best > -50 {
+				e = math.Exp(s - best)
+				sum += e
+			}
+			ex[i] = e
+		}
+		joint = best + math.Log(sum)
+	}
+	// The marginal's terms, as marginTerms takes them: the prior's, then those of the kernels
+	// centred within marginReach widths of x, in order of centre.
+	reach := marginReach * z.widest[0]
+	lo, hi := xv-reach, xv+reach
+	p := z.priorAt[0]
+	from := z.firstAt(0, lo)
+	end := from
+	bestM := sk[srt[p].k]
+	for ; end < k && mus[end] <= hi; end++ {
+		if s := sk[srt[end].k]; end != p && mus[end] >= lo && s > bestM {
+			bestM = s
+		}
+	}
+	term := func(i int) float64 {
+		s := sk[srt[i].k]
+		switch {
+		case !(s-bestM > -50):
+			return 0
+		case bestM == best:
+			return ex[srt[i].k]
+		}
+		return math.Exp(s - bestM)
+	}
+	sum := term(p)
+	for i := from; i < end; i++ {
+		if i != p && mus[i] >= lo {
+			sum += term(i)
+		}
+	}
+	marg = 0.0
+	marg += bestM + math.Log(sum)
+	return joint, marg
+}

@@ -72,6 +72,12 @@ func TestBucketCentres(t *testing.T) {
 func TestBestCandidate(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var low, high parzen
+	one := 0 // candidates of one numeric dim
+	defer func() {
+		if one < 500 {
+			t.Errorf("%d candidates of one numeric dim, want 500 at least", one)
+		}
+	}()
 	for trial := range 1000 {
 		var ps []Param
 		nparams := 1 + r.IntN(8)
@@ -158,6 +164,13 @@ func TestBestCandidate(t *testing.T) {
 				if got, want := z.logDensity(x, dens), plainLogDensity(z, x); math.Float64bits(got) != math.Float64bits(want) {
 					t.Fatalf("trial %d, candidate %d: logDensity %v, every term computed %v", trial, c, got, want)
 				}
+				if len(z.num) == 1 && nd == 1 {
+					one++
+					j, m := z.densities1(x[0], make([]float64, z.kernels), make([]float64, z.kernels))
+					if wj, wm := z.logDensity(x, dens), z.logMarginals(x, dens); math.Float64bits(j) != math.Float64bits(wj) || math.Float64bits(m) != math.Float64bits(wm) {
+						t.Fatalf("trial %d, candidate %d: densities1 %v %v, logDensity and logMarginals %v %v", trial, c, j, m, wj, wm)
+					}
+				}
 			}
 		}
 		if got, want := tp.bestCandidate(&low, &high, xs, nd), tp.first(full); got != want {
@@ -206,5 +219,40 @@ func TestExpPoly(t *testing.T) {
 		if e, p := math.Exp(z), expPoly(z); !(p <= e*(1+1e-13) && p >= e*(1-4e-11)) {
 			t.Fatalf("e^%v = %v, expPoly %v", z, e, p)
 		}
+	}
+}
+
+// TestDensities1FarBest: densities1 equals logDensity and logMarginals when the best term of
+// the mixture is a kernel too far from x for the marginal to count it (a heavy kernel and a
+// light prior), so the two sums have different bests.
+func TestDensities1FarBest(t *testing.T) {
+	g, err := compile(Space{Params: []Param{{Name: "x", Low: 0, High: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dims := []*dim{&g.dims[0]}
+	var pts [][]float64
+	var w []float64
+	for i := range 100 {
+		pts, w = append(pts, []float64{float64(i) * 0.005}), append(w, 1)
+	}
+	w[99] = 1e9
+	var z parzen
+	z.fit(dims, pts, w, 1e-9, true)
+	sk, ex := make([]float64, z.kernels), make([]float64, z.kernels)
+	far := 0
+	for _, reach := range []float64{7.9, 8.01, 8.2, 9, 12} {
+		x := 0.495 + reach*z.widest[0]
+		j, m := z.densities1(x, sk, ex)
+		wj, wm := z.logDensity([]float64{x}, sk), z.logMarginals([]float64{x}, sk)
+		if math.Float64bits(j) != math.Float64bits(wj) || math.Float64bits(m) != math.Float64bits(wm) {
+			t.Errorf("x = %v: densities1 %v %v, logDensity and logMarginals %v %v", x, j, m, wj, wm)
+		}
+		if m < wj-1 {
+			far++ // the heavy kernel's term, left out of the marginal, was the best
+		}
+	}
+	if far == 0 {
+		t.Fatal("no x had its best term out of the marginal's reach: the test tests nothing")
 	}
 }

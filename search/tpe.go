@@ -44,6 +44,7 @@ type tpe struct {
 		lowPts, highPts [][]float64
 		keep            []int
 		highW, dens, xs []float64
+		ex              []float64 // densities1's
 		evals           []candidate
 		bar             bar      // bestSingle's, from the last call
 		pre             []int    // bestSingle's first pass
@@ -272,6 +273,17 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 	full := func(c int) float64 { return joint(c) + (low.logMarginals(x(c), dens) - high.logMarginals(x(c), dens)) }
 	if !t.blend {
 		return t.first(joint)
+	}
+	if nd == 1 && len(low.num) == 1 {
+		// One numeric param, as in many small searches: the joint and marginal terms are
+		// one set of numbers (densities1), so scoring every candidate in full costs about
+		// what the joint term alone does.
+		sc.ex = resize(sc.ex, len(dens))
+		return t.first(func(c int) float64 {
+			lj, lm := low.densities1(xs[c], dens, sc.ex)
+			hj, hm := high.densities1(xs[c], dens, sc.ex)
+			return lj - hj + (lm - hm)
+		})
 	}
 	// Most of the score's cost is the marginals' exps: hundreds of kernels in each dim of the
 	// high group. Every candidate gets its joint term and bounds on its score from bounds on
