@@ -760,3 +760,36 @@ func (z *parzen) densities1(xv float64, sk, ex []float64) (joint, marg float64) 
 	marg += bestM + math.Log(sum)
 	return joint, marg
 }
+
+// nearLog1 is a lower bound on both logDensity(x) and logMarginals(x) of an estimator of one
+// numeric dim (densities1), within rounding: the log of the sum of a few of the terms both
+// count, the prior's and those of the near kernels each side of x by centre that lie
+// within the marginal's reach. Where x lies among narrow kernels, as in a large group, they
+// hold most of the mass.
+func (z *parzen) nearLog1(xv float64, near int) float64 {
+	k := z.kernels
+	mus, inv, konst := z.sortedMu[:k], z.sortedInv[:k], z.sortedConst[:k]
+	reach := marginReach * z.widest[0]
+	lo, hi := xv-reach, xv+reach
+	mid := z.firstAt(0, xv)
+	from, end := max(mid-near, 0), min(mid+near, k)
+	p := z.priorAt[0]
+	term := func(i int) float64 {
+		t := (xv - mus[i]) * inv[i]
+		return konst[i] - 0.5*t*t
+	}
+	counts := func(i int) bool { return i != p && mus[i] >= lo && mus[i] <= hi }
+	best := term(p)
+	for i := from; i < end; i++ {
+		if counts(i) {
+			best = max(best, term(i))
+		}
+	}
+	sum := math.Exp(term(p) - best)
+	for i := from; i < end; i++ {
+		if counts(i) {
+			sum += math.Exp(term(i) - best)
+		}
+	}
+	return best + math.Log(sum)
+}

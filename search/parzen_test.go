@@ -170,6 +170,9 @@ func TestBestCandidate(t *testing.T) {
 					if wj, wm := z.logDensity(x, dens), z.logMarginals(x, dens); math.Float64bits(j) != math.Float64bits(wj) || math.Float64bits(m) != math.Float64bits(wm) {
 						t.Fatalf("trial %d, candidate %d: densities1 %v %v, logDensity and logMarginals %v %v", trial, c, j, m, wj, wm)
 					}
+					if q := z.nearLog1(x[0], 1+r.IntN(20)); !(q <= min(j, m)+1e-12*(1+math.Abs(q))) {
+						t.Fatalf("trial %d, candidate %d: nearLog1 %v above logDensity %v or logMarginals %v", trial, c, q, j, m)
+					}
 				}
 			}
 		}

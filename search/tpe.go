@@ -275,15 +275,7 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 		return t.first(joint)
 	}
 	if nd == 1 && len(low.num) == 1 {
-		// One numeric param, as in many small searches: the joint and marginal terms are
-		// one set of numbers (densities1), so scoring every candidate in full costs about
-		// what the joint term alone does.
-		sc.ex = resize(sc.ex, len(dens))
-		return t.first(func(c int) float64 {
-			lj, lm := low.densities1(xs[c], dens, sc.ex)
-			hj, hm := high.densities1(xs[c], dens, sc.ex)
-			return lj - hj + (lm - hm)
-		})
+		return t.bestCandidate1(low, high, xs)
 	}
 	// Most of the score's cost is the marginals' exps: hundreds of kernels in each dim of the
 	// high group. Every candidate gets its joint term and bounds on its score from bounds on
@@ -349,6 +341,61 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 			return t.first(full)
 		}
 		if best < 0 || s > bestScore {
+			best, bestScore = e.c, s
+		}
+	}
+	return best
+}
+
+// bestCandidate1 is bestCandidate for one numeric param, as in many small searches: there the
+// joint and marginal terms are one set of numbers (densities1). The low group's few kernels
+// are scored exactly for every candidate, the high group's hundreds only where it matters:
+// every candidate gets an upper bound on its score from a lower bound on the high group's
+// density (nearLog1), and in decreasing order of bound candidates are scored in full until the
+// next bound is below the best score so far; none of the rest can win. It picks what scoring
+// every candidate in full picks, the first of the largest score.
+func (t *tpe) bestCandidate1(low, high *parzen, xs []float64) int {
+	sc := &t.scratch
+	dens := sc.dens
+	sc.ex = resize(sc.ex, len(dens))
+	full := func(c int) float64 {
+		lj, lm := low.densities1(xs[c], dens, sc.ex)
+		hj, hm := high.densities1(xs[c], dens, sc.ex)
+		return lj - hj + (lm - hm)
+	}
+	sc.evals = slices.Grow(sc.evals[:0], t.ncand)
+	for c := range t.ncand {
+		lj, lm := low.densities1(xs[c], dens, sc.ex)
+		hq := high.nearLog1(xs[c], boundNear)
+		// The bound holds within rounding of numbers of these sizes; margin keeps it above.
+		margin := 1e-9 * (4 + math.Abs(lj) + math.Abs(lm) + 2*math.Abs(hq))
+		e := candidate{c: c, hi: lj - hq + (lm - hq) + margin}
+		if !finite(e.hi) {
+			return t.first(full)
+		}
+		sc.evals = append(sc.evals, e)
+	}
+	evals := sc.evals
+	slices.SortFunc(evals, func(a, b candidate) int { return cmp.Or(cmp.Compare(b.hi, a.hi), a.c-b.c) })
+	best, bestScore := -1, math.Inf(-1)
+	for _, e := range evals {
+		if e.hi < bestScore {
+			break
+		}
+		// Most candidates after the first lose by more than a wider near window shows.
+		if best >= 0 {
+			lj, lm := low.densities1(xs[e.c], dens, sc.ex)
+			hq := high.nearLog1(xs[e.c], 4*boundNear)
+			margin := 1e-9 * (4 + math.Abs(lj) + math.Abs(lm) + 2*math.Abs(hq))
+			if hi := lj - hq + (lm - hq) + margin; hi < bestScore {
+				continue
+			}
+		}
+		s := full(e.c)
+		if !finite(s) {
+			return t.first(full)
+		}
+		if best < 0 || s > bestScore || s == bestScore && e.c < best {
 			best, bestScore = e.c, s
 		}
 	}
