@@ -125,3 +125,31 @@ func BenchmarkImportance(b *testing.B) {
 		Importance(req.Space, req.Objectives, 0, req.History, 1)
 	}
 }
+
+// BenchmarkSearchLoop is the search of bench/search/overhead.sh without the runner: 2,000
+// trials of TPE on one param in [0, 1] whose loss is the param itself, two pending at a time.
+// The history piles up at the edge where the best values are, unlike BenchmarkSuggest's
+// random points; it reports the mean time of a suggestion.
+func BenchmarkSearchLoop(b *testing.B) {
+	for b.Loop() {
+		s, err := New("tpe", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := Request{Space: Space{Params: []Param{{Name: "x", Low: 0, High: 1}}}, Objectives: []Objective{{Metric: "loss"}}, Seed: 1}
+		for n := range 2000 {
+			req.Number = n
+			ps, err := s.Suggest(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			req.Pending = append(req.Pending, ps)
+			if len(req.Pending) > 2 {
+				p := req.Pending[0]
+				req.History = append(req.History, Observation{Number: len(req.History), Params: p, Values: []float64{p["x"].(float64)}})
+				req.Pending = req.Pending[1:]
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*2000), "µs/suggestion")
+}

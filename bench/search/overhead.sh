@@ -10,7 +10,8 @@
 #
 # Each round runs the grid, then the search, with each binary of JIKKEN in turn (default:
 # jikken; several, space-separated, to compare builds side by side); the last lines are each
-# binary's medians over the rounds. A shared machine moves single runs by 2x: use rounds.
+# binary's medians over the rounds, and its total search time over its total grid time. A shared
+# machine moves single runs by 2x: use rounds.
 set -euo pipefail
 N=${1:-2000}
 JOBS=${2:-2}
@@ -60,7 +61,7 @@ for r in $(seq "$ROUNDS"); do
 done
 for b in "${bins[@]}"; do
   f="times-$(echo "$b" | tr / _)"
-  echo "median of $ROUNDS, $b: grid $(cut -d' ' -f1 "$f" | median)s, search $(cut -d' ' -f2 "$f" | median)s, ratio $(cut -d' ' -f3 "$f" | median)"
+  echo "median of $ROUNDS, $b: grid $(cut -d' ' -f1 "$f" | median)s, search $(cut -d' ' -f2 "$f" | median)s, ratio $(cut -d' ' -f3 "$f" | median); all rounds' search time over all rounds' grid time $(awk '{g+=$1; s+=$2} END {printf "%.3f", s/g}' "$f")"
   [ -n "${PARALLEL:-}" ] && echo "  with parallel $PARALLEL: search $(cut -d' ' -f4 "$f" | median)s, ratio $(cut -d' ' -f5 "$f" | median)"
 done
 echo "load after: $(cat /proc/loadavg)"
