@@ -44,7 +44,7 @@ type tpe struct {
 		lowPts, highPts [][]float64
 		keep            []int
 		highW, dens, xs []float64
-		ex              []float64 // densities1's
+		ex, lows        []float64 // bestCandidate1's
 		evals           []candidate
 		bar             bar      // bestSingle's, from the last call
 		pre             []int    // bestSingle's first pass
@@ -358,20 +358,34 @@ func (t *tpe) bestCandidate1(low, high *parzen, xs []float64) int {
 	sc := &t.scratch
 	dens := sc.dens
 	sc.ex = resize(sc.ex, len(dens))
+	// The low group's terms of each candidate, computed once: lows[2c], lows[2c+1].
+	sc.lows = resize(sc.lows, 2*t.ncand)
+	lows := sc.lows
 	full := func(c int) float64 {
-		lj, lm := low.densities1(xs[c], dens, sc.ex)
 		hj, hm := high.densities1(xs[c], dens, sc.ex)
-		return lj - hj + (lm - hm)
+		return lows[2*c] - hj + (lows[2*c+1] - hm)
+	}
+	// scoreAll scores every candidate in full, for the odd case bounds cannot serve (a score
+	// that is not finite).
+	scoreAll := func() int {
+		return t.first(func(c int) float64 {
+			lj, lm := low.densities1(xs[c], dens, sc.ex)
+			hj, hm := high.densities1(xs[c], dens, sc.ex)
+			return lj - hj + (lm - hm)
+		})
+	}
+	// bound is an upper bound on candidate c's score from near kernels each side of it; the
+	// margin covers the rounding of numbers of these sizes.
+	bound := func(c, near int) float64 {
+		lj, lm, hq := lows[2*c], lows[2*c+1], high.nearLog1(xs[c], near)
+		return lj - hq + (lm - hq) + 1e-9*(4+math.Abs(lj)+math.Abs(lm)+2*math.Abs(hq))
 	}
 	sc.evals = slices.Grow(sc.evals[:0], t.ncand)
 	for c := range t.ncand {
-		lj, lm := low.densities1(xs[c], dens, sc.ex)
-		hq := high.nearLog1(xs[c], boundNear)
-		// The bound holds within rounding of numbers of these sizes; margin keeps it above.
-		margin := 1e-9 * (4 + math.Abs(lj) + math.Abs(lm) + 2*math.Abs(hq))
-		e := candidate{c: c, hi: lj - hq + (lm - hq) + margin}
+		lows[2*c], lows[2*c+1] = low.densities1(xs[c], dens, sc.ex)
+		e := candidate{c: c, hi: bound(c, boundNear)}
 		if !finite(e.hi) {
-			return t.first(full)
+			return scoreAll()
 		}
 		sc.evals = append(sc.evals, e)
 	}
@@ -383,17 +397,12 @@ func (t *tpe) bestCandidate1(low, high *parzen, xs []float64) int {
 			break
 		}
 		// Most candidates after the first lose by more than a wider near window shows.
-		if best >= 0 {
-			lj, lm := low.densities1(xs[e.c], dens, sc.ex)
-			hq := high.nearLog1(xs[e.c], 4*boundNear)
-			margin := 1e-9 * (4 + math.Abs(lj) + math.Abs(lm) + 2*math.Abs(hq))
-			if hi := lj - hq + (lm - hq) + margin; hi < bestScore {
-				continue
-			}
+		if best >= 0 && bound(e.c, 4*boundNear) < bestScore {
+			continue
 		}
 		s := full(e.c)
 		if !finite(s) {
-			return t.first(full)
+			return scoreAll()
 		}
 		if best < 0 || s > bestScore || s == bestScore && e.c < best {
 			best, bestScore = e.c, s
