@@ -5,6 +5,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -351,8 +352,10 @@ func (h hier) needed(l Limits) bool {
 // makeRunDir makes the run's folder, whose children get the controllers on v2.
 func (m *Manager) makeRunDir(dir string) error {
 	err := os.MkdirAll(dir, 0o755)
-	for try := 0; isNotExist(err) && try < 3; try++ {
-		// Another runner removed the empty top folder between our Mkdirs.
+	for try := 0; (isNotExist(err) || errors.Is(err, fs.ErrExist)) && try < 3; try++ {
+		// Another runner removed the empty top folder between our Mkdirs; or another attempt
+		// made the folder and the last group of the run removed it before MkdirAll could see
+		// it was there (MkdirAll then reports its Mkdir's "file exists").
 		err = os.MkdirAll(dir, 0o755)
 	}
 	if err == nil && m.v2 && !m.placeOnly {
