@@ -761,6 +761,72 @@ func (z *parzen) densities1(xv float64, sk, ex []float64) (joint, marg float64) 
 	return joint, marg
 }
 
+// densities1Bounds bounds the sum of densities1's two values, joint+marg, from below and above
+// for less work: the same terms, each e^(s-best) a polynomial's (expPoly, within a relative
+// 4e-11 and below but for rounding) instead of math.Exp's. The margin, a relative 1e-9, covers
+// the polynomial, the sums' rounding in any order and the logs' by far; ok is false where the
+// densities are not finite. sk has room for one value per kernel.
+func (z *parzen) densities1Bounds(xv float64, sk []float64) (lo, hi float64, ok bool) {
+	k := z.kernels
+	mus, inv, konst := z.sortedMu[:k], z.sortedInv[:k], z.sortedConst[:k]
+	sk = sk[:k]
+	// The terms as densities1 computes them, here in order of centre. The marginal's are the
+	// prior's and those of the window [from, end) within its reach; their best is bestM.
+	reach := marginReach * z.widest[0]
+	wlo, whi := xv-reach, xv+reach
+	p := z.priorAt[0]
+	from := z.firstAt(0, wlo)
+	end := from
+	for end < k && mus[end] <= whi {
+		end++
+	}
+	best := math.Inf(-1)
+	for i := range sk {
+		t := (xv - mus[i]) * inv[i]
+		s := konst[i] - 0.5*t*t
+		sk[i] = s
+		if s > best {
+			best = s
+		}
+	}
+	bestM := sk[p]
+	for _, s := range sk[from:end] {
+		if s > bestM {
+			bestM = s
+		}
+	}
+	if math.IsInf(best, -1) || math.IsInf(bestM, -1) {
+		return 0, 0, false
+	}
+	sum := func(terms []float64, ref float64) float64 {
+		v := 0.0
+		for _, s := range terms {
+			if s-ref > -50 {
+				v += expPoly(s - ref)
+			}
+		}
+		return v
+	}
+	// The sums in any order, the margin covers their rounding; the window's terms serve both
+	// when the bests are the same, as they are but for a kernel far from x outweighing all
+	// near it.
+	window := sum(sk[from:end], bestM)
+	sumM := window
+	if p < from || p >= end {
+		sumM += sum(sk[p:p+1], bestM)
+	}
+	if bestM != best {
+		window = sum(sk[from:end], best)
+	}
+	sumJ := sum(sk[:from], best) + window + sum(sk[end:], best)
+	// Each sum is at least 1 (its best term) and at most k: one log of the product.
+	v := best + bestM + math.Log(sumJ*sumM)
+	// |best| and |bestM| also bound the sizes of the two densities, within log(k) each: the
+	// margin covers the rounding of a score made of them.
+	margin := 1e-9*(4+math.Abs(best)+math.Abs(bestM)+math.Abs(v)+2*math.Log(float64(k))) + 1e-15*float64(k)
+	return v - margin, v + margin, finite(v)
+}
+
 // nearLog1 is a lower bound on both logDensity(x) and logMarginals(x) of an estimator of one
 // numeric dim (densities1), within rounding: the log of the sum of a few of the terms both
 // count, the prior's and those of the near kernels each side of x by centre that lie
@@ -785,11 +851,20 @@ func (z *parzen) nearLog1(xv float64, near int) float64 {
 			best = max(best, term(i))
 		}
 	}
-	sum := math.Exp(term(p) - best)
-	for i := from; i < end; i++ {
-		if counts(i) {
-			sum += math.Exp(term(i) - best)
+	// A polynomial's exps, below math.Exp's but for rounding (1e-13 of them), of the terms
+	// within e^-50 of the best (the polynomial's range ends at e^-700): the factor below keeps
+	// the sum below the terms' true sum.
+	sum := 0.0
+	add := func(i int) {
+		if z := term(i) - best; z > -50 {
+			sum += expPoly(z)
 		}
 	}
-	return best + math.Log(sum)
+	add(p)
+	for i := from; i < end; i++ {
+		if counts(i) {
+			add(i)
+		}
+	}
+	return best + math.Log(sum*(1-1e-12))
 }

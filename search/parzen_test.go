@@ -173,12 +173,23 @@ func TestBestCandidate(t *testing.T) {
 					if q := z.nearLog1(x[0], 1+r.IntN(20)); !(q <= min(j, m)+1e-12*(1+math.Abs(q))) {
 						t.Fatalf("trial %d, candidate %d: nearLog1 %v above logDensity %v or logMarginals %v", trial, c, q, j, m)
 					}
+					checkBounds1(t, z, x[0], j, m)
 				}
 			}
 		}
 		if got, want := tp.bestCandidate(&low, &high, xs, nd), tp.first(full); got != want {
 			t.Fatalf("trial %d: bestCandidate picked %d (score %v), scoring all picks %d (score %v)", trial, got, full(got), want, full(want))
 		}
+	}
+}
+
+// checkBounds1 fails the test unless densities1Bounds at x brackets j+m (densities1's values)
+// closely: within 1e-7 of its size and the log of the kernels' number.
+func checkBounds1(t *testing.T, z *parzen, x, j, m float64) {
+	t.Helper()
+	lo, hi, ok := z.densities1Bounds(x, make([]float64, z.kernels))
+	if !ok || !(lo <= j+m && j+m <= hi) || hi-lo > 1e-7*(10+math.Abs(j)+math.Abs(m)+math.Log(float64(z.kernels))) {
+		t.Fatalf("x = %v: densities1Bounds [%v, %v] (ok %v), densities1's sum %v", x, lo, hi, ok, j+m)
 	}
 }
 
@@ -251,6 +262,7 @@ func TestDensities1FarBest(t *testing.T) {
 		if math.Float64bits(j) != math.Float64bits(wj) || math.Float64bits(m) != math.Float64bits(wm) {
 			t.Errorf("x = %v: densities1 %v %v, logDensity and logMarginals %v %v", x, j, m, wj, wm)
 		}
+		checkBounds1(t, &z, x, j, m)
 		if m < wj-1 {
 			far++ // the heavy kernel's term, left out of the marginal, was the best
 		}

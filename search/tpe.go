@@ -351,9 +351,11 @@ func (t *tpe) bestCandidate(low, high *parzen, xs []float64, nd int) int {
 // joint and marginal terms are one set of numbers (densities1). The low group's few kernels
 // are scored exactly for every candidate, the high group's hundreds only where it matters:
 // every candidate gets an upper bound on its score from a lower bound on the high group's
-// density (nearLog1), and in decreasing order of bound candidates are scored in full until the
-// next bound is below the best score so far; none of the rest can win. It picks what scoring
-// every candidate in full picks, the first of the largest score.
+// density (nearLog1), and in decreasing order of bound candidates get their score within a
+// relative 1e-9 (densities1Bounds, a polynomial's exps) until the next bound is below the
+// best lower score so far: none of the rest can win. Only candidates whose score interval
+// still reaches that are scored in full, one unless scores are nearly tied. It picks what
+// scoring every candidate in full picks, the first of the largest score.
 func (t *tpe) bestCandidate1(low, high *parzen, xs []float64) int {
 	sc := &t.scratch
 	dens := sc.dens
@@ -361,10 +363,6 @@ func (t *tpe) bestCandidate1(low, high *parzen, xs []float64) int {
 	// The low group's terms of each candidate, computed once: lows[2c], lows[2c+1].
 	sc.lows = resize(sc.lows, 2*t.ncand)
 	lows := sc.lows
-	full := func(c int) float64 {
-		hj, hm := high.densities1(xs[c], dens, sc.ex)
-		return lows[2*c] - hj + (lows[2*c+1] - hm)
-	}
 	// scoreAll scores every candidate in full, for the odd case bounds cannot serve (a score
 	// that is not finite).
 	scoreAll := func() int {
@@ -391,20 +389,52 @@ func (t *tpe) bestCandidate1(low, high *parzen, xs []float64) int {
 	}
 	evals := sc.evals
 	slices.SortFunc(evals, func(a, b candidate) int { return cmp.Or(cmp.Compare(b.hi, a.hi), a.c-b.c) })
-	best, bestScore := -1, math.Inf(-1)
-	for _, e := range evals {
-		if e.hi < bestScore {
-			break
-		}
+	lead, n := math.Inf(-1), 0
+	for ; n < len(evals) && evals[n].hi >= lead; n++ {
+		e := &evals[n]
+		e.lo = math.Inf(-1) // not a contender unless scored below
 		// Most candidates after the first lose by more than a wider near window shows.
-		if best >= 0 && bound(e.c, 4*boundNear) < bestScore {
+		if n > 0 {
+			if e.hi = bound(e.c, 4*boundNear); e.hi < lead {
+				continue
+			}
+		}
+		hLo, hHi, ok := high.densities1Bounds(xs[e.c], dens)
+		if !ok {
+			return scoreAll()
+		}
+		// The score is lj - hj + (lm - hm), hj + hm within [hLo, hHi] (whose margin covers
+		// the rounding of hj and hm's part); this margin covers lj and lm's.
+		lj, lm := lows[2*e.c], lows[2*e.c+1]
+		margin := 1e-9 * (math.Abs(lj) + math.Abs(lm))
+		e.lo, e.hi = lj+lm-hHi-margin, lj+lm-hLo+margin
+		lead = max(lead, e.lo)
+	}
+	// The contenders: scored, and not below the best lower score.
+	win, alive := -1, 0
+	for _, e := range evals[:n] {
+		if e.lo > math.Inf(-1) && e.hi >= lead {
+			win, alive = e.c, alive+1
+		}
+	}
+	if alive == 1 {
+		return win
+	}
+	// Scores too close for the bounds (a repeated candidate, or nearly): the contenders are
+	// scored in full, in candidate order, and the first of the largest wins.
+	left := evals[:n]
+	slices.SortFunc(left, func(a, b candidate) int { return a.c - b.c })
+	best, bestScore := -1, math.Inf(-1)
+	for _, e := range left {
+		if e.lo == math.Inf(-1) || e.hi < lead {
 			continue
 		}
-		s := full(e.c)
+		hj, hm := high.densities1(xs[e.c], dens, sc.ex)
+		s := lows[2*e.c] - hj + (lows[2*e.c+1] - hm)
 		if !finite(s) {
 			return scoreAll()
 		}
-		if best < 0 || s > bestScore || s == bestScore && e.c < best {
+		if best < 0 || s > bestScore {
 			best, bestScore = e.c, s
 		}
 	}
